@@ -1,0 +1,90 @@
+//! `ftlsim bench`: the standard benchmark of issue 2. The `default` preset with the page
+//! FTL, filled and preconditioned to steady state, then 4 KiB uniform random requests, 70%
+//! writes, closed loop at queue depth 32. Prints host requests per wall second of the
+//! measured run (preconditioning excluded and timed apart), and peak RSS.
+
+use clap::Args;
+use ftlsim_core::error::SimError;
+use ftlsim_core::metrics::NoObserver;
+use ftlsim_core::presets;
+use ftlsim_core::sim::{Precondition, Replay, RunOptions};
+use ftlsim_core::workload::{Generator, WorkloadSpec};
+use std::time::Instant;
+
+/// Arguments of `ftlsim bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Requests in the measured run.
+    #[arg(long, default_value_t = 2_000_000)]
+    requests: u64,
+    /// Also measure the cost per request at 10^5, 10^6 and 10^7 requests.
+    #[arg(long)]
+    scaling: bool,
+    /// Preset to benchmark.
+    #[arg(long, default_value = "default")]
+    preset: String,
+}
+
+/// Peak resident set size of this process in bytes (Linux), if known.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Run the benchmark and print its figures.
+pub fn run(a: &BenchArgs) -> Result<(), SimError> {
+    let cfg = presets::load(&a.preset)?;
+    let t0 = Instant::now();
+    let mut sim = ftlsim_ftl::simulator(cfg, false)?;
+    let pre = sim.precondition(&Precondition {
+        fill: 1.0,
+        steady_state: true,
+        seed: 1,
+        ..Precondition::default()
+    })?;
+    let pre_s = t0.elapsed().as_secs_f64();
+    println!(
+        "precondition: {} fill + {} overwrite pages in {:.2} s ({:.1} M pages/s), settled={} at WAF {:.3}",
+        pre.fill_pages,
+        pre.overwrite_pages,
+        pre_s,
+        (pre.fill_pages + pre.overwrite_pages) as f64 / pre_s / 1e6,
+        pre.settled,
+        pre.final_window_waf
+    );
+    let sizes: Vec<u64> = if a.scaling {
+        vec![100_000, 1_000_000, 10_000_000]
+    } else {
+        vec![a.requests]
+    };
+    let opts = RunOptions {
+        replay: Replay::Closed { queue_depth: 32 },
+        interval_ns: 0,
+        ..RunOptions::default()
+    };
+    for (i, n) in sizes.iter().enumerate() {
+        let spec = WorkloadSpec::parse(&format!("read=0.3,size=4k,qd=32,requests={n}"))?;
+        let logical = sim.derived().logical_bytes;
+        let mut gen = Generator::new(&spec, logical, 100 + i as u64)?.map(Ok);
+        let t = Instant::now();
+        let r = sim.run(&mut gen, &opts, &mut NoObserver)?;
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "run: {} requests in {:.2} s wall = {:.0} requests/s ({:.0} ns/request); WAF {:.3}, {} GC, sim IOPS {:.0}",
+            r.host.requests,
+            secs,
+            r.host.requests as f64 / secs,
+            secs * 1e9 / r.host.requests as f64,
+            r.write_amplification.total,
+            r.gc.collections,
+            r.performance.iops
+        );
+    }
+    match peak_rss_bytes() {
+        Some(b) => println!("peak RSS: {:.1} MB", b as f64 / 1e6),
+        None => println!("peak RSS: unknown (no /proc/self/status)"),
+    }
+    Ok(())
+}

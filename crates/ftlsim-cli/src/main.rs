@@ -1,0 +1,278 @@
+//! `ftlsim`: run, list presets and FTLs, and benchmark the simulator.
+//! Exit codes: 0 success, 1 bad input (config, workload, trace), 2 internal error.
+
+mod bench;
+mod output;
+
+use clap::{Args, Parser, Subcommand};
+use ftlsim_core::config::DriveConfig;
+use ftlsim_core::error::SimError;
+use ftlsim_core::presets;
+use ftlsim_core::sim::{Precondition, Replay, RunOptions};
+use ftlsim_core::workload::{parse_duration_ns, Arrival, Generator, Limit, WorkloadSpec};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A fast, deterministic NAND-flash SSD and FTL simulator.
+#[derive(Parser, Debug)]
+#[command(name = "ftlsim", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Simulate a drive under a workload and report metrics.
+    Run(RunArgs),
+    /// List the drive presets with their geometry and capacity.
+    Presets,
+    /// List the registered FTLs.
+    Ftls,
+    /// Run the standard performance benchmark (host requests per wall second, peak RSS).
+    Bench(bench::BenchArgs),
+}
+
+/// Arguments of `ftlsim run`.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Drive preset (`ftlsim presets` lists them).
+    #[arg(long, default_value = "default", conflicts_with = "config")]
+    preset: String,
+    /// Drive config TOML file instead of a preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// FTL, overriding the config's `ftl.name` (`ftlsim ftls` lists them).
+    #[arg(long)]
+    ftl: Option<String>,
+    /// Synthetic workload, e.g. `pattern=zipf:0.9,read=0.3,size=4k,qd=32,requests=1e5`.
+    ///
+    /// Keys: pattern (uniform | sequential | hotcold:T:S | zipf:THETA), read, trim, size
+    /// (4k or 4k@0.7|64k@0.3), arrival (closed:QD | fixed:DUR | poisson:DUR), qd, requests,
+    /// duration, span, align. Default: uniform 4 KiB, 30% reads, QD 32, 200,000 requests.
+    #[arg(long, default_value = "")]
+    workload: String,
+    /// Seed of the workload and preconditioning.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Share of the logical space filled sequentially before measuring.
+    #[arg(long, default_value_t = 1.0)]
+    fill: f64,
+    /// After the fill, overwrite randomly until write amplification settles.
+    #[arg(long)]
+    steady_state: bool,
+    /// Directory for results.json, timeseries.csv and config.toml.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// Print the JSON report on stdout instead of the summary table.
+    #[arg(long)]
+    json: bool,
+    /// Time-series interval in simulated time (e.g. 10ms; 0 = none).
+    #[arg(long, default_value = "100ms")]
+    interval: String,
+    /// Check every read against a data oracle (costs memory and time).
+    #[arg(long)]
+    verify: bool,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Everything a run needs, resolved from the arguments.
+pub struct RunPlan {
+    /// Drive config with overrides applied.
+    pub cfg: DriveConfig,
+    /// Workload.
+    pub spec: WorkloadSpec,
+    /// Workload text as given.
+    pub spec_text: String,
+    /// Preconditioning.
+    pub pre: Precondition,
+    /// Run options.
+    pub opts: RunOptions,
+}
+
+fn plan(a: &RunArgs) -> Result<RunPlan, SimError> {
+    let mut cfg = match &a.config {
+        Some(p) => DriveConfig::from_file(p)?,
+        None => presets::load(&a.preset)?,
+    };
+    if let Some(f) = &a.ftl {
+        cfg.ftl.name = f.clone();
+    }
+    cfg.derive()?;
+    ftlsim_ftl::info(&cfg.ftl.name)?;
+    let spec = WorkloadSpec::parse(&a.workload)?;
+    let interval_ns = parse_duration_ns("--interval", &a.interval)?;
+    let (replay, max_sim_ns) = match (spec.arrival, spec.limit) {
+        (Arrival::Closed { queue_depth }, Limit::DurationNs(d)) => {
+            (Replay::Closed { queue_depth }, Some(d))
+        }
+        (Arrival::Closed { queue_depth }, _) => (Replay::Closed { queue_depth }, None),
+        _ => (Replay::Open { time_scale: 1.0 }, None),
+    };
+    let opts = RunOptions {
+        replay,
+        max_sim_ns,
+        interval_ns,
+        ..RunOptions::default()
+    };
+    let pre = Precondition {
+        fill: a.fill,
+        steady_state: a.steady_state,
+        seed: a.seed,
+        ..Precondition::default()
+    };
+    Ok(RunPlan {
+        cfg,
+        spec,
+        spec_text: a.workload.clone(),
+        pre,
+        opts,
+    })
+}
+
+fn run(a: &RunArgs) -> Result<(), SimError> {
+    let p = plan(a)?;
+    let started = std::time::Instant::now();
+    let mut sim = ftlsim_ftl::simulator(p.cfg.clone(), a.verify)?;
+    if !a.quiet {
+        eprintln!(
+            "preconditioning: fill {:.0}%{}",
+            p.pre.fill * 100.0,
+            if p.pre.steady_state {
+                " + steady state"
+            } else {
+                ""
+            }
+        );
+    }
+    sim.precondition(&p.pre)?;
+    let total = match p.spec.limit {
+        Limit::Requests(n) => Some(n),
+        Limit::DurationNs(_) => None,
+    };
+    let mut obs = output::CliObserver::new(&a.out, total, a.quiet).map_err(SimError::Request)?;
+    let logical = sim.derived().logical_bytes;
+    let mut gen = Generator::new(&p.spec, logical, a.seed)?.map(Ok);
+    let report = sim.run(&mut gen, &p.opts, &mut obs)?;
+    obs.finish();
+    let wall = started.elapsed().as_secs_f64();
+    let json = output::result_json(&p, a.seed, &report, wall);
+    output::write_results(&a.out, &p.cfg, &json).map_err(SimError::Request)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("report serialises")
+        );
+    } else {
+        print!("{}", output::summary_table(&report, wall));
+        println!("results: {}", a.out.join("results.json").display());
+    }
+    Ok(())
+}
+
+fn list_presets() {
+    println!(
+        "{:<10} {:>4} {:>5} {:>4} {:>6} {:>7} {:>6} {:>6} {:>10} {:>10}  source",
+        "name", "ch", "chips", "dies", "planes", "blocks", "pages", "page", "raw", "logical"
+    );
+    for name in presets::names() {
+        match presets::load(&name) {
+            Ok(c) => {
+                let g = &c.geometry;
+                let d = c.derive().expect("presets are valid");
+                println!(
+                    "{:<10} {:>4} {:>5} {:>4} {:>6} {:>7} {:>6} {:>6} {:>10} {:>10}  {}",
+                    name,
+                    g.channels,
+                    g.chips_per_channel,
+                    g.dies_per_chip,
+                    g.planes(),
+                    g.blocks_per_plane,
+                    g.pages_per_block,
+                    output::bytes(u64::from(g.page_size_bytes)),
+                    output::bytes(g.raw_bytes()),
+                    output::bytes(d.logical_bytes),
+                    c.source
+                );
+            }
+            Err(e) => println!("{name:<10} invalid: {e}"),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res = match &cli.cmd {
+        Cmd::Run(a) => run(a),
+        Cmd::Presets => {
+            list_presets();
+            Ok(())
+        }
+        Cmd::Ftls => {
+            for f in ftlsim_ftl::FTLS {
+                println!("{:<8} {}  [{}]", f.name, f.description, f.source);
+            }
+            Ok(())
+        }
+        Cmd::Bench(b) => bench::run(b),
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(if e.is_bad_input() { 1 } else { 2 })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("ftlsim").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn run_flags_parse() {
+        let c = parse(&[
+            "run",
+            "--preset",
+            "default",
+            "--ftl",
+            "page",
+            "--workload",
+            "read=0.5",
+            "--seed",
+            "9",
+            "--json",
+        ])
+        .unwrap();
+        let Cmd::Run(a) = c.cmd else {
+            panic!("not run")
+        };
+        assert_eq!((a.seed, a.json, a.ftl.as_deref()), (9, true, Some("page")));
+        assert!(
+            parse(&["run", "--preset", "a", "--config", "b.toml"]).is_err(),
+            "preset and config conflict"
+        );
+        assert!(parse(&["run", "--seed", "x"]).is_err());
+    }
+
+    #[test]
+    fn plan_reports_bad_input_clearly() {
+        let c = parse(&["run", "--ftl", "nope"]).unwrap();
+        let Cmd::Run(a) = c.cmd else {
+            panic!("not run")
+        };
+        let e = plan(&a).err().expect("unknown ftl must fail").to_string();
+        assert!(e.contains("ftl.name") || e.contains("unknown"), "{e}");
+        let c = parse(&["run", "--workload", "read=2"]).unwrap();
+        let Cmd::Run(a) = c.cmd else {
+            panic!("not run")
+        };
+        assert!(plan(&a).err().expect("bad spec").is_bad_input());
+    }
+}

@@ -1,0 +1,206 @@
+//! Result files, the summary table and the progress bar.
+
+use crate::RunPlan;
+use ftlsim_core::config::DriveConfig;
+use ftlsim_core::metrics::{IntervalRow, LatencyStats, Observer};
+use ftlsim_core::sim::Report;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Value};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// Human-readable binary size.
+pub fn bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Writes the time series as CSV and drives the progress bar.
+pub struct CliObserver {
+    csv: csv::Writer<BufWriter<File>>,
+    bar: Option<ProgressBar>,
+}
+
+impl CliObserver {
+    /// Create `out/` and `out/timeseries.csv`.
+    pub fn new(out: &Path, total: Option<u64>, quiet: bool) -> Result<CliObserver, String> {
+        std::fs::create_dir_all(out)
+            .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+        let path = out.join("timeseries.csv");
+        let f =
+            File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let bar = (!quiet).then(|| {
+            let b = match total {
+                Some(n) => ProgressBar::new(n),
+                None => ProgressBar::new_spinner(),
+            };
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:40}] {pos}/{len} requests ({per_sec}, eta {eta})",
+                )
+                .expect("static template")
+                .progress_chars("=> "),
+            );
+            b
+        });
+        Ok(CliObserver {
+            csv: csv::Writer::from_writer(BufWriter::new(f)),
+            bar,
+        })
+    }
+
+    /// Flush the CSV and clear the bar.
+    pub fn finish(&mut self) {
+        // A failed flush of the time series loses only that file; the report still follows.
+        if let Err(e) = self.csv.flush() {
+            eprintln!("warning: timeseries.csv: {e}");
+        }
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for CliObserver {
+    fn interval(&mut self, row: &IntervalRow) {
+        if let Err(e) = self.csv.serialize(row) {
+            eprintln!("warning: timeseries.csv: {e}");
+        }
+    }
+    fn progress(&mut self, done: u64) {
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+        }
+    }
+}
+
+/// The JSON written to results.json: what was run, the report, and the wall time (the only
+/// field that differs between identical runs).
+pub fn result_json(p: &RunPlan, seed: u64, report: &Report, wall_s: f64) -> Value {
+    json!({
+        "run": {
+            "drive": p.cfg.name,
+            "ftl": p.cfg.ftl.name,
+            "workload": p.spec,
+            "workload_spec": p.spec_text,
+            "seed": seed,
+            "precondition": p.pre,
+            "replay": p.opts.replay,
+        },
+        "report": report,
+        "wall_time_s": wall_s,
+    })
+}
+
+/// Write results.json and the effective config.toml.
+pub fn write_results(out: &Path, cfg: &DriveConfig, json: &Value) -> Result<(), String> {
+    let path = out.join("results.json");
+    let mut f =
+        File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let text = serde_json::to_string_pretty(json).expect("report serialises");
+    f.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let path = out.join("config.toml");
+    let toml = toml::to_string(cfg).map_err(|e| format!("cannot serialise config: {e}"))?;
+    std::fs::write(&path, toml).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn lat_row(name: &str, s: &LatencyStats) -> String {
+    let us = |ns: u64| ns as f64 / 1e3;
+    format!(
+        "  {name:<8} {:>10} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>11.1}\n",
+        s.count,
+        us(s.mean_ns),
+        us(s.p50_ns),
+        us(s.p90_ns),
+        us(s.p99_ns),
+        us(s.p999_ns),
+        us(s.max_ns)
+    )
+}
+
+/// The readable summary printed after a run.
+pub fn summary_table(r: &Report, wall_s: f64) -> String {
+    let mut s = String::new();
+    let d = &r.drive;
+    s += &format!(
+        "drive {} | ftl {} | {} logical of {} raw | {} planes\n",
+        d.name,
+        d.ftl,
+        bytes(d.logical_bytes),
+        bytes(d.physical_bytes),
+        d.planes
+    );
+    let h = &r.host;
+    s += &format!(
+        "requests {} (reads {}, writes {}, trims {}) in {:.3} s simulated, {:.2} s wall\n",
+        h.requests,
+        h.reads,
+        h.writes,
+        h.trims,
+        r.performance.simulated_time_ns as f64 / 1e9,
+        wall_s
+    );
+    s += &format!(
+        "IOPS {:.0} | throughput {:.1} MB/s (read {:.1}, write {:.1})\n",
+        r.performance.iops,
+        r.performance.throughput_mb_per_s,
+        r.performance.read_mb_per_s,
+        r.performance.write_mb_per_s
+    );
+    s += &format!(
+        "response time (us)\n  {:<8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11}\n",
+        "", "count", "mean", "p50", "p90", "p99", "p99.9", "max"
+    );
+    s += &lat_row("all", &r.response_time.all);
+    s += &lat_row("read", &r.response_time.read);
+    s += &lat_row("write", &r.response_time.write);
+    let w = &r.write_amplification;
+    s += &format!(
+        "write amplification {:.3} (host {:.3}, gc {:.3}, mapping {:.3})\n",
+        w.total, w.host, w.gc, w.mapping
+    );
+    let g = &r.gc;
+    s += &format!(
+        "gc: {} collections ({} foreground, {} background), {} pages moved, {:.1} per collection\n",
+        g.collections,
+        g.foreground_collections,
+        g.background_collections,
+        g.pages_moved,
+        g.pages_moved_per_collection
+    );
+    let f = &r.flash;
+    s += &format!(
+        "flash: {} reads, {} programs, {} copy-backs, {} erases, {} wasted pages\n",
+        f.reads.total, f.programs.total, f.copybacks.total, f.erases.total, f.wasted_pages
+    );
+    s += &format!(
+        "planes: programs mean {:.1}, std (SDWPP) {:.1} | erase count min/mean/max {}/{:.2}/{}\n",
+        r.planes.programs_mean,
+        r.planes.programs_std,
+        r.wear.erase_count_min,
+        r.wear.erase_count_mean,
+        r.wear.erase_count_max
+    );
+    let c = &r.channels;
+    s += &format!(
+        "channel time: host {:.1}% | gc {:.1}% | mapping {:.1}% | idle {:.1}%\n",
+        c.host_share * 100.0,
+        c.gc_share * 100.0,
+        c.mapping_share * 100.0,
+        c.idle_share * 100.0
+    );
+    s += &format!("mapping SRAM {}\n", bytes(r.mapping_sram_bytes));
+    s
+}

@@ -1,0 +1,597 @@
+//! Drive configuration: geometry, over-provisioning, NAND rules, timing, FTL policy and host
+//! interface, loaded from TOML and validated as a whole before any simulation starts.
+//!
+//! Over-provisioning has two conventions because the source papers use both:
+//! - `share`: the reserved share of all physical pages (the thesis, seed 001 Ch. 4: 1/32).
+//!   Logical pages = floor(physical pages x (1 - share)).
+//! - `extra_blocks_per_plane`: blocks each plane has beyond its user-visible blocks (PCFTL,
+//!   seed 000 Sec. 3.5: 3% of 2,048 = 62). `geometry.blocks_per_plane` is always the physical
+//!   count, so logical pages = (blocks_per_plane - extra) x pages_per_block x planes.
+//!   `gc_share_of_extra` says which part of the extra blocks serves GC (PCFTL: 80%); the rest
+//!   is held back (bad-block replacement) and never allocated.
+
+use crate::error::{invalid, ConfigError};
+use crate::geometry::Geometry;
+use serde::{Deserialize, Serialize};
+
+/// A whole drive: hardware, FTL policy and host interface.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriveConfig {
+    /// Short name (the preset name).
+    #[serde(default)]
+    pub name: String,
+    /// One line on what this drive is.
+    #[serde(default)]
+    pub description: String,
+    /// Where the numbers come from (paper and table).
+    #[serde(default)]
+    pub source: String,
+    /// Physical shape.
+    pub geometry: Geometry,
+    /// Space held back from the host.
+    pub overprovisioning: OverProvisioning,
+    /// NAND rules beyond the always-on ones.
+    #[serde(default)]
+    pub nand: NandRules,
+    /// Operation latencies and concurrency.
+    pub timing: Timing,
+    /// FTL selection and the shared GC/allocation policy.
+    #[serde(default)]
+    pub ftl: FtlConfig,
+    /// Host interface.
+    #[serde(default)]
+    pub host: HostConfig,
+}
+
+/// Over-provisioning; exactly one convention must be given (see module header).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OverProvisioning {
+    /// Reserved share of all physical pages, in [0, 1).
+    pub share: Option<f64>,
+    /// Blocks per plane beyond the user-visible ones.
+    pub extra_blocks_per_plane: Option<u32>,
+    /// With `extra_blocks_per_plane`: share of the extra blocks that serve GC (default 1.0).
+    pub gc_share_of_extra: Option<f64>,
+}
+
+/// NAND rules that depend on the part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct NandRules {
+    /// Copy-back only between pages of equal parity (PCFTL Sec. 3.2).
+    #[serde(default)]
+    pub copyback_same_parity: bool,
+}
+
+/// Whether planes of one die may run different operations at the same time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PlaneConcurrency {
+    /// Each plane is an independent timed resource.
+    #[default]
+    Independent,
+    /// A die runs one command at a time; planes overlap only inside multi-plane commands.
+    MultiPlaneOnly,
+}
+
+/// Latencies and concurrency switches. Times in nanoseconds, rates in MB/s (10^6 bytes/s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timing {
+    /// Command and address cycles on the bus, per command.
+    #[serde(default)]
+    pub cmd_addr_ns: u64,
+    /// Channel bus data rate.
+    pub channel_mb_per_s: f64,
+    /// Array read to the page register.
+    pub t_r_ns: u64,
+    /// Page program from the register.
+    pub t_prog_ns: u64,
+    /// Block erase.
+    pub t_bers_ns: u64,
+    /// Intra-plane copy-back array time; default tR + tPROG.
+    #[serde(default)]
+    pub t_copyback_ns: Option<u64>,
+    /// Host interface rate; 0 means the host link costs nothing.
+    #[serde(default)]
+    pub host_mb_per_s: f64,
+    /// Cost of one mapping lookup in controller DRAM/SRAM, charged per host page.
+    #[serde(default)]
+    pub dram_access_ns: u64,
+    /// Plane concurrency within a die.
+    #[serde(default)]
+    pub plane_concurrency: PlaneConcurrency,
+    /// Merge operations of one batch on different planes of a die into multi-plane commands.
+    #[serde(default)]
+    pub multi_plane: bool,
+    /// Strictly serial: one flash operation at a time in the whole drive (thesis setup).
+    #[serde(default)]
+    pub serial: bool,
+    /// A read of the page still held in the plane register skips tR.
+    #[serde(default)]
+    pub register_read_hits: bool,
+}
+
+/// Plane allocation policy for new writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Allocation {
+    /// Next plane in channel-way-die-plane order for each page written.
+    #[default]
+    RoundRobin,
+    /// Plane fixed by the logical page: `lpn % planes`.
+    StaticLpn,
+}
+
+/// GC victim selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum VictimPolicy {
+    /// Fewest valid pages, O(1) through buckets by valid count.
+    #[default]
+    Greedy,
+    /// Oldest closed block first.
+    Fifo,
+    /// Highest (1 - u) / (2u) x age (Kawaguchi et al.); a scan of the scope's closed blocks.
+    CostBenefit,
+}
+
+/// Which part of the drive one GC collects and blocks for host I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum GcScope {
+    /// One plane.
+    #[default]
+    Plane,
+    /// The planes of one die.
+    Die,
+    /// The planes of one chip.
+    Chip,
+    /// The planes on one channel.
+    Channel,
+    /// Every plane.
+    Device,
+}
+
+/// How GC moves a valid page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum GcCopy {
+    /// Read out over the channel and program back (off-chip copy).
+    #[default]
+    Controller,
+    /// Intra-plane copy-back (no bus data transfer).
+    Copyback,
+}
+
+/// FTL selection and the GC/allocation policy shared by the FTLs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FtlConfig {
+    /// Registered FTL name (`ftlsim ftls` lists them).
+    pub name: String,
+    /// Plane allocation for host writes.
+    pub allocation: Allocation,
+    /// Victim selection.
+    pub gc_victim: VictimPolicy,
+    /// Foreground GC starts when a plane's free blocks fall below this.
+    /// Default: the over-provisioning's GC blocks per plane, capped at 2 + 1/8 of them.
+    pub gc_threshold_blocks: Option<u32>,
+    /// Scope of one GC.
+    pub gc_scope: GcScope,
+    /// How GC moves valid pages.
+    pub gc_copy: GcCopy,
+    /// Collect in host idle time.
+    pub background_gc: bool,
+    /// Background GC runs on planes with fewer free blocks than this (default threshold + 2).
+    pub background_gc_threshold_blocks: Option<u32>,
+    /// Host idle time before background GC starts.
+    pub idle_threshold_ns: u64,
+    /// Host write streams (open active blocks) per plane; GC has its own stream besides.
+    pub write_streams: u32,
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        FtlConfig {
+            name: "page".into(),
+            allocation: Allocation::RoundRobin,
+            gc_victim: VictimPolicy::Greedy,
+            gc_threshold_blocks: None,
+            gc_scope: GcScope::Plane,
+            gc_copy: GcCopy::Controller,
+            background_gc: false,
+            background_gc_threshold_blocks: None,
+            idle_threshold_ns: 1_000_000,
+            write_streams: 1,
+        }
+    }
+}
+
+/// Policy for host writes that cover part of a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PartialWrite {
+    /// Read the old page, merge, program the whole page.
+    #[default]
+    ReadModifyWrite,
+    /// Program the page with the missing sectors zero-filled (PCFTL Sec. 3.5).
+    ZeroPad,
+    /// Hold partial pages in a small buffer until the page fills or is evicted (then RMW).
+    Merge,
+}
+
+/// Host interface settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostConfig {
+    /// Device queue depth: requests dispatched at once in open-loop replay.
+    pub queue_depth: u32,
+    /// Partial-page write policy.
+    pub partial_write: PartialWrite,
+    /// Pages held by the `merge` policy's buffer.
+    pub merge_buffer_pages: u32,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            queue_depth: 32,
+            partial_write: PartialWrite::ReadModifyWrite,
+            merge_buffer_pages: 64,
+        }
+    }
+}
+
+/// Quantities derived from a validated config, computed once.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Derived {
+    /// Host-visible logical pages.
+    pub logical_pages: u32,
+    /// Host-visible bytes.
+    pub logical_bytes: u64,
+    /// Physical pages.
+    pub physical_pages: u32,
+    /// Blocks per plane held back and never allocated (PCFTL's non-GC extra blocks).
+    pub held_back_blocks_per_plane: u32,
+    /// Foreground GC threshold in free blocks per plane.
+    pub gc_threshold_blocks: u32,
+    /// Background GC threshold in free blocks per plane.
+    pub background_gc_threshold_blocks: u32,
+    /// Bus time for one page of data, ns.
+    pub page_transfer_ns: u64,
+    /// Host link time for one page, ns (0 = free).
+    pub host_page_transfer_ns: u64,
+    /// Copy-back array time, ns.
+    pub t_copyback_ns: u64,
+}
+
+fn ge1(key: &str, v: u32) -> Result<(), ConfigError> {
+    if v == 0 {
+        return Err(invalid(key, v, "must be >= 1"));
+    }
+    Ok(())
+}
+
+/// Transfer time in ns of `bytes` at `mb_per_s` (10^6 bytes/s), rounded to the nearest ns.
+pub fn transfer_ns(bytes: u64, mb_per_s: f64) -> u64 {
+    if mb_per_s <= 0.0 {
+        return 0;
+    }
+    (bytes as f64 * 1000.0 / mb_per_s).round() as u64
+}
+
+impl DriveConfig {
+    /// Parse TOML text; `origin` names the file or preset in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<DriveConfig, ConfigError> {
+        let cfg: DriveConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            file: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        cfg.derive()?;
+        Ok(cfg)
+    }
+
+    /// Read and parse a TOML file.
+    pub fn from_file(path: &std::path::Path) -> Result<DriveConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
+            file: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        DriveConfig::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Validate and compute derived quantities. Every rule names its key.
+    pub fn derive(&self) -> Result<Derived, ConfigError> {
+        let g = &self.geometry;
+        ge1("geometry.channels", g.channels)?;
+        ge1("geometry.chips_per_channel", g.chips_per_channel)?;
+        ge1("geometry.dies_per_chip", g.dies_per_chip)?;
+        ge1("geometry.planes_per_die", g.planes_per_die)?;
+        ge1("geometry.blocks_per_plane", g.blocks_per_plane)?;
+        if g.pages_per_block < 2 || g.pages_per_block > 65_535 {
+            return Err(invalid(
+                "geometry.pages_per_block",
+                g.pages_per_block,
+                "must be in [2, 65535]",
+            ));
+        }
+        if g.page_size_bytes < 512 || g.page_size_bytes % 512 != 0 {
+            return Err(invalid(
+                "geometry.page_size_bytes",
+                g.page_size_bytes,
+                "must be a multiple of 512, >= 512",
+            ));
+        }
+        if g.spare_usable_bytes > g.spare_bytes_per_page {
+            return Err(invalid(
+                "geometry.spare_usable_bytes",
+                g.spare_usable_bytes,
+                format!(
+                    "must be <= geometry.spare_bytes_per_page = {}",
+                    g.spare_bytes_per_page
+                ),
+            ));
+        }
+        let pages = u64::from(g.channels)
+            * u64::from(g.chips_per_channel)
+            * u64::from(g.dies_per_chip)
+            * u64::from(g.planes_per_die)
+            * u64::from(g.blocks_per_plane)
+            * u64::from(g.pages_per_block);
+        if pages >= u64::from(u32::MAX) {
+            return Err(invalid(
+                "geometry",
+                format!("{pages} pages"),
+                "total pages must be < 2^32 - 1; use larger pages or fewer blocks",
+            ));
+        }
+        let physical_pages = pages as u32;
+        let op = &self.overprovisioning;
+        let (logical_pages, gc_blocks, held_back) = match (op.share, op.extra_blocks_per_plane) {
+            (Some(share), None) => {
+                if !(0.0..1.0).contains(&share) || share.is_nan() {
+                    return Err(invalid("overprovisioning.share", share, "must be in [0, 1)"));
+                }
+                if op.gc_share_of_extra.is_some() {
+                    return Err(invalid(
+                        "overprovisioning.gc_share_of_extra",
+                        op.gc_share_of_extra.unwrap_or(0.0),
+                        "only goes with extra_blocks_per_plane",
+                    ));
+                }
+                let logical = (f64::from(physical_pages) * (1.0 - share)).floor() as u32;
+                let spare_blocks = (physical_pages - logical) / g.pages_per_block / g.planes();
+                (logical, spare_blocks, 0)
+            }
+            (None, Some(extra)) => {
+                if extra >= g.blocks_per_plane {
+                    return Err(invalid(
+                        "overprovisioning.extra_blocks_per_plane",
+                        extra,
+                        format!("must be < geometry.blocks_per_plane = {}", g.blocks_per_plane),
+                    ));
+                }
+                let gc_share = op.gc_share_of_extra.unwrap_or(1.0);
+                if !(gc_share > 0.0 && gc_share <= 1.0) {
+                    return Err(invalid("overprovisioning.gc_share_of_extra", gc_share, "must be in (0, 1]"));
+                }
+                let gc_blocks = (f64::from(extra) * gc_share).ceil() as u32;
+                let logical = (g.blocks_per_plane - extra) * g.pages_per_block * g.planes();
+                (logical, gc_blocks, extra - gc_blocks)
+            }
+            _ => {
+                return Err(invalid(
+                    "overprovisioning",
+                    "share and extra_blocks_per_plane",
+                    "give exactly one of `share` (reserved share of the total) or `extra_blocks_per_plane`",
+                ))
+            }
+        };
+        if logical_pages == 0 {
+            return Err(invalid(
+                "overprovisioning",
+                "100%",
+                "leaves no logical pages",
+            ));
+        }
+        let streams = self.ftl.write_streams;
+        if streams == 0 || streams > 16 {
+            return Err(invalid("ftl.write_streams", streams, "must be in [1, 16]"));
+        }
+        // Each plane keeps one open block per host stream plus the GC stream open; GC needs at
+        // least one free block beyond them to relocate into.
+        let min_threshold = 2;
+        let default_threshold = (2 + gc_blocks / 8).min(gc_blocks.max(min_threshold));
+        let gc_threshold = self.ftl.gc_threshold_blocks.unwrap_or(default_threshold);
+        if gc_threshold < min_threshold {
+            return Err(invalid(
+                "ftl.gc_threshold_blocks",
+                gc_threshold,
+                "must be >= 2 (GC needs a free block to relocate into while the host holds one)",
+            ));
+        }
+        let open_blocks = streams + 1;
+        if gc_threshold + open_blocks + held_back >= g.blocks_per_plane {
+            return Err(invalid(
+                "ftl.gc_threshold_blocks",
+                gc_threshold,
+                format!(
+                    "threshold + {open_blocks} open blocks + {held_back} held back must be < blocks_per_plane = {}",
+                    g.blocks_per_plane
+                ),
+            ));
+        }
+        // Blocks in use by data must leave room for the reserve, or GC can never reclaim.
+        let usable_pages = u64::from(g.blocks_per_plane - held_back - gc_threshold - open_blocks)
+            * u64::from(g.pages_per_block)
+            * u64::from(g.planes());
+        if u64::from(logical_pages) >= usable_pages {
+            return Err(invalid(
+                "overprovisioning",
+                format!("{logical_pages} logical pages"),
+                format!(
+                    "must be fewer than the {usable_pages} pages left after the GC reserve ({gc_threshold} blocks/plane) and \
+                     {open_blocks} open blocks/plane; raise the over-provisioning or lower ftl.gc_threshold_blocks"
+                ),
+            ));
+        }
+        let bg = self
+            .ftl
+            .background_gc_threshold_blocks
+            .unwrap_or(gc_threshold + 2);
+        if bg < gc_threshold {
+            return Err(invalid(
+                "ftl.background_gc_threshold_blocks",
+                bg,
+                format!("must be >= ftl.gc_threshold_blocks = {gc_threshold}"),
+            ));
+        }
+        let t = &self.timing;
+        if !(t.channel_mb_per_s > 0.0 && t.channel_mb_per_s.is_finite()) {
+            return Err(invalid(
+                "timing.channel_mb_per_s",
+                t.channel_mb_per_s,
+                "must be > 0",
+            ));
+        }
+        if !(t.host_mb_per_s >= 0.0 && t.host_mb_per_s.is_finite()) {
+            return Err(invalid(
+                "timing.host_mb_per_s",
+                t.host_mb_per_s,
+                "must be >= 0 (0 = free)",
+            ));
+        }
+        if t.t_r_ns == 0 || t.t_prog_ns == 0 || t.t_bers_ns == 0 {
+            let (k, v) = if t.t_r_ns == 0 {
+                ("timing.t_r_ns", t.t_r_ns)
+            } else if t.t_prog_ns == 0 {
+                ("timing.t_prog_ns", t.t_prog_ns)
+            } else {
+                ("timing.t_bers_ns", t.t_bers_ns)
+            };
+            return Err(invalid(k, v, "must be >= 1"));
+        }
+        if t.multi_plane && g.planes_per_die < 2 {
+            return Err(invalid(
+                "timing.multi_plane",
+                true,
+                "needs geometry.planes_per_die >= 2",
+            ));
+        }
+        let h = &self.host;
+        ge1("host.queue_depth", h.queue_depth)?;
+        if h.partial_write == PartialWrite::Merge {
+            ge1("host.merge_buffer_pages", h.merge_buffer_pages)?;
+        }
+        if self.ftl.name.is_empty() {
+            return Err(invalid("ftl.name", "\"\"", "must name a registered FTL"));
+        }
+        Ok(Derived {
+            logical_pages,
+            logical_bytes: u64::from(logical_pages) * u64::from(g.page_size_bytes),
+            physical_pages,
+            held_back_blocks_per_plane: held_back,
+            gc_threshold_blocks: gc_threshold,
+            background_gc_threshold_blocks: bg,
+            page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.channel_mb_per_s),
+            host_page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.host_mb_per_s),
+            t_copyback_ns: t.t_copyback_ns.unwrap_or(t.t_r_ns + t.t_prog_ns),
+        })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn tiny_toml() -> String {
+        r#"
+name = "tiny"
+[geometry]
+channels = 2
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 64
+pages_per_block = 16
+page_size_bytes = 4096
+spare_bytes_per_page = 128
+spare_usable_bytes = 32
+[overprovisioning]
+share = 0.125
+[timing]
+cmd_addr_ns = 0
+channel_mb_per_s = 80.0
+t_r_ns = 25000
+t_prog_ns = 200000
+t_bers_ns = 1500000
+"#
+        .to_string()
+    }
+
+    #[test]
+    fn tiny_parses_and_derives() {
+        let c = DriveConfig::from_toml(&tiny_toml(), "tiny").unwrap();
+        let d = c.derive().unwrap();
+        assert_eq!(d.physical_pages, 2 * 2 * 64 * 16);
+        assert_eq!(d.logical_pages, 2 * 2 * 64 * 16 * 7 / 8);
+        assert_eq!(d.page_transfer_ns, 51_200);
+        assert_eq!(d.t_copyback_ns, 225_000);
+    }
+
+    fn err_of(text: &str) -> String {
+        DriveConfig::from_toml(text, "t.toml")
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn errors_name_key_value_and_rule() {
+        let e = err_of(&tiny_toml().replace("pages_per_block = 16", "pages_per_block = 0"));
+        assert_eq!(
+            e,
+            "invalid config: geometry.pages_per_block = 0 (must be in [2, 65535])"
+        );
+        let e = err_of(&tiny_toml().replace("share = 0.125", "share = 1.5"));
+        assert!(
+            e.contains("overprovisioning.share = 1.5 (must be in [0, 1))"),
+            "{e}"
+        );
+        let e = err_of(
+            &tiny_toml().replace("share = 0.125", "share = 0.125\nextra_blocks_per_plane = 3"),
+        );
+        assert!(e.contains("give exactly one of"), "{e}");
+        let e = err_of(&tiny_toml().replace("share = 0.125", "share = 0.001"));
+        assert!(e.contains("raise the over-provisioning"), "{e}");
+        let e = err_of(&tiny_toml().replace("t_r_ns = 25000", "t_r_ns = 0"));
+        assert_eq!(e, "invalid config: timing.t_r_ns = 0 (must be >= 1)");
+        let e = err_of(&tiny_toml().replace("channel_mb_per_s = 80.0", "channel_mb_per_s = -1.0"));
+        assert!(e.contains("timing.channel_mb_per_s = -1"), "{e}");
+        let e = err_of(&tiny_toml().replace("page_size_bytes = 4096", "page_size_bytes = 4000"));
+        assert!(e.contains("geometry.page_size_bytes = 4000"), "{e}");
+    }
+
+    #[test]
+    fn unknown_and_mistyped_keys_are_parse_errors_naming_the_key() {
+        let e = err_of(&tiny_toml().replace("[timing]", "[timing]\nt_foo = 3"));
+        assert!(e.starts_with("invalid config t.toml:"), "{e}");
+        assert!(e.contains("t_foo"), "{e}");
+        let e = err_of(&tiny_toml().replace("channels = 2", "channels = \"two\""));
+        assert!(e.contains("channels"), "{e}");
+    }
+
+    #[test]
+    fn extra_blocks_convention() {
+        let t = tiny_toml().replace(
+            "share = 0.125",
+            "extra_blocks_per_plane = 10\ngc_share_of_extra = 0.8",
+        );
+        let c = DriveConfig::from_toml(&t, "t").unwrap();
+        let d = c.derive().unwrap();
+        assert_eq!(d.logical_pages, (64 - 10) * 16 * 4);
+        assert_eq!(d.held_back_blocks_per_plane, 2);
+    }
+}

@@ -1,0 +1,254 @@
+//! Typed errors for bad input. Messages are lowercase and name the key, the value found and
+//! the rule broken, so that a user can fix the input without reading the source.
+
+use std::fmt;
+
+/// A drive configuration that cannot be loaded or does not make sense.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    Io {
+        /// File path.
+        file: String,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// The TOML did not parse or had unknown or mistyped keys.
+    Parse {
+        /// File path (or preset name).
+        file: String,
+        /// The parser's message, which names the line and key.
+        message: String,
+    },
+    /// A value breaks a rule.
+    Invalid {
+        /// Dotted key, e.g. `geometry.pages_per_block`.
+        key: String,
+        /// The value found.
+        value: String,
+        /// The rule it breaks, e.g. `must be >= 1`.
+        rule: String,
+    },
+    /// No preset of that name.
+    UnknownPreset {
+        /// Name asked for.
+        name: String,
+        /// Names that exist.
+        available: Vec<String>,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Io { file, reason } => write!(f, "cannot read config {file}: {reason}"),
+            ConfigError::Parse { file, message } => {
+                write!(f, "invalid config {file}: {}", message.trim_end())
+            }
+            ConfigError::Invalid { key, value, rule } => {
+                write!(f, "invalid config: {key} = {value} ({rule})")
+            }
+            ConfigError::UnknownPreset { name, available } => write!(
+                f,
+                "unknown preset `{name}` (available: {}; `ftlsim presets` lists them)",
+                available.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Shorthand used by validators.
+pub(crate) fn invalid(key: &str, value: impl fmt::Display, rule: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.to_string(),
+        value: value.to_string(),
+        rule: rule.into(),
+    }
+}
+
+/// A workload specification that cannot be parsed or is out of range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorkloadError {
+    /// The key of the spec (`read`, `size`, ...), or `spec` for the whole string.
+    pub key: String,
+    /// The text found.
+    pub value: String,
+    /// What was expected.
+    pub rule: String,
+}
+
+impl fmt::Display for WorkloadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid workload spec: {} = `{}` ({})",
+            self.key, self.value, self.rule
+        )
+    }
+}
+
+impl std::error::Error for WorkloadError {}
+
+/// A broken NAND rule. An FTL that triggers one has a bug; the flash model reports it
+/// instead of silently corrupting state, in release builds too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FlashError {
+    /// Programming a page that is not erased.
+    ProgramNotErased {
+        /// Page.
+        ppn: u32,
+    },
+    /// Programming out of order within a block.
+    ProgramOutOfOrder {
+        /// Page asked for.
+        ppn: u32,
+        /// The block's next programmable page index.
+        write_pointer: u32,
+    },
+    /// Reading a page that holds no data (erased, skipped or torn).
+    ReadUnwritten {
+        /// Page.
+        ppn: u32,
+    },
+    /// Copy-back across planes.
+    CopybackCrossPlane {
+        /// Source page.
+        src: u32,
+        /// Destination page.
+        dst: u32,
+    },
+    /// Copy-back between pages of different parity while the same-parity rule is on.
+    CopybackParity {
+        /// Source page.
+        src: u32,
+        /// Destination page.
+        dst: u32,
+    },
+    /// Erasing a block that still holds valid pages (their data would be lost).
+    EraseValidPages {
+        /// Block.
+        block: u32,
+        /// Valid pages left.
+        valid: u32,
+    },
+    /// Invalidating a page that is not valid.
+    InvalidateInvalid {
+        /// Page.
+        ppn: u32,
+    },
+    /// An address beyond the array.
+    OutOfRange {
+        /// The address.
+        addr: u32,
+    },
+    /// An OOB payload larger than the usable spare bytes.
+    OobTooLarge {
+        /// Bytes asked for.
+        bytes: u32,
+        /// Usable spare bytes per page.
+        usable: u32,
+    },
+}
+
+impl fmt::Display for FlashError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FlashError::ProgramNotErased { ppn } => write!(f, "nand rule: program of page {ppn}, which is not erased"),
+            FlashError::ProgramOutOfOrder { ppn, write_pointer } => write!(
+                f,
+                "nand rule: out-of-order program of page {ppn} (block write pointer at page {write_pointer})"
+            ),
+            FlashError::ReadUnwritten { ppn } => write!(f, "nand rule: read of page {ppn}, which holds no data"),
+            FlashError::CopybackCrossPlane { src, dst } => {
+                write!(f, "nand rule: copy-back from page {src} to page {dst} crosses planes")
+            }
+            FlashError::CopybackParity { src, dst } => {
+                write!(f, "nand rule: copy-back from page {src} to page {dst} breaks the same-parity rule")
+            }
+            FlashError::EraseValidPages { block, valid } => {
+                write!(f, "ftl bug: erase of block {block} with {valid} valid pages")
+            }
+            FlashError::InvalidateInvalid { ppn } => write!(f, "ftl bug: invalidate of page {ppn}, which is not valid"),
+            FlashError::OutOfRange { addr } => write!(f, "address {addr} beyond the flash array"),
+            FlashError::OobTooLarge { bytes, usable } => {
+                write!(f, "oob payload of {bytes} bytes exceeds the {usable} usable spare bytes")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FlashError {}
+
+/// Errors of a simulation run.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SimError {
+    /// Bad configuration.
+    Config(ConfigError),
+    /// Bad workload.
+    Workload(WorkloadError),
+    /// Bad request from a trace or generator (names the source and line).
+    Request(String),
+    /// A NAND rule broken by the FTL: a bug.
+    Flash(FlashError),
+    /// The FTL cannot go on (for example no reclaimable block): a bug or an impossible config.
+    Ftl(String),
+    /// A read returned other data than last written: a bug.
+    DataMismatch {
+        /// Logical page.
+        lpn: u32,
+        /// Version the oracle expects.
+        expected: Option<u32>,
+        /// Version the drive returned.
+        found: Option<u32>,
+    },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Config(e) => e.fmt(f),
+            SimError::Workload(e) => e.fmt(f),
+            SimError::Request(m) => write!(f, "invalid request: {m}"),
+            SimError::Flash(e) => e.fmt(f),
+            SimError::Ftl(m) => write!(f, "ftl error: {m}"),
+            SimError::DataMismatch { lpn, expected, found } => write!(
+                f,
+                "data oracle: read of lpn {lpn} returned version {found:?}, newest written is {expected:?}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl SimError {
+    /// True for errors caused by user input (exit code 1), false for internal ones (exit 2).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            SimError::Config(_) | SimError::Workload(_) | SimError::Request(_)
+        )
+    }
+}
+
+impl From<ConfigError> for SimError {
+    fn from(e: ConfigError) -> Self {
+        SimError::Config(e)
+    }
+}
+impl From<WorkloadError> for SimError {
+    fn from(e: WorkloadError) -> Self {
+        SimError::Workload(e)
+    }
+}
+impl From<FlashError> for SimError {
+    fn from(e: FlashError) -> Self {
+        SimError::Flash(e)
+    }
+}

@@ -1,0 +1,504 @@
+//! The NAND flash array: page and block state as struct-of-arrays, enforcing NAND rules.
+//!
+//! What it models: every page's out-of-band (OOB) payload (owner LPN, data version, page
+//! kind), validity, consecutive copy-back count and torn/wasted marks; every block's write
+//! pointer, valid count, erase (P/E) count, open sequence number, reliability class and
+//! copy-back quota. The "data" of a page is the version number the host wrote, which lets
+//! tests check that every read returns the newest version.
+//!
+//! Rules enforced in release builds too (each returns a [`FlashError`]):
+//! - program only erased pages, in page order within a block (pages may be skipped forward
+//!   with [`FlashArray::skip_to`]; skipped pages are counted as wasted);
+//! - erase whole blocks, and never one that still holds valid pages;
+//! - copy-back only within one plane and, with the same-parity rule on, between pages whose
+//!   indices within their blocks have equal parity;
+//! - read only pages that hold data.
+
+use crate::error::FlashError;
+use crate::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
+
+/// What a page holds; stored in its OOB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PageKind {
+    /// Host data.
+    Data = 0,
+    /// A translation (mapping) page.
+    Translation = 1,
+    /// A log page (e.g. an invalidation log).
+    Log = 2,
+    /// Other FTL metadata.
+    Meta = 3,
+}
+
+impl PageKind {
+    fn from_bits(b: u8) -> PageKind {
+        match b & KIND_MASK {
+            0 => PageKind::Data,
+            1 => PageKind::Translation,
+            2 => PageKind::Log,
+            _ => PageKind::Meta,
+        }
+    }
+}
+
+const KIND_MASK: u8 = 0b0000_0011;
+const WRITTEN: u8 = 0b0000_0100;
+const WASTED: u8 = 0b0000_1000;
+const TORN: u8 = 0b0001_0000;
+
+/// The OOB payload of a programmed page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Oob {
+    /// Owner logical page (or translation page number for translation pages).
+    pub lpn: Lpn,
+    /// Data version written by the host (the page's content in this model).
+    pub version: u32,
+    /// What the page holds.
+    pub kind: PageKind,
+}
+
+/// Bytes of the OOB payload every page carries: LPN (4), version/sequence (4), kind (1).
+pub const OOB_BASE_BYTES: u32 = 9;
+
+/// Page and block state of the whole array.
+#[derive(Debug, Clone)]
+pub struct FlashArray {
+    geo: Geometry,
+    copyback_same_parity: bool,
+    // Per page.
+    page_lpn: Vec<Lpn>,
+    page_version: Vec<u32>,
+    page_flags: Vec<u8>,
+    page_copybacks: Vec<u8>,
+    valid_bits: Vec<u64>,
+    // Per block.
+    write_ptr: Vec<u16>,
+    valid_count: Vec<u16>,
+    erase_count: Vec<u32>,
+    open_seq: Vec<u64>,
+    reliability_class: Vec<u8>,
+    copyback_quota: Vec<u16>,
+    // Per plane.
+    plane_programs: Vec<u64>,
+    next_seq: u64,
+    wasted_pages: u64,
+}
+
+impl FlashArray {
+    /// A fully erased array.
+    pub fn new(geo: &Geometry, copyback_same_parity: bool) -> FlashArray {
+        let pages = geo.pages() as usize;
+        let blocks = geo.blocks() as usize;
+        FlashArray {
+            geo: geo.clone(),
+            copyback_same_parity,
+            page_lpn: vec![NONE; pages],
+            page_version: vec![0; pages],
+            page_flags: vec![0; pages],
+            page_copybacks: vec![0; pages],
+            valid_bits: vec![0; pages.div_ceil(64)],
+            write_ptr: vec![0; blocks],
+            valid_count: vec![0; blocks],
+            erase_count: vec![0; blocks],
+            open_seq: vec![0; blocks],
+            reliability_class: vec![0; blocks],
+            copyback_quota: vec![0; blocks],
+            plane_programs: vec![0; geo.planes() as usize],
+            next_seq: 1,
+            wasted_pages: 0,
+        }
+    }
+
+    /// The geometry this array was built with.
+    #[inline]
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    /// Whether the same-parity copy-back rule is on.
+    pub fn copyback_same_parity(&self) -> bool {
+        self.copyback_same_parity
+    }
+
+    fn check_ppn(&self, ppn: Ppn) -> Result<(), FlashError> {
+        if ppn as usize >= self.page_lpn.len() {
+            return Err(FlashError::OutOfRange { addr: ppn });
+        }
+        Ok(())
+    }
+
+    /// Is the page valid (holding the live copy of its LPN)?
+    #[inline]
+    pub fn is_valid(&self, ppn: Ppn) -> bool {
+        self.valid_bits[(ppn / 64) as usize] & (1u64 << (ppn % 64)) != 0
+    }
+
+    /// Program an erased page at the block's write pointer.
+    pub fn program(&mut self, ppn: Ppn, oob: Oob) -> Result<(), FlashError> {
+        self.program_inner(ppn, oob, 0)
+    }
+
+    fn program_inner(&mut self, ppn: Ppn, oob: Oob, copybacks: u8) -> Result<(), FlashError> {
+        self.check_ppn(ppn)?;
+        let block = self.geo.block_of(ppn) as usize;
+        let idx = self.geo.page_in_block(ppn);
+        if self.page_flags[ppn as usize] & (WRITTEN | WASTED | TORN) != 0 {
+            return Err(FlashError::ProgramNotErased { ppn });
+        }
+        let wp = u32::from(self.write_ptr[block]);
+        if idx != wp {
+            return Err(FlashError::ProgramOutOfOrder {
+                ppn,
+                write_pointer: wp,
+            });
+        }
+        if wp == 0 {
+            self.open_seq[block] = self.next_seq;
+            self.next_seq += 1;
+        }
+        self.write_ptr[block] = (wp + 1) as u16;
+        let p = ppn as usize;
+        self.page_lpn[p] = oob.lpn;
+        self.page_version[p] = oob.version;
+        self.page_flags[p] = WRITTEN | oob.kind as u8;
+        self.page_copybacks[p] = copybacks;
+        self.valid_bits[p / 64] |= 1u64 << (p % 64);
+        self.valid_count[block] += 1;
+        self.plane_programs[self.geo.plane_of(ppn) as usize] += 1;
+        debug_assert!(u32::from(self.valid_count[block]) <= self.geo.pages_per_block);
+        Ok(())
+    }
+
+    /// Skip a block's write pointer forward to page index `new_wp` (at most pages per
+    /// block), wasting the pages in between. Returns how many pages were wasted.
+    pub fn skip_to(&mut self, block: BlockId, new_wp: u32) -> Result<u32, FlashError> {
+        if block >= self.geo.blocks() || new_wp > self.geo.pages_per_block {
+            return Err(FlashError::OutOfRange {
+                addr: self.geo.first_page(block.min(self.geo.blocks())) + new_wp,
+            });
+        }
+        let b = block as usize;
+        let wp = u32::from(self.write_ptr[b]);
+        if new_wp < wp {
+            return Err(FlashError::ProgramOutOfOrder {
+                ppn: self.geo.first_page(block) + new_wp,
+                write_pointer: wp,
+            });
+        }
+        let first = self.geo.first_page(block);
+        for i in wp..new_wp {
+            self.page_flags[(first + i) as usize] = WASTED;
+        }
+        if wp == 0 && new_wp > 0 {
+            self.open_seq[b] = self.next_seq;
+            self.next_seq += 1;
+        }
+        self.write_ptr[b] = new_wp as u16;
+        self.wasted_pages += u64::from(new_wp - wp);
+        Ok(new_wp - wp)
+    }
+
+    /// Read a page's OOB and data.
+    pub fn read(&self, ppn: Ppn) -> Result<Oob, FlashError> {
+        self.check_ppn(ppn)?;
+        let p = ppn as usize;
+        let f = self.page_flags[p];
+        if f & WRITTEN == 0 || f & TORN != 0 {
+            return Err(FlashError::ReadUnwritten { ppn });
+        }
+        Ok(Oob {
+            lpn: self.page_lpn[p],
+            version: self.page_version[p],
+            kind: PageKind::from_bits(f),
+        })
+    }
+
+    /// Intra-plane copy-back of `src` into the erased page `dst`; `src` stays valid (the FTL
+    /// invalidates it once its mapping points at `dst`).
+    pub fn copyback(&mut self, src: Ppn, dst: Ppn) -> Result<(), FlashError> {
+        self.check_ppn(src)?;
+        self.check_ppn(dst)?;
+        if self.geo.plane_of(src) != self.geo.plane_of(dst) {
+            return Err(FlashError::CopybackCrossPlane { src, dst });
+        }
+        if self.copyback_same_parity
+            && self.geo.page_in_block(src) % 2 != self.geo.page_in_block(dst) % 2
+        {
+            return Err(FlashError::CopybackParity { src, dst });
+        }
+        let oob = self.read(src)?;
+        let count = self.page_copybacks[src as usize].saturating_add(1);
+        self.program_inner(dst, oob, count)
+    }
+
+    /// Mark a valid page invalid (its LPN now lives elsewhere or was trimmed).
+    pub fn invalidate(&mut self, ppn: Ppn) -> Result<(), FlashError> {
+        self.check_ppn(ppn)?;
+        if !self.is_valid(ppn) {
+            return Err(FlashError::InvalidateInvalid { ppn });
+        }
+        let p = ppn as usize;
+        self.valid_bits[p / 64] &= !(1u64 << (p % 64));
+        let block = self.geo.block_of(ppn) as usize;
+        self.valid_count[block] -= 1;
+        Ok(())
+    }
+
+    /// Erase a block that holds no valid page.
+    pub fn erase(&mut self, block: BlockId) -> Result<(), FlashError> {
+        if block >= self.geo.blocks() {
+            return Err(FlashError::OutOfRange { addr: block });
+        }
+        let b = block as usize;
+        if self.valid_count[b] != 0 {
+            return Err(FlashError::EraseValidPages {
+                block,
+                valid: u32::from(self.valid_count[b]),
+            });
+        }
+        let first = self.geo.first_page(block) as usize;
+        let ppb = self.geo.pages_per_block as usize;
+        self.page_flags[first..first + ppb].fill(0);
+        self.page_lpn[first..first + ppb].fill(NONE);
+        self.page_copybacks[first..first + ppb].fill(0);
+        self.write_ptr[b] = 0;
+        self.erase_count[b] += 1;
+        Ok(())
+    }
+
+    /// Mark a page torn: a program cut by power loss. It reads as unwritten and cannot be
+    /// programmed until its block is erased.
+    pub fn tear(&mut self, ppn: Ppn) -> Result<(), FlashError> {
+        self.check_ppn(ppn)?;
+        if self.is_valid(ppn) {
+            self.invalidate(ppn)?;
+        }
+        self.page_flags[ppn as usize] |= TORN;
+        Ok(())
+    }
+
+    /// Next programmable page index of a block.
+    #[inline]
+    pub fn write_pointer(&self, block: BlockId) -> u32 {
+        u32::from(self.write_ptr[block as usize])
+    }
+    /// Valid pages in a block.
+    #[inline]
+    pub fn valid_count(&self, block: BlockId) -> u32 {
+        u32::from(self.valid_count[block as usize])
+    }
+    /// P/E cycles of a block.
+    #[inline]
+    pub fn erase_count(&self, block: BlockId) -> u32 {
+        self.erase_count[block as usize]
+    }
+    /// Sequence number given to the block when its first page was programmed (0 = never).
+    #[inline]
+    pub fn open_seq(&self, block: BlockId) -> u64 {
+        self.open_seq[block as usize]
+    }
+    /// Consecutive copy-backs the page's data has been through (rcFTL).
+    #[inline]
+    pub fn copyback_count(&self, ppn: Ppn) -> u8 {
+        self.page_copybacks[ppn as usize]
+    }
+    /// Whether a page was skipped (wasted).
+    pub fn is_wasted(&self, ppn: Ppn) -> bool {
+        self.page_flags[ppn as usize] & WASTED != 0
+    }
+    /// Reliability (BER) class of a block.
+    pub fn reliability_class(&self, block: BlockId) -> u8 {
+        self.reliability_class[block as usize]
+    }
+    /// Set a block's reliability class.
+    pub fn set_reliability_class(&mut self, block: BlockId, class: u8) {
+        self.reliability_class[block as usize] = class;
+    }
+    /// Remaining copy-back quota of a block.
+    pub fn copyback_quota(&self, block: BlockId) -> u16 {
+        self.copyback_quota[block as usize]
+    }
+    /// Set a block's copy-back quota.
+    pub fn set_copyback_quota(&mut self, block: BlockId, quota: u16) {
+        self.copyback_quota[block as usize] = quota;
+    }
+    /// Pages programmed per plane (host, GC and mapping together).
+    pub fn plane_programs(&self) -> &[u64] {
+        &self.plane_programs
+    }
+    /// Pages wasted by skipping.
+    pub fn wasted_pages(&self) -> u64 {
+        self.wasted_pages
+    }
+    /// Erase counts of all blocks.
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_count
+    }
+    /// Check an OOB payload size against the usable spare bytes.
+    pub fn check_oob_payload(&self, bytes: u32) -> Result<(), FlashError> {
+        let usable = self.geo.spare_usable_bytes;
+        if bytes > usable {
+            return Err(FlashError::OobTooLarge { bytes, usable });
+        }
+        Ok(())
+    }
+    /// Valid pages of a block, in page order.
+    pub fn valid_pages(&self, block: BlockId) -> impl Iterator<Item = Ppn> + '_ {
+        let first = self.geo.first_page(block);
+        (first..first + self.write_pointer(block)).filter(move |&p| self.is_valid(p))
+    }
+    /// Blocks of a plane.
+    pub fn blocks_of(&self, plane: PlaneId) -> std::ops::Range<BlockId> {
+        let first = self.geo.first_block(plane);
+        first..first + self.geo.blocks_per_plane
+    }
+
+    /// Whole-state check (tests and debug builds): counts agree with bits, valid pages lie
+    /// below the write pointer, erased pages above it hold nothing.
+    pub fn check_invariants(&self) {
+        let ppb = self.geo.pages_per_block;
+        for b in 0..self.geo.blocks() {
+            let wp = self.write_pointer(b);
+            assert!(
+                wp <= ppb,
+                "block {b}: write pointer {wp} > pages per block {ppb}"
+            );
+            let first = self.geo.first_page(b);
+            let mut valid = 0;
+            for i in 0..ppb {
+                let p = first + i;
+                let f = self.page_flags[p as usize];
+                if self.is_valid(p) {
+                    valid += 1;
+                    assert!(
+                        i < wp,
+                        "block {b}: valid page {i} at or above write pointer {wp}"
+                    );
+                    assert!(f & WRITTEN != 0, "page {p}: valid but not written");
+                }
+                if i >= wp {
+                    assert_eq!(f, 0, "page {p}: above write pointer {wp} but flags {f:#x}");
+                }
+            }
+            assert_eq!(
+                valid,
+                self.valid_count(b),
+                "block {b}: valid count disagrees with bitmap"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geo() -> Geometry {
+        Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 2,
+            blocks_per_plane: 4,
+            pages_per_block: 8,
+            page_size_bytes: 4096,
+            spare_bytes_per_page: 128,
+            spare_usable_bytes: 16,
+        }
+    }
+    fn data(lpn: u32, version: u32) -> Oob {
+        Oob {
+            lpn,
+            version,
+            kind: PageKind::Data,
+        }
+    }
+
+    #[test]
+    fn program_in_order_only() {
+        let mut f = FlashArray::new(&geo(), false);
+        f.program(0, data(7, 1)).unwrap();
+        assert_eq!(
+            f.program(0, data(7, 2)),
+            Err(FlashError::ProgramNotErased { ppn: 0 })
+        );
+        assert_eq!(
+            f.program(2, data(7, 2)),
+            Err(FlashError::ProgramOutOfOrder {
+                ppn: 2,
+                write_pointer: 1
+            })
+        );
+        f.program(1, data(8, 1)).unwrap();
+        assert_eq!(f.read(1).unwrap(), data(8, 1));
+        assert_eq!(f.read(2), Err(FlashError::ReadUnwritten { ppn: 2 }));
+        assert_eq!(f.valid_count(0), 2);
+        f.check_invariants();
+    }
+
+    #[test]
+    fn erase_requires_no_valid_pages_and_resets() {
+        let mut f = FlashArray::new(&geo(), false);
+        f.program(8, data(1, 1)).unwrap();
+        assert_eq!(
+            f.erase(1),
+            Err(FlashError::EraseValidPages { block: 1, valid: 1 })
+        );
+        f.invalidate(8).unwrap();
+        assert_eq!(
+            f.invalidate(8),
+            Err(FlashError::InvalidateInvalid { ppn: 8 })
+        );
+        f.erase(1).unwrap();
+        assert_eq!(f.erase_count(1), 1);
+        assert_eq!(f.write_pointer(1), 0);
+        f.program(8, data(1, 2)).unwrap();
+        f.check_invariants();
+    }
+
+    #[test]
+    fn copyback_stays_in_plane_and_keeps_parity() {
+        let mut f = FlashArray::new(&geo(), true);
+        f.program(0, data(3, 9)).unwrap();
+        f.program(1, data(4, 9)).unwrap();
+        // Plane 1 starts at page 32.
+        assert_eq!(
+            f.copyback(0, 32),
+            Err(FlashError::CopybackCrossPlane { src: 0, dst: 32 })
+        );
+        // Block 1 (page 8..16): page 8 is even, page index 0; src page 1 is odd.
+        assert_eq!(
+            f.copyback(1, 8),
+            Err(FlashError::CopybackParity { src: 1, dst: 8 })
+        );
+        f.copyback(0, 8).unwrap();
+        assert_eq!(f.skip_to(1, 2).unwrap(), 1);
+        assert!(f.skip_to(1, 1).is_err());
+        assert!(f.is_wasted(9));
+        assert_eq!(f.wasted_pages(), 1);
+        f.copyback(8, 10).unwrap();
+        assert_eq!(f.read(10).unwrap(), data(3, 9));
+        assert_eq!(f.copyback_count(10), 2);
+        f.check_invariants();
+    }
+
+    #[test]
+    fn torn_pages_read_as_unwritten() {
+        let mut f = FlashArray::new(&geo(), false);
+        f.program(0, data(1, 1)).unwrap();
+        f.tear(0).unwrap();
+        assert_eq!(f.read(0), Err(FlashError::ReadUnwritten { ppn: 0 }));
+        assert_eq!(
+            f.program(0, data(1, 1)),
+            Err(FlashError::ProgramNotErased { ppn: 0 })
+        );
+        assert_eq!(
+            f.check_oob_payload(17),
+            Err(FlashError::OobTooLarge {
+                bytes: 17,
+                usable: 16
+            })
+        );
+    }
+}

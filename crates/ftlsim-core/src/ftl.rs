@@ -1,0 +1,237 @@
+//! The FTL interface and the context through which an FTL touches flash.
+//!
+//! An FTL never computes time. It changes flash state through [`FlashCtx`], which applies
+//! each operation to the [`FlashArray`] at once (so NAND rules are checked at the moment of
+//! the call) and records it for the scheduler, tagged host, GC or mapping. In functional
+//! mode (preconditioning) nothing is recorded and no time passes.
+
+use crate::config::GcScope;
+use crate::error::{FlashError, SimError};
+use crate::flash::{FlashArray, Oob};
+use crate::geometry::{BlockId, Lpn, PlaneId, Ppn};
+use crate::scheduler::{scope_code, FlashOp, OpKind, Tag, TAGS};
+use serde::Serialize;
+
+/// Flash operation counts by tag (`[host, gc, mapping]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FlashCounts {
+    /// Page reads to the controller.
+    pub reads: [u64; TAGS],
+    /// Page programs from the controller (copy-back destinations not included).
+    pub programs: [u64; TAGS],
+    /// Intra-plane copy-backs (each programs one destination page).
+    pub copybacks: [u64; TAGS],
+    /// Block erases.
+    pub erases: [u64; TAGS],
+}
+
+impl FlashCounts {
+    /// All pages programmed, copy-back destinations included.
+    pub fn pages_programmed(&self) -> u64 {
+        self.programs.iter().sum::<u64>() + self.copybacks.iter().sum::<u64>()
+    }
+    /// Difference `self - earlier`.
+    pub fn since(&self, earlier: &FlashCounts) -> FlashCounts {
+        let d = |a: &[u64; TAGS], b: &[u64; TAGS]| std::array::from_fn(|i| a[i] - b[i]);
+        FlashCounts {
+            reads: d(&self.reads, &earlier.reads),
+            programs: d(&self.programs, &earlier.programs),
+            copybacks: d(&self.copybacks, &earlier.copybacks),
+            erases: d(&self.erases, &earlier.erases),
+        }
+    }
+}
+
+/// The FTL's handle on the flash array for one call.
+pub struct FlashCtx<'a> {
+    flash: &'a mut FlashArray,
+    ops: &'a mut Vec<FlashOp>,
+    counts: &'a mut FlashCounts,
+    record: bool,
+    tag: Tag,
+    lookups: u32,
+}
+
+impl<'a> FlashCtx<'a> {
+    /// A context recording into `ops` (when `record`) and counting into `counts`.
+    pub fn new(
+        flash: &'a mut FlashArray,
+        ops: &'a mut Vec<FlashOp>,
+        counts: &'a mut FlashCounts,
+        record: bool,
+    ) -> Self {
+        FlashCtx {
+            flash,
+            ops,
+            counts,
+            record,
+            tag: Tag::Host,
+            lookups: 0,
+        }
+    }
+
+    /// Read-only view of the flash state.
+    #[inline]
+    pub fn flash(&self) -> &FlashArray {
+        self.flash
+    }
+
+    /// Tag for the operations that follow; returns the previous tag.
+    pub fn set_tag(&mut self, tag: Tag) -> Tag {
+        std::mem::replace(&mut self.tag, tag)
+    }
+
+    /// Charge `n` mapping lookups in controller memory.
+    pub fn charge_lookups(&mut self, n: u32) {
+        self.lookups += n;
+    }
+
+    /// Lookups charged so far.
+    pub fn lookups(&self) -> u32 {
+        self.lookups
+    }
+
+    #[inline]
+    fn push(&mut self, kind: OpKind, chain: bool, addr: u32, addr2: u32) {
+        if self.record {
+            self.ops.push(FlashOp {
+                kind,
+                tag: self.tag,
+                chain,
+                addr,
+                addr2,
+            });
+        }
+    }
+
+    /// Read a page.
+    pub fn read(&mut self, ppn: Ppn) -> Result<Oob, FlashError> {
+        let oob = self.flash.read(ppn)?;
+        self.counts.reads[self.tag as usize] += 1;
+        self.push(OpKind::Read, false, ppn, 0);
+        Ok(oob)
+    }
+
+    /// Program a page at its block's write pointer.
+    pub fn program(&mut self, ppn: Ppn, oob: Oob) -> Result<(), FlashError> {
+        self.flash.program(ppn, oob)?;
+        self.counts.programs[self.tag as usize] += 1;
+        self.push(OpKind::Program, false, ppn, 0);
+        Ok(())
+    }
+
+    /// Move a page's data to `dst`: intra-plane copy-back when `copyback`, otherwise a read
+    /// out to the controller followed by a program (the program waits for the read).
+    /// The source stays valid; the caller remaps and invalidates it.
+    pub fn copy(&mut self, src: Ppn, dst: Ppn, copyback: bool) -> Result<Oob, FlashError> {
+        if copyback {
+            self.flash.copyback(src, dst)?;
+            self.counts.copybacks[self.tag as usize] += 1;
+            self.push(OpKind::Copyback, false, src, dst);
+            return self.flash.read(dst);
+        }
+        let oob = self.flash.read(src)?;
+        self.flash.program(dst, oob)?;
+        self.counts.reads[self.tag as usize] += 1;
+        self.counts.programs[self.tag as usize] += 1;
+        self.push(OpKind::Read, false, src, 0);
+        self.push(OpKind::Program, true, dst, 0);
+        Ok(oob)
+    }
+
+    /// Erase a block.
+    pub fn erase(&mut self, block: BlockId) -> Result<(), FlashError> {
+        self.flash.erase(block)?;
+        self.counts.erases[self.tag as usize] += 1;
+        let first = self.flash.geometry().first_page(block);
+        self.push(OpKind::Erase, false, first, 0);
+        Ok(())
+    }
+
+    /// Invalidate a page (no flash operation: validity lives in controller memory).
+    pub fn invalidate(&mut self, ppn: Ppn) -> Result<(), FlashError> {
+        self.flash.invalidate(ppn)
+    }
+
+    /// Waste the erased page `ppn` at its block's write pointer (e.g. to keep copy-back
+    /// parity); it is counted and never programmed.
+    pub fn skip_page(&mut self, ppn: Ppn) -> Result<(), FlashError> {
+        let g = self.flash.geometry();
+        let (block, idx) = (g.block_of(ppn), g.page_in_block(ppn));
+        if self.flash.write_pointer(block) != idx {
+            return Err(FlashError::ProgramOutOfOrder {
+                ppn,
+                write_pointer: self.flash.write_pointer(block),
+            });
+        }
+        self.flash.skip_to(block, idx + 1).map(|_| ())
+    }
+
+    /// Hold host I/O in `scope` around `plane` until the GC work recorded so far ends.
+    pub fn block_scope(&mut self, plane: PlaneId, scope: GcScope) {
+        if scope != GcScope::Plane {
+            let first = self
+                .flash
+                .geometry()
+                .first_page(self.flash.geometry().first_block(plane));
+            self.push(OpKind::Barrier, false, first, scope_code(scope));
+        }
+    }
+}
+
+/// Garbage-collection counters every FTL reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct GcCounts {
+    /// Victim blocks collected (erased) in the foreground, on a host request's path.
+    pub foreground_collections: u64,
+    /// Victim blocks collected in host idle time.
+    pub background_collections: u64,
+    /// Valid pages moved by GC.
+    pub pages_moved: u64,
+    /// GCs that had to fall back (FTL-specific, e.g. PCFTL's never-ending GC).
+    pub fallbacks: u64,
+}
+
+impl GcCounts {
+    /// All collections.
+    pub fn collections(&self) -> u64 {
+        self.foreground_collections + self.background_collections
+    }
+    /// Difference `self - earlier`.
+    pub fn since(&self, e: &GcCounts) -> GcCounts {
+        GcCounts {
+            foreground_collections: self.foreground_collections - e.foreground_collections,
+            background_collections: self.background_collections - e.background_collections,
+            pages_moved: self.pages_moved - e.pages_moved,
+            fallbacks: self.fallbacks - e.fallbacks,
+        }
+    }
+}
+
+/// A flash translation layer.
+pub trait Ftl {
+    /// Registered name.
+    fn name(&self) -> &'static str;
+    /// Read a logical page; returns the version found, or `None` if it was never written
+    /// or was trimmed (no flash read is needed then).
+    fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError>;
+    /// Write a whole logical page holding `version`.
+    fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError>;
+    /// Discard a logical page.
+    fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError>;
+    /// One preemptible unit of idle-time work (one page copy or one erase); `false` when
+    /// there is nothing worth doing.
+    fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError>;
+    /// GC counters since creation.
+    fn gc_counts(&self) -> GcCounts;
+    /// Free blocks in the whole drive (time series).
+    fn free_blocks(&self) -> u64;
+    /// Controller SRAM used by the mapping, bytes.
+    fn mapping_sram_bytes(&self) -> u64;
+    /// FTL-specific metrics, by name with units in the names.
+    fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
+    /// Whole-state consistency check against the flash (tests and debug builds).
+    fn check_invariants(&self, flash: &FlashArray);
+}

@@ -1,0 +1,180 @@
+//! Host requests and their split into logical pages.
+//!
+//! A request covers `sectors` 512-byte sectors from `offset_sector`. Pages are
+//! `page_size / 512` sectors; a request touches pages `offset / spp ..= (offset + len - 1) / spp`,
+//! and its first and last page may be partial. Requests from several devices (multi-disk
+//! traces) are laid out side by side in the logical space, never overlaid, or filtered to
+//! one device.
+
+use crate::error::SimError;
+use crate::geometry::Lpn;
+use serde::Serialize;
+
+/// Request type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoOp {
+    /// Read.
+    Read,
+    /// Write.
+    Write,
+    /// Discard (TRIM / UNMAP).
+    Trim,
+}
+
+/// One host request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    /// Arrival time, ns (ignored in closed-loop replay).
+    pub arrival_ns: u64,
+    /// Device (disk/ASU/volume) number in the trace.
+    pub device: u32,
+    /// First 512-byte sector.
+    pub offset_sector: u64,
+    /// Length in sectors (>= 1).
+    pub sectors: u32,
+    /// Type.
+    pub op: IoOp,
+}
+
+/// How requests of several devices map onto the drive's logical space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceLayout {
+    /// Device `d` starts at sector `d * span_sectors`.
+    SideBySide {
+        /// Sectors given to each device.
+        span_sectors: u64,
+    },
+    /// Only this device's requests are replayed; others are dropped (and counted).
+    Only(u32),
+}
+
+/// One logical page touched by a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageSpan {
+    /// Logical page.
+    pub lpn: Lpn,
+    /// First sector within the page.
+    pub first_sector: u32,
+    /// Sectors covered within the page.
+    pub sectors: u32,
+}
+
+impl PageSpan {
+    /// Does the span cover the whole page?
+    pub fn is_full(&self, sectors_per_page: u32) -> bool {
+        self.sectors == sectors_per_page
+    }
+    /// Bit mask of the covered sectors (pages of up to 64 sectors).
+    pub fn sector_mask(&self) -> u64 {
+        let ones = if self.sectors >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.sectors) - 1
+        };
+        ones << self.first_sector
+    }
+}
+
+/// Map a request to the drive's sector space; `None` when the layout drops it.
+pub fn place(req: &Request, layout: DeviceLayout) -> Option<u64> {
+    match layout {
+        DeviceLayout::SideBySide { span_sectors } => {
+            Some(u64::from(req.device) * span_sectors + req.offset_sector)
+        }
+        DeviceLayout::Only(d) => (req.device == d).then_some(req.offset_sector),
+    }
+}
+
+/// Check a placed request against the logical capacity. `what` names the request's source
+/// (e.g. `trace.csv line 12` or `request 57`).
+pub fn check_bounds(
+    offset: u64,
+    sectors: u32,
+    logical_sectors: u64,
+    what: &str,
+) -> Result<(), SimError> {
+    if sectors == 0 {
+        return Err(SimError::Request(format!(
+            "{what}: length 0 sectors (must be >= 1)"
+        )));
+    }
+    let end = offset + u64::from(sectors);
+    if end > logical_sectors {
+        return Err(SimError::Request(format!(
+            "{what}: sectors [{offset}, {end}) lie beyond the drive's {logical_sectors} logical sectors"
+        )));
+    }
+    Ok(())
+}
+
+/// Iterate over the pages of a placed request.
+pub fn pages(offset: u64, sectors: u32, sectors_per_page: u32) -> impl Iterator<Item = PageSpan> {
+    let spp = u64::from(sectors_per_page);
+    let end = offset + u64::from(sectors);
+    let first = offset / spp;
+    let last = (end - 1) / spp;
+    (first..=last).map(move |p| {
+        let lo = offset.max(p * spp);
+        let hi = end.min((p + 1) * spp);
+        PageSpan {
+            lpn: p as Lpn,
+            first_sector: (lo - p * spp) as u32,
+            sectors: (hi - lo) as u32,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_into_partial_and_full_pages() {
+        let v: Vec<_> = pages(6, 12, 8).collect();
+        assert_eq!(
+            v,
+            vec![
+                PageSpan {
+                    lpn: 0,
+                    first_sector: 6,
+                    sectors: 2
+                },
+                PageSpan {
+                    lpn: 1,
+                    first_sector: 0,
+                    sectors: 8
+                },
+                PageSpan {
+                    lpn: 2,
+                    first_sector: 0,
+                    sectors: 2
+                },
+            ]
+        );
+        assert!(v[1].is_full(8));
+        assert_eq!(v[0].sector_mask(), 0b1100_0000);
+    }
+
+    #[test]
+    fn layout_and_bounds() {
+        let r = Request {
+            arrival_ns: 0,
+            device: 2,
+            offset_sector: 5,
+            sectors: 8,
+            op: IoOp::Read,
+        };
+        assert_eq!(
+            place(&r, DeviceLayout::SideBySide { span_sectors: 100 }),
+            Some(205)
+        );
+        assert_eq!(place(&r, DeviceLayout::Only(1)), None);
+        let e = check_bounds(95, 8, 100, "request 3")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "invalid request: request 3: sectors [95, 103) lie beyond the drive's 100 logical sectors");
+        assert!(check_bounds(0, 0, 100, "x").is_err());
+    }
+}

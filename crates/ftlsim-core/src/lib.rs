@@ -1,0 +1,21 @@
+//! ftlsim-core: the flash array, timing engine, host interface, synthetic workloads,
+//! shared GC pieces and metrics of the ftlsim SSD simulator. FTLs live in `ftlsim-ftl`.
+//!
+//! Data flow: requests (generator or trace) -> host interface (pages, partial-page policy)
+//! -> [`ftl::Ftl`] (mapping, allocation, GC; changes [`flash::FlashArray`] state through
+//! [`ftl::FlashCtx`]) -> [`scheduler::Scheduler`] (channels, dies, planes as timed
+//! resources) -> [`metrics`]. See docs/architecture.md.
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod error;
+pub mod flash;
+pub mod ftl;
+pub mod gc;
+pub mod geometry;
+pub mod host;
+pub mod metrics;
+pub mod presets;
+pub mod scheduler;
+pub mod sim;
+pub mod workload;

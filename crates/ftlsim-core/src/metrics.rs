@@ -1,0 +1,197 @@
+//! Metrics: latency histograms (HDR, 3 significant digits), counters and the JSON report.
+//! Every field name carries its unit; docs/metrics.md defines each one.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Highest latency the histograms record exactly: one hour in ns; longer ones saturate.
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+/// A latency histogram in ns.
+#[derive(Debug, Clone)]
+pub struct LatencyHistogram {
+    h: Histogram<u64>,
+    sum_ns: u128,
+    max_ns: u64,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        LatencyHistogram {
+            h: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
+                .expect("static histogram bounds are valid"),
+            sum_ns: 0,
+            max_ns: 0,
+        }
+    }
+}
+
+impl LatencyHistogram {
+    /// Record one latency.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.h.saturating_record(ns.max(1));
+        self.sum_ns += u128::from(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+    /// Summary statistics.
+    pub fn stats(&self) -> LatencyStats {
+        let n = self.h.len();
+        if n == 0 {
+            return LatencyStats::default();
+        }
+        LatencyStats {
+            count: n,
+            mean_ns: (self.sum_ns / u128::from(n)) as u64,
+            p50_ns: self.h.value_at_quantile(0.50),
+            p90_ns: self.h.value_at_quantile(0.90),
+            p99_ns: self.h.value_at_quantile(0.99),
+            p999_ns: self.h.value_at_quantile(0.999),
+            max_ns: self.max_ns,
+        }
+    }
+}
+
+/// Latency summary (exact mean and max; quantiles within 0.1%).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LatencyStats {
+    /// Samples.
+    pub count: u64,
+    /// Mean, ns.
+    pub mean_ns: u64,
+    /// Median, ns.
+    pub p50_ns: u64,
+    /// 90th percentile, ns.
+    pub p90_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub p999_ns: u64,
+    /// Maximum, ns.
+    pub max_ns: u64,
+}
+
+/// Mean and population standard deviation.
+pub fn mean_std(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut n, mut sum, mut sq) = (0u64, 0.0, 0.0);
+    for v in values {
+        n += 1;
+        sum += v;
+        sq += v * v;
+    }
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let mean = sum / n as f64;
+    (mean, (sq / n as f64 - mean * mean).max(0.0).sqrt())
+}
+
+/// Round to 6 significant decimals so that JSON output is stable and readable.
+pub fn r6(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return if x.is_finite() { 0.0 } else { x };
+    }
+    let scale = 10f64.powi(5 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+/// Counts by tag as a JSON object.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ByTag {
+    /// Host-issued.
+    pub host: u64,
+    /// GC-issued.
+    pub gc: u64,
+    /// Mapping-issued.
+    pub mapping: u64,
+    /// Sum.
+    pub total: u64,
+}
+
+impl ByTag {
+    /// From a `[host, gc, mapping]` array.
+    pub fn from(a: [u64; 3]) -> ByTag {
+        ByTag {
+            host: a[0],
+            gc: a[1],
+            mapping: a[2],
+            total: a.iter().sum(),
+        }
+    }
+}
+
+/// One row of the time series.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct IntervalRow {
+    /// Interval end, ns of simulated time.
+    pub t_end_ns: u64,
+    /// Requests completed in the interval.
+    pub requests: u64,
+    /// Requests per simulated second.
+    pub iops: f64,
+    /// Host MB/s (10^6 bytes) completed.
+    pub throughput_mb_per_s: f64,
+    /// Mean response time of the interval's completions, us.
+    pub mean_latency_us: f64,
+    /// Max response time, us.
+    pub max_latency_us: f64,
+    /// Free blocks in the drive at the interval end.
+    pub free_blocks: u64,
+    /// Victims collected in the interval.
+    pub gc_collections: u64,
+    /// Pages moved by GC in the interval.
+    pub gc_pages_moved: u64,
+    /// Flash pages programmed in the interval (all tags).
+    pub flash_programs: u64,
+}
+
+/// Receives progress and time-series rows during a run.
+pub trait Observer {
+    /// A completed time-series interval.
+    fn interval(&mut self, _row: &IntervalRow) {}
+    /// `done` requests have completed.
+    fn progress(&mut self, _done: u64) {}
+}
+
+/// An observer that ignores everything.
+pub struct NoObserver;
+impl Observer for NoObserver {}
+
+/// An observer that keeps the rows (tests, Python).
+#[derive(Debug, Default)]
+pub struct RowCollector {
+    /// Rows so far.
+    pub rows: Vec<IntervalRow>,
+}
+impl Observer for RowCollector {
+    fn interval(&mut self, row: &IntervalRow) {
+        self.rows.push(row.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_stats() {
+        let mut h = LatencyHistogram::default();
+        for v in 1..=1000u64 {
+            h.record(v * 1000);
+        }
+        let s = h.stats();
+        assert_eq!(s.count, 1000);
+        assert_eq!(s.mean_ns, 500_500);
+        assert_eq!(s.max_ns, 1_000_000);
+        assert!((s.p50_ns as f64 - 500_000.0).abs() < 1000.0);
+        assert!((s.p99_ns as f64 - 990_000.0).abs() < 1000.0);
+    }
+
+    #[test]
+    fn mean_std_and_rounding() {
+        let (m, s) = mean_std([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0].into_iter());
+        assert_eq!((m, s), (5.0, 2.0));
+        assert_eq!(r6(1.23456789), 1.23457);
+        assert_eq!(r6(123456789.0), 123457000.0);
+    }
+}

@@ -1,0 +1,41 @@
+//! Drive presets shipped in `presets/`, compiled in so the binary works from anywhere.
+
+use crate::config::DriveConfig;
+use crate::error::ConfigError;
+
+/// (name, TOML text) of every preset.
+pub const PRESETS: &[(&str, &str)] = &[("default", include_str!("../../../presets/default.toml"))];
+
+/// Names of all presets.
+pub fn names() -> Vec<String> {
+    PRESETS.iter().map(|p| p.0.to_string()).collect()
+}
+
+/// Load a preset by name.
+pub fn load(name: &str) -> Result<DriveConfig, ConfigError> {
+    let (_, text) =
+        PRESETS
+            .iter()
+            .find(|p| p.0 == name)
+            .ok_or_else(|| ConfigError::UnknownPreset {
+                name: name.to_string(),
+                available: names(),
+            })?;
+    DriveConfig::from_toml(text, &format!("preset {name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_preset_loads() {
+        for (name, _) in super::PRESETS {
+            let c = super::load(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(&c.name, name);
+            assert!(!c.source.is_empty(), "{name}: cite the source table");
+        }
+        assert!(super::load("nope")
+            .unwrap_err()
+            .to_string()
+            .contains("available: default"));
+    }
+}

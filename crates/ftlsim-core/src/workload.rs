@@ -1,0 +1,574 @@
+//! Synthetic workloads, the built-in default: uniform random, sequential and hot/cold (Zipf,
+//! or x% of traffic to y% of space) access; read share; request-size distribution; fixed or
+//! Poisson inter-arrival times, or a closed loop at queue depth N; a request count or a
+//! duration. Seeded with xoshiro256++, so a spec and a seed give the same stream on every
+//! platform.
+//!
+//! Spec syntax (also accepted from TOML as a string): comma-separated `key=value` pairs,
+//! e.g. `pattern=zipf:0.9,read=0.3,size=4k@0.8|64k@0.2,arrival=poisson:100us,requests=1e6`.
+//! Keys and defaults: see [`WorkloadSpec::parse`] and docs/workloads.md.
+
+use crate::error::WorkloadError;
+use crate::host::{IoOp, Request};
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Exp, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
+
+/// Which addresses are touched.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// Uniform random over the span.
+    Uniform,
+    /// Sequential from the start of the span, wrapping.
+    Sequential,
+    /// `traffic` share of requests go to the first `space` share of the span.
+    HotCold {
+        /// Share of requests to the hot area.
+        traffic: f64,
+        /// Share of the span that is hot.
+        space: f64,
+    },
+    /// Zipf over aligned slots with exponent `theta` (slot 0 hottest).
+    Zipf {
+        /// Exponent.
+        theta: f64,
+    },
+}
+
+/// When requests arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Closed loop: keep this many requests outstanding.
+    Closed {
+        /// Queue depth.
+        queue_depth: u32,
+    },
+    /// Open loop, one request every `interval_ns`.
+    Fixed {
+        /// Inter-arrival time, ns.
+        interval_ns: u64,
+    },
+    /// Open loop, exponential inter-arrival times with this mean.
+    Poisson {
+        /// Mean inter-arrival time, ns.
+        mean_ns: u64,
+    },
+}
+
+/// How long the workload runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// This many requests.
+    Requests(u64),
+    /// Until this much simulated time has passed, ns.
+    DurationNs(u64),
+}
+
+/// A parsed synthetic workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkloadSpec {
+    /// Address pattern.
+    pub pattern: Pattern,
+    /// Share of reads, [0, 1].
+    pub read_share: f64,
+    /// Share of trims, [0, 1 - read_share].
+    pub trim_share: f64,
+    /// Request sizes in bytes with weights.
+    pub sizes: Vec<(u64, f64)>,
+    /// Arrival process.
+    pub arrival: Arrival,
+    /// Length.
+    pub limit: Limit,
+    /// Share of the logical space addressed, (0, 1].
+    pub span: f64,
+    /// Alignment of request offsets, bytes (multiple of 512).
+    pub align_bytes: u64,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            pattern: Pattern::Uniform,
+            read_share: 0.3,
+            trim_share: 0.0,
+            sizes: vec![(4096, 1.0)],
+            arrival: Arrival::Closed { queue_depth: 32 },
+            limit: Limit::Requests(200_000),
+            span: 1.0,
+            align_bytes: 4096,
+        }
+    }
+}
+
+fn err(key: &str, value: &str, rule: &str) -> WorkloadError {
+    WorkloadError {
+        key: key.into(),
+        value: value.into(),
+        rule: rule.into(),
+    }
+}
+
+/// Parse `4096`, `4k`, `64KiB`, `1m`, `1.5e6` into bytes (k = 1024).
+pub fn parse_bytes(key: &str, s: &str) -> Result<u64, WorkloadError> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t.trim_end_matches("ib").trim_end_matches('b');
+    let (num, mult) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m') => (&t[..t.len() - 1], 1 << 20),
+        Some('g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| err(key, s, "expected a size like 4096, 4k or 1m"))?;
+    if !(v > 0.0 && v.is_finite()) {
+        return Err(err(key, s, "must be > 0"));
+    }
+    Ok((v * mult as f64).round() as u64)
+}
+
+/// Parse `100us`, `2ms`, `1s`, `500ns` or a plain number of ns.
+pub fn parse_duration_ns(key: &str, s: &str) -> Result<u64, WorkloadError> {
+    let t = s.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| err(key, s, "expected a duration like 100us, 2ms or 1s"))?;
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(err(key, s, "must be >= 0"));
+    }
+    Ok((v * mult).round() as u64)
+}
+
+fn parse_share(key: &str, s: &str) -> Result<f64, WorkloadError> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| err(key, s, "expected a number in [0, 1]"))?;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(err(key, s, "must be in [0, 1]"));
+    }
+    Ok(v)
+}
+
+fn parse_count(key: &str, s: &str) -> Result<u64, WorkloadError> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| err(key, s, "expected a whole number like 100000 or 1e6"))?;
+    if !(v >= 1.0 && v.fract() == 0.0 && v < 1e18) {
+        return Err(err(key, s, "must be a whole number >= 1"));
+    }
+    Ok(v as u64)
+}
+
+impl WorkloadSpec {
+    /// Parse a spec string; unspecified keys keep their defaults (uniform, 30% reads, 4 KiB,
+    /// closed loop at QD 32, 200,000 requests, whole span, 4 KiB alignment).
+    ///
+    /// Keys: `pattern` = `uniform` | `sequential` | `hotcold:TRAFFIC:SPACE` | `zipf:THETA`;
+    /// `read`, `trim` = share; `size` = `SIZE` or `SIZE@WEIGHT|SIZE@WEIGHT...`;
+    /// `arrival` = `closed:QD` | `fixed:DURATION` | `poisson:DURATION`; `qd` = N (closed loop);
+    /// `requests` = N; `duration` = DURATION; `span` = share; `align` = SIZE.
+    pub fn parse(spec: &str) -> Result<WorkloadSpec, WorkloadError> {
+        let mut w = WorkloadSpec::default();
+        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| err("spec", part, "expected key=value (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align)"))?;
+            let (k, v) = (k.trim(), v.trim());
+            match k {
+                "pattern" => w.pattern = parse_pattern(v)?,
+                "read" => w.read_share = parse_share(k, v)?,
+                "trim" => w.trim_share = parse_share(k, v)?,
+                "size" => w.sizes = parse_sizes(v)?,
+                "arrival" => w.arrival = parse_arrival(v)?,
+                "qd" => w.arrival = Arrival::Closed { queue_depth: parse_qd(v)? },
+                "requests" => w.limit = Limit::Requests(parse_count(k, v)?),
+                "duration" => {
+                    let d = parse_duration_ns(k, v)?;
+                    if d == 0 {
+                        return Err(err(k, v, "must be > 0"));
+                    }
+                    w.limit = Limit::DurationNs(d)
+                }
+                "span" => {
+                    let s = parse_share(k, v)?;
+                    if s == 0.0 {
+                        return Err(err(k, v, "must be in (0, 1]"));
+                    }
+                    w.span = s
+                }
+                "align" => {
+                    let a = parse_bytes(k, v)?;
+                    if a % 512 != 0 {
+                        return Err(err(k, v, "must be a multiple of 512 bytes"));
+                    }
+                    w.align_bytes = a
+                }
+                _ => {
+                    return Err(err(
+                        "spec",
+                        k,
+                        "unknown key (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align)",
+                    ))
+                }
+            }
+        }
+        if w.read_share + w.trim_share > 1.0 + 1e-12 {
+            return Err(err(
+                "trim",
+                &w.trim_share.to_string(),
+                "read + trim must be <= 1",
+            ));
+        }
+        Ok(w)
+    }
+}
+
+fn parse_qd(v: &str) -> Result<u32, WorkloadError> {
+    let qd = parse_count("qd", v)?;
+    if qd > 65_536 {
+        return Err(err("qd", v, "must be in [1, 65536]"));
+    }
+    Ok(qd as u32)
+}
+
+fn parse_pattern(v: &str) -> Result<Pattern, WorkloadError> {
+    let mut it = v.split(':');
+    let name = it.next().unwrap_or("");
+    let args: Vec<&str> = it.collect();
+    let p = match (name, args.as_slice()) {
+        ("uniform" | "random", []) => Pattern::Uniform,
+        ("sequential" | "seq", []) => Pattern::Sequential,
+        ("hotcold", [t, s]) => {
+            let traffic = parse_share("pattern", t)?;
+            let space = parse_share("pattern", s)?;
+            if space == 0.0 || space == 1.0 {
+                return Err(err("pattern", v, "hot space share must be in (0, 1)"));
+            }
+            Pattern::HotCold { traffic, space }
+        }
+        ("zipf", [t]) => {
+            let theta: f64 = t
+                .parse()
+                .map_err(|_| err("pattern", v, "expected zipf:THETA with THETA > 0"))?;
+            if !(theta > 0.0 && theta.is_finite()) {
+                return Err(err("pattern", v, "zipf exponent must be > 0"));
+            }
+            Pattern::Zipf { theta }
+        }
+        _ => {
+            return Err(err(
+                "pattern",
+                v,
+                "expected uniform, sequential, hotcold:TRAFFIC:SPACE or zipf:THETA",
+            ))
+        }
+    };
+    Ok(p)
+}
+
+fn parse_sizes(v: &str) -> Result<Vec<(u64, f64)>, WorkloadError> {
+    let mut out = Vec::new();
+    for item in v.split('|') {
+        let (s, w) = match item.split_once('@') {
+            Some((s, w)) => {
+                let w: f64 = w
+                    .parse()
+                    .map_err(|_| err("size", item, "expected SIZE@WEIGHT"))?;
+                if !(w > 0.0 && w.is_finite()) {
+                    return Err(err("size", item, "weight must be > 0"));
+                }
+                (s, w)
+            }
+            None => (item, 1.0),
+        };
+        let bytes = parse_bytes("size", s)?;
+        if bytes % 512 != 0 {
+            return Err(err("size", s, "must be a multiple of 512 bytes"));
+        }
+        out.push((bytes, w));
+    }
+    Ok(out)
+}
+
+fn parse_arrival(v: &str) -> Result<Arrival, WorkloadError> {
+    let (kind, arg) = v.split_once(':').ok_or_else(|| {
+        err(
+            "arrival",
+            v,
+            "expected closed:QD, fixed:DURATION or poisson:DURATION",
+        )
+    })?;
+    match kind {
+        "closed" => Ok(Arrival::Closed {
+            queue_depth: parse_qd(arg)?,
+        }),
+        "fixed" => Ok(Arrival::Fixed {
+            interval_ns: parse_duration_ns("arrival", arg)?,
+        }),
+        "poisson" => {
+            let m = parse_duration_ns("arrival", arg)?;
+            if m == 0 {
+                return Err(err("arrival", v, "mean inter-arrival time must be > 0"));
+            }
+            Ok(Arrival::Poisson { mean_ns: m })
+        }
+        _ => Err(err(
+            "arrival",
+            v,
+            "expected closed:QD, fixed:DURATION or poisson:DURATION",
+        )),
+    }
+}
+
+/// A seeded stream of requests for a drive of `logical_bytes`.
+#[derive(Debug, Clone)]
+pub struct Generator {
+    spec: WorkloadSpec,
+    rng: Xoshiro256PlusPlus,
+    slots: u64,
+    size_cdf: Vec<(u64, f64)>,
+    zipf: Option<Zipf<f64>>,
+    exp: Option<Exp<f64>>,
+    issued: u64,
+    clock_ns: u64,
+    seq_next: u64,
+    span_bytes: u64,
+}
+
+impl Generator {
+    /// A generator; errors if the largest request does not fit in the span.
+    pub fn new(
+        spec: &WorkloadSpec,
+        logical_bytes: u64,
+        seed: u64,
+    ) -> Result<Generator, WorkloadError> {
+        let span_bytes =
+            ((logical_bytes as f64 * spec.span) as u64) / spec.align_bytes * spec.align_bytes;
+        let max_size = spec.sizes.iter().map(|s| s.0).max().unwrap_or(4096);
+        if max_size > span_bytes {
+            return Err(err(
+                "size",
+                &max_size.to_string(),
+                &format!("larger than the addressed span of {span_bytes} bytes"),
+            ));
+        }
+        let slots = span_bytes / spec.align_bytes;
+        let total: f64 = spec.sizes.iter().map(|s| s.1).sum();
+        let mut acc = 0.0;
+        let size_cdf = spec
+            .sizes
+            .iter()
+            .map(|&(s, w)| {
+                acc += w / total;
+                (s, acc)
+            })
+            .collect();
+        let zipf = match spec.pattern {
+            Pattern::Zipf { theta } => Some(
+                Zipf::new(slots, theta)
+                    .map_err(|e| err("pattern", &theta.to_string(), &e.to_string()))?,
+            ),
+            _ => None,
+        };
+        let exp = match spec.arrival {
+            Arrival::Poisson { mean_ns } => {
+                Some(Exp::new(1.0 / mean_ns as f64).expect("mean > 0 checked at parse"))
+            }
+            _ => None,
+        };
+        Ok(Generator {
+            spec: spec.clone(),
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            slots,
+            size_cdf,
+            zipf,
+            exp,
+            issued: 0,
+            clock_ns: 0,
+            seq_next: 0,
+            span_bytes,
+        })
+    }
+
+    fn size(&mut self) -> u64 {
+        if self.size_cdf.len() == 1 {
+            return self.size_cdf[0].0;
+        }
+        let u: f64 = self.rng.gen();
+        self.size_cdf
+            .iter()
+            .find(|&&(_, c)| u < c)
+            .map_or(self.size_cdf[self.size_cdf.len() - 1].0, |&(s, _)| s)
+    }
+
+    fn offset(&mut self, size: u64) -> u64 {
+        let align = self.spec.align_bytes;
+        // Slots where a request of this size still fits inside the span.
+        let fit = (self.span_bytes - size) / align + 1;
+        let slot = match self.spec.pattern {
+            Pattern::Uniform => self.rng.gen_range(0..fit),
+            Pattern::Sequential => {
+                let s = if self.seq_next + size > self.span_bytes {
+                    0
+                } else {
+                    self.seq_next
+                };
+                self.seq_next = s + size;
+                return s;
+            }
+            Pattern::HotCold { traffic, space } => {
+                let hot = ((fit as f64 * space) as u64).max(1);
+                if self.rng.gen_bool(traffic) || hot >= fit {
+                    self.rng.gen_range(0..hot)
+                } else {
+                    self.rng.gen_range(hot..fit)
+                }
+            }
+            Pattern::Zipf { .. } => {
+                let z = self.zipf.as_ref().expect("zipf built for zipf pattern");
+                ((z.sample(&mut self.rng) as u64).saturating_sub(1)).min(fit - 1)
+            }
+        };
+        debug_assert!(slot < self.slots);
+        slot * align
+    }
+}
+
+impl Iterator for Generator {
+    type Item = Request;
+    fn next(&mut self) -> Option<Request> {
+        let arrival_ns = match self.spec.arrival {
+            Arrival::Closed { .. } => 0,
+            Arrival::Fixed { interval_ns } => self.issued * interval_ns,
+            Arrival::Poisson { .. } => {
+                if self.issued > 0 {
+                    let e = self.exp.as_ref().expect("exp built for poisson arrivals");
+                    self.clock_ns += e.sample(&mut self.rng).round() as u64;
+                }
+                self.clock_ns
+            }
+        };
+        match self.spec.limit {
+            Limit::Requests(n) if self.issued >= n => return None,
+            Limit::DurationNs(d)
+                if !matches!(self.spec.arrival, Arrival::Closed { .. }) && arrival_ns >= d =>
+            {
+                return None
+            }
+            _ => {}
+        }
+        self.issued += 1;
+        let size = self.size();
+        let offset = self.offset(size);
+        let u: f64 = self.rng.gen();
+        let op = if u < self.spec.read_share {
+            IoOp::Read
+        } else if u < self.spec.read_share + self.spec.trim_share {
+            IoOp::Trim
+        } else {
+            IoOp::Write
+        };
+        Some(Request {
+            arrival_ns,
+            device: 0,
+            offset_sector: offset / 512,
+            sectors: (size / 512) as u32,
+            op,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_full_spec() {
+        let w = WorkloadSpec::parse("pattern=hotcold:0.8:0.2, read=0.5,size=4k@3|64k@1,arrival=poisson:100us,requests=1e3,span=0.5,align=8k").unwrap();
+        assert_eq!(
+            w.pattern,
+            Pattern::HotCold {
+                traffic: 0.8,
+                space: 0.2
+            }
+        );
+        assert_eq!(w.sizes, vec![(4096, 3.0), (65536, 1.0)]);
+        assert_eq!(w.arrival, Arrival::Poisson { mean_ns: 100_000 });
+        assert_eq!(w.limit, Limit::Requests(1000));
+        assert_eq!(w.align_bytes, 8192);
+    }
+
+    #[test]
+    fn bad_specs_name_key_and_rule() {
+        let e = |s: &str| WorkloadSpec::parse(s).unwrap_err().to_string();
+        assert_eq!(
+            e("read=1.5"),
+            "invalid workload spec: read = `1.5` (must be in [0, 1])"
+        );
+        assert!(e("pattern=zipf").contains("zipf:THETA"));
+        assert!(e("colour=red").contains("unknown key"));
+        assert!(e("size=1000").contains("multiple of 512"));
+        assert!(e("requests=0").contains("whole number >= 1"));
+        assert!(e("arrival=poisson:0").contains("must be > 0"));
+        assert!(e("read=0.8,trim=0.5").contains("read + trim"));
+        assert!(e("nonsense").contains("expected key=value"));
+    }
+
+    #[test]
+    fn streams_are_seeded_and_in_range() {
+        let w = WorkloadSpec::parse("pattern=zipf:0.9,size=4k|16k,requests=2000,read=0.4").unwrap();
+        let a: Vec<_> = Generator::new(&w, 1 << 24, 7).unwrap().collect();
+        let b: Vec<_> = Generator::new(&w, 1 << 24, 7).unwrap().collect();
+        let c: Vec<_> = Generator::new(&w, 1 << 24, 8).unwrap().collect();
+        assert_eq!(a.len(), 2000);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        for r in &a {
+            assert!((r.offset_sector + u64::from(r.sectors)) * 512 <= 1 << 24);
+        }
+        let reads = a.iter().filter(|r| r.op == IoOp::Read).count();
+        assert!((700..900).contains(&reads), "reads {reads}");
+    }
+
+    #[test]
+    fn hotcold_concentrates_traffic() {
+        let w = WorkloadSpec::parse("pattern=hotcold:0.9:0.1,requests=10000").unwrap();
+        let hot = Generator::new(&w, 1 << 26, 1)
+            .unwrap()
+            .filter(|r| r.offset_sector * 512 < (1 << 26) / 10)
+            .count();
+        assert!((8800..9200).contains(&hot), "hot {hot}");
+    }
+
+    #[test]
+    fn sequential_wraps_and_poisson_advances() {
+        let w = WorkloadSpec::parse("pattern=sequential,size=8k,requests=5,arrival=fixed:10us")
+            .unwrap();
+        let v: Vec<_> = Generator::new(&w, 16384, 0).unwrap().collect();
+        assert_eq!(
+            v.iter().map(|r| r.offset_sector).collect::<Vec<_>>(),
+            vec![0, 16, 0, 16, 0]
+        );
+        assert_eq!(v[4].arrival_ns, 40_000);
+        let w = WorkloadSpec::parse("arrival=poisson:1ms,duration=1s").unwrap();
+        let n = Generator::new(&w, 1 << 24, 3).unwrap().count();
+        assert!((900..1100).contains(&n), "n {n}");
+    }
+}

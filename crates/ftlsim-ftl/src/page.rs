@@ -1,0 +1,305 @@
+//! Ideal page-level FTL ("page"): the whole logical-to-physical map in SRAM.
+//!
+//! The reference point of every source paper (e.g. seed 001 Ch. 4 normalises response times
+//! to it; seed 002 Sec. V compares against "pure page FTL"). Built only from the shared core
+//! pieces so that later FTLs reuse the same allocation and GC:
+//! - plane choice by [`Allocation`] (round-robin over planes in channel-first order, or
+//!   static by LPN), one open block per plane for host writes and one for GC;
+//! - foreground GC when a plane's free blocks fall below `ftl.gc_threshold_blocks`,
+//!   collecting whole victims ([`GcJob`] run to completion) on every plane of the GC scope
+//!   that is below the threshold, and holding the scope's host I/O until it ends;
+//! - background GC in host idle time, one page copy per step, on planes below the
+//!   background threshold; a suspended job is finished first by foreground GC;
+//! - valid pages move inside their plane, by controller copy or copy-back (`ftl.gc_copy`);
+//!   with the same-parity rule on, a destination of the wrong parity is skipped and counted
+//!   as wasted;
+//! - TRIM unmaps and invalidates.
+//! Departures: none known; mapping lookups are free unless `timing.dram_access_ns` is set.
+
+use ftlsim_core::config::{Allocation, DriveConfig, GcCopy, GcScope};
+use ftlsim_core::error::{ConfigError, SimError};
+use ftlsim_core::flash::{FlashArray, Oob, PageKind};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
+use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
+use ftlsim_core::geometry::{Geometry, Lpn, PlaneId, Ppn, NONE};
+use ftlsim_core::scheduler::{scope_planes, Tag};
+
+/// The ideal page-level FTL.
+pub struct PageFtl {
+    geo: Geometry,
+    map: Vec<Ppn>,
+    bm: BlockManager,
+    allocation: Allocation,
+    next_plane: u32,
+    threshold: u32,
+    bg_threshold: u32,
+    scope: GcScope,
+    copyback: bool,
+    jobs: Vec<Option<GcJob>>,
+    bg_cursor: u32,
+    gc: GcCounts,
+    gc_stream: u32,
+}
+
+/// GC relocation inside the victim's plane into the plane's GC stream.
+pub(crate) struct PlaneMover<'a> {
+    pub map: &'a mut [Ppn],
+    pub bm: &'a mut BlockManager,
+    pub stream: u32,
+    pub copyback: bool,
+    pub moved: &'a mut u64,
+}
+
+impl Relocate for PlaneMover<'_> {
+    fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
+        let g = ctx.flash().geometry().clone();
+        let plane = g.plane_of(src);
+        let mut dst = self.bm.allocate(ctx.flash(), plane, self.stream)?;
+        if self.copyback && ctx.flash().copyback_same_parity() {
+            // Skip one destination page when parities differ; a fresh block starts at page 0,
+            // so at most two skips are ever needed.
+            for _ in 0..2 {
+                if g.page_in_block(dst) % 2 == g.page_in_block(src) % 2 {
+                    break;
+                }
+                ctx.skip_page(dst)?;
+                dst = self.bm.allocate(ctx.flash(), plane, self.stream)?;
+            }
+        }
+        ctx.copy(src, dst, self.copyback)?;
+        assert_eq!(
+            oob.kind,
+            PageKind::Data,
+            "page FTL relocates only data pages"
+        );
+        assert_eq!(
+            self.map[oob.lpn as usize], src,
+            "lpn {} maps elsewhere than its valid page {src}",
+            oob.lpn
+        );
+        self.map[oob.lpn as usize] = dst;
+        ctx.invalidate(src)?;
+        self.bm.on_invalidate(ctx.flash(), src);
+        *self.moved += 1;
+        Ok(())
+    }
+}
+
+impl PageFtl {
+    /// Build for a validated config.
+    pub fn new(cfg: &DriveConfig) -> Result<PageFtl, ConfigError> {
+        let d = cfg.derive()?;
+        let g = &cfg.geometry;
+        let streams = cfg.ftl.write_streams;
+        Ok(PageFtl {
+            geo: g.clone(),
+            map: vec![NONE; d.logical_pages as usize],
+            bm: BlockManager::new(
+                g,
+                streams + 1,
+                d.held_back_blocks_per_plane,
+                cfg.ftl.gc_victim,
+            ),
+            allocation: cfg.ftl.allocation,
+            next_plane: 0,
+            threshold: d.gc_threshold_blocks,
+            bg_threshold: if cfg.ftl.background_gc {
+                d.background_gc_threshold_blocks
+            } else {
+                0
+            },
+            scope: cfg.ftl.gc_scope,
+            copyback: cfg.ftl.gc_copy == GcCopy::Copyback,
+            jobs: vec![None; g.planes() as usize],
+            bg_cursor: 0,
+            gc: GcCounts::default(),
+            gc_stream: streams,
+        })
+    }
+
+    fn choose_plane(&mut self, lpn: Lpn) -> PlaneId {
+        let planes = self.geo.planes();
+        match self.allocation {
+            Allocation::RoundRobin => {
+                let p = self.next_plane;
+                self.next_plane = (p + 1) % planes;
+                p
+            }
+            Allocation::StaticLpn => lpn % planes,
+        }
+    }
+
+    /// Step `job` once, relocating within its plane.
+    fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
+        let mut mover = PlaneMover {
+            map: &mut self.map,
+            bm: &mut self.bm,
+            stream: self.gc_stream,
+            copyback: self.copyback,
+            moved: &mut self.gc.pages_moved,
+        };
+        let s = job.step(ctx, &mut mover)?;
+        if s == GcStep::Erased {
+            self.bm.release(ctx.flash(), job.victim);
+        }
+        Ok(s)
+    }
+
+    /// Foreground GC for a write about to land on `plane`.
+    fn ensure_space(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<(), SimError> {
+        if self.bm.free_blocks(plane) >= self.threshold {
+            return Ok(());
+        }
+        let prev = ctx.set_tag(Tag::Gc);
+        let scope: Vec<PlaneId> = if self.scope == GcScope::Plane {
+            vec![plane]
+        } else {
+            scope_planes(&self.geo, self.scope, plane).collect()
+        };
+        for q in scope {
+            while self.bm.free_blocks(q) < self.threshold {
+                let mut job = match self.jobs[q as usize].take() {
+                    Some(j) => j,
+                    None => match self.bm.peek_victim(ctx.flash(), q) {
+                        Some(v) => self.bm.take_victim(v),
+                        None if q == plane => {
+                            return Err(SimError::Ftl(format!(
+                                "plane {q}: {} free blocks, below the GC threshold {}, and no block has an invalid page",
+                                self.bm.free_blocks(q),
+                                self.threshold
+                            )))
+                        }
+                        None => break,
+                    },
+                };
+                let mut steps = 0;
+                while self.step(ctx, &mut job)? == GcStep::Moved {
+                    steps += 1;
+                    assert!(
+                        steps <= self.geo.pages_per_block,
+                        "gc job on block {} does not end",
+                        job.victim
+                    );
+                }
+                self.gc.foreground_collections += 1;
+            }
+        }
+        ctx.block_scope(plane, self.scope);
+        ctx.set_tag(prev);
+        Ok(())
+    }
+
+    fn unmap(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
+        let old = self.map[lpn as usize];
+        if old != NONE {
+            ctx.invalidate(old)?;
+            self.bm.on_invalidate(ctx.flash(), old);
+            self.map[lpn as usize] = NONE;
+        }
+        Ok(())
+    }
+}
+
+impl Ftl for PageFtl {
+    fn name(&self) -> &'static str {
+        "page"
+    }
+
+    fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
+        let ppn = self.map[lpn as usize];
+        if ppn == NONE {
+            return Ok(None);
+        }
+        let oob = ctx.read(ppn)?;
+        assert_eq!(
+            oob.lpn, lpn,
+            "page {ppn} mapped for lpn {lpn} holds lpn {}",
+            oob.lpn
+        );
+        Ok(Some(oob.version))
+    }
+
+    fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
+        // Invalidate first so that GC never moves the copy this write supersedes.
+        self.unmap(ctx, lpn)?;
+        let plane = self.choose_plane(lpn);
+        self.ensure_space(ctx, plane)?;
+        let ppn = self.bm.allocate(ctx.flash(), plane, 0)?;
+        ctx.program(
+            ppn,
+            Oob {
+                lpn,
+                version,
+                kind: PageKind::Data,
+            },
+        )?;
+        self.map[lpn as usize] = ppn;
+        Ok(())
+    }
+
+    fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
+        self.unmap(ctx, lpn)
+    }
+
+    fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
+        let planes = self.geo.planes();
+        for i in 0..planes {
+            let q = (self.bg_cursor + i) % planes;
+            let mut job = match self.jobs[q as usize].take() {
+                Some(j) => j,
+                None if self.bm.free_blocks(q) < self.bg_threshold => {
+                    match self.bm.peek_victim(ctx.flash(), q) {
+                        Some(v) => self.bm.take_victim(v),
+                        None => continue,
+                    }
+                }
+                None => continue,
+            };
+            self.bg_cursor = q;
+            match self.step(ctx, &mut job)? {
+                GcStep::Moved => self.jobs[q as usize] = Some(job),
+                GcStep::Erased => self.gc.background_collections += 1,
+            }
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn gc_counts(&self) -> GcCounts {
+        self.gc.clone()
+    }
+
+    fn free_blocks(&self) -> u64 {
+        self.bm.free_blocks_total()
+    }
+
+    fn mapping_sram_bytes(&self) -> u64 {
+        // One 4-byte physical page number per logical page.
+        self.map.len() as u64 * 4
+    }
+
+    fn check_invariants(&self, flash: &FlashArray) {
+        self.bm.check_invariants(flash);
+        let mut mapped = 0u64;
+        for (lpn, &ppn) in self.map.iter().enumerate() {
+            if ppn == NONE {
+                continue;
+            }
+            mapped += 1;
+            assert!(flash.is_valid(ppn), "lpn {lpn} maps to invalid page {ppn}");
+            let oob = flash.read(ppn).expect("mapped page is readable");
+            assert_eq!(
+                oob.lpn as usize, lpn,
+                "page {ppn} holds lpn {} not {lpn}",
+                oob.lpn
+            );
+        }
+        let valid: u64 = (0..self.geo.blocks())
+            .map(|b| u64::from(flash.valid_count(b)))
+            .sum();
+        assert_eq!(
+            mapped, valid,
+            "mapped pages {mapped} != valid pages {valid}"
+        );
+    }
+}
