@@ -25,7 +25,7 @@
 
 use crate::config::{DriveConfig, GcScope, PlaneConcurrency};
 use crate::geometry::{Geometry, PlaneId, Ppn, NONE};
-use std::collections::VecDeque;
+use std::collections::BTreeMap;
 
 /// Simulated time in nanoseconds.
 pub type SimTime = u64;
@@ -85,49 +85,64 @@ pub struct BatchEnd {
     pub host_end: SimTime,
 }
 
-/// Busy-interval list of one bus with first-fit backfilling.
+/// Busy intervals of one bus, keyed by start, with first-fit backfilling. A B-tree
+/// because overlapping GCs on one channel reserve far-future slots between each other's:
+/// a sorted array paid a memmove of the tail for each of those inserts.
 #[derive(Debug, Clone, Default)]
 struct Bus {
-    busy: VecDeque<(SimTime, SimTime)>,
+    busy: BTreeMap<SimTime, SimTime>,
 }
 
 impl Bus {
     /// Reserve `dur` at the first gap at or after `earliest`; returns the start.
     fn reserve(&mut self, earliest: SimTime, dur: SimTime, now: SimTime) -> SimTime {
-        while let Some(&(_, e)) = self.busy.front() {
+        while let Some((_, &e)) = self.busy.first_key_value() {
             if e > now {
                 break;
             }
-            self.busy.pop_front();
+            self.busy.pop_first();
         }
         if dur == 0 {
             return earliest;
         }
-        let mut i = self.busy.partition_point(|&(_, e)| e <= earliest);
         let mut t = earliest;
-        let limit = self.busy.len();
-        while i < self.busy.len() {
-            assert!(i <= limit, "bus scan beyond its {limit} intervals");
-            let (s, e) = self.busy[i];
+        // The interval that may contain `earliest`, then every later one in order.
+        let mut prev: Option<(SimTime, SimTime)> = None;
+        if let Some((&s, &e)) = self.busy.range(..=earliest).next_back() {
+            if e > t {
+                t = e;
+            }
+            prev = Some((s, e));
+        }
+        let mut next: Option<(SimTime, SimTime)> = None;
+        let mut scanned = 0usize;
+        for (&s, &e) in self.busy.range(earliest + 1..) {
+            scanned += 1;
+            assert!(scanned <= self.busy.len(), "bus scan beyond its intervals");
             if t + dur <= s {
+                next = Some((s, e));
                 break;
             }
             t = t.max(e);
-            i += 1;
+            prev = Some((s, e));
         }
-        // Insert [t, t + dur) before index i, merging with touching neighbours.
         let end = t + dur;
-        let merge_prev = i > 0 && self.busy[i - 1].1 == t;
-        let merge_next = i < self.busy.len() && self.busy[i].0 == end;
-        match (merge_prev, merge_next) {
-            (true, true) => {
-                self.busy[i - 1].1 = self.busy[i].1;
-                self.busy.remove(i);
+        // Merge with touching neighbours to keep the map short.
+        let mut start = t;
+        let mut stop = end;
+        if let Some((ps, pe)) = prev {
+            if pe == t {
+                start = ps;
+                self.busy.remove(&ps);
             }
-            (true, false) => self.busy[i - 1].1 = end,
-            (false, true) => self.busy[i].0 = t,
-            (false, false) => self.busy.insert(i, (t, end)),
         }
+        if let Some((ns, ne)) = next {
+            if ns == end {
+                stop = ne;
+                self.busy.remove(&ns);
+            }
+        }
+        self.busy.insert(start, stop);
         t
     }
 }
