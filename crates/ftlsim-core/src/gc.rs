@@ -322,12 +322,15 @@ impl BlockManager {
         }
     }
 
-    /// Best victim on a plane, if one would free space (fewer valid pages than a block).
-    pub fn peek_victim(&mut self, flash: &FlashArray, plane: PlaneId) -> Option<BlockId> {
+    /// Best victim on a plane. A victim with no invalid page frees nothing, so it is only
+    /// returned under FIFO with `must_advance` (a circular log has to move past it, as in
+    /// Desnoyers' FIFO model); otherwise such a block means there is nothing to collect.
+    pub fn peek_victim(&mut self, flash: &FlashArray, plane: PlaneId, must_advance: bool) -> Option<BlockId> {
         let clock = self.clock;
+        let fifo = self.victims.policy == VictimPolicy::Fifo;
         self.victims
             .peek(plane, flash, clock)
-            .filter(|&b| flash.valid_count(b) < self.geo.pages_per_block)
+            .filter(|&b| flash.valid_count(b) < self.geo.pages_per_block || (fifo && must_advance))
     }
 
     /// Take a victim out of the index: a [`GcJob`] will collect it.

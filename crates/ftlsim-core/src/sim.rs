@@ -624,7 +624,8 @@ impl Simulator {
             start = self.flush(ready).host_end;
         }
         self.ftl_write(lpn, version, true)?;
-        Ok(before.host_end.max(start))
+        let written = self.flush(start);
+        Ok(before.host_end.max(written.host_end))
     }
 
     fn read_span(&mut self, span: PageSpan) -> Result<(), SimError> {
@@ -906,7 +907,9 @@ impl Simulator {
                 row.requests += 1;
                 row_lat_sum += u128::from(lat);
                 row.max_latency_us = row.max_latency_us.max(lat as f64 / 1e3);
-                row_bytes += p.bytes;
+                if p.op != IoOp::Trim {
+                    row_bytes += p.bytes;
+                }
             }
             if self.host.requests % 65_536 == 0 {
                 obs.progress(self.host.requests);

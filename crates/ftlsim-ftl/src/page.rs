@@ -3,17 +3,22 @@
 //! The reference point of every source paper (e.g. seed 001 Ch. 4 normalises response times
 //! to it; seed 002 Sec. V compares against "pure page FTL"). Built only from the shared core
 //! pieces so that later FTLs reuse the same allocation and GC:
-//! - plane choice by [`Allocation`] (round-robin over planes in channel-first order, or
-//!   static by LPN), one open block per plane for host writes and one for GC;
+//! - plane choice by [`Allocation`]: static by LPN, or round-robin over planes in
+//!   channel-first order, skipping planes below the GC threshold while another plane has
+//!   free blocks. The skip is a restoring force: with strict round-robin, writes land evenly
+//!   but invalidations land where the old copies are, so per-plane valid counts random-walk
+//!   until one plane fills. One open block per plane for host writes, one for GC;
 //! - foreground GC when a plane's free blocks fall below `ftl.gc_threshold_blocks`,
 //!   collecting whole victims ([`GcJob`] run to completion) on every plane of the GC scope
 //!   that is below the threshold, and holding the scope's host I/O until it ends;
 //! - background GC in host idle time, one page copy per step, on planes below the
 //!   background threshold; a suspended job is finished first by foreground GC;
 //! - valid pages move inside their plane, by controller copy or copy-back (`ftl.gc_copy`);
-//!   with the same-parity rule on, a destination of the wrong parity is skipped and counted
-//!   as wasted;
+//!   with the same-parity rule on, a move whose destination has the other parity is done
+//!   off-chip instead, so no page is wasted (PCFTL's waste-to-keep-parity policy, which can
+//!   cost as much as GC reclaims, PCFTL Sec. 3.4, belongs to the PCFTL module);
 //! - TRIM unmaps and invalidates.
+//!
 //! Departures: none known; mapping lookups are free unless `timing.dram_access_ns` is set.
 
 use ftlsim_core::config::{Allocation, DriveConfig, GcCopy, GcScope};
@@ -52,32 +57,17 @@ pub(crate) struct PlaneMover<'a> {
 
 impl Relocate for PlaneMover<'_> {
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
-        let g = ctx.flash().geometry().clone();
+        assert_eq!(oob.kind, PageKind::Data, "page FTL relocates only data pages");
+        let g = ctx.flash().geometry();
         let plane = g.plane_of(src);
-        let mut dst = self.bm.allocate(ctx.flash(), plane, self.stream)?;
-        if self.copyback && ctx.flash().copyback_same_parity() {
-            // Skip one destination page when parities differ; a fresh block starts at page 0,
-            // so at most two skips are ever needed.
-            for _ in 0..2 {
-                if g.page_in_block(dst) % 2 == g.page_in_block(src) % 2 {
-                    break;
-                }
-                ctx.skip_page(dst)?;
-                dst = self.bm.allocate(ctx.flash(), plane, self.stream)?;
-            }
-        }
-        ctx.copy(src, dst, self.copyback)?;
-        assert_eq!(
-            oob.kind,
-            PageKind::Data,
-            "page FTL relocates only data pages"
-        );
-        assert_eq!(
-            self.map[oob.lpn as usize], src,
-            "lpn {} maps elsewhere than its valid page {src}",
-            oob.lpn
-        );
-        self.map[oob.lpn as usize] = dst;
+        let src_parity = g.page_in_block(src) % 2;
+        let dst = self.bm.allocate(ctx.flash(), plane, self.stream)?;
+        let g = ctx.flash().geometry();
+        let parity_ok = !ctx.flash().copyback_same_parity() || g.page_in_block(dst) % 2 == src_parity;
+        ctx.copy(src, dst, self.copyback && parity_ok)?;
+        let slot = &mut self.map[oob.lpn as usize];
+        assert_eq!(*slot, src, "lpn {} maps elsewhere than its valid page {src}", oob.lpn);
+        *slot = dst;
         ctx.invalidate(src)?;
         self.bm.on_invalidate(ctx.flash(), src);
         *self.moved += 1;
@@ -94,20 +84,11 @@ impl PageFtl {
         Ok(PageFtl {
             geo: g.clone(),
             map: vec![NONE; d.logical_pages as usize],
-            bm: BlockManager::new(
-                g,
-                streams + 1,
-                d.held_back_blocks_per_plane,
-                cfg.ftl.gc_victim,
-            ),
+            bm: BlockManager::new(g, streams + 1, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
             allocation: cfg.ftl.allocation,
             next_plane: 0,
             threshold: d.gc_threshold_blocks,
-            bg_threshold: if cfg.ftl.background_gc {
-                d.background_gc_threshold_blocks
-            } else {
-                0
-            },
+            bg_threshold: if cfg.ftl.background_gc { d.background_gc_threshold_blocks } else { 0 },
             scope: cfg.ftl.gc_scope,
             copyback: cfg.ftl.gc_copy == GcCopy::Copyback,
             jobs: vec![None; g.planes() as usize],
@@ -117,15 +98,21 @@ impl PageFtl {
         })
     }
 
+    /// The plane for a write: the LPN's plane under static allocation; under round-robin
+    /// the token's plane, or the next one at or above the GC threshold.
     fn choose_plane(&mut self, lpn: Lpn) -> PlaneId {
         let planes = self.geo.planes();
         match self.allocation {
+            Allocation::StaticLpn => lpn % planes,
             Allocation::RoundRobin => {
-                let p = self.next_plane;
+                let start = self.next_plane;
+                let p = (0..planes)
+                    .map(|i| (start + i) % planes)
+                    .find(|&p| self.bm.free_blocks(p) >= self.threshold)
+                    .unwrap_or(start);
                 self.next_plane = (p + 1) % planes;
                 p
             }
-            Allocation::StaticLpn => lpn % planes,
         }
     }
 
@@ -145,48 +132,47 @@ impl PageFtl {
         Ok(s)
     }
 
-    /// Foreground GC for a write about to land on `plane`.
-    fn ensure_space(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<(), SimError> {
+    /// Foreground GC for a write about to land on `plane`. `Ok(false)` when the plane has
+    /// no free block left and nothing to reclaim (every closed block fully valid).
+    fn ensure_space(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
         if self.bm.free_blocks(plane) >= self.threshold {
-            return Ok(());
+            return Ok(true);
         }
         let prev = ctx.set_tag(Tag::Gc);
-        let scope: Vec<PlaneId> = if self.scope == GcScope::Plane {
-            vec![plane]
-        } else {
-            scope_planes(&self.geo, self.scope, plane).collect()
-        };
+        let scope: Vec<PlaneId> =
+            if self.scope == GcScope::Plane { vec![plane] } else { scope_planes(&self.geo, self.scope, plane).collect() };
         for q in scope {
+            // Each collection gains space unless FIFO moves past a fully valid block; that
+            // can happen at most once per block of the plane before one gains.
+            let mut collections = 0;
             while self.bm.free_blocks(q) < self.threshold {
+                collections += 1;
+                if collections > self.geo.blocks_per_plane {
+                    return Err(SimError::Ftl(format!("plane {q}: GC made no progress in {} collections", collections - 1)));
+                }
                 let mut job = match self.jobs[q as usize].take() {
                     Some(j) => j,
-                    None => match self.bm.peek_victim(ctx.flash(), q) {
+                    None => match self.bm.peek_victim(ctx.flash(), q, true) {
                         Some(v) => self.bm.take_victim(v),
-                        None if q == plane => {
-                            return Err(SimError::Ftl(format!(
-                                "plane {q}: {} free blocks, below the GC threshold {}, and no block has an invalid page",
-                                self.bm.free_blocks(q),
-                                self.threshold
-                            )))
+                        None if q == plane && self.bm.free_blocks(q) == 0 => {
+                            ctx.set_tag(prev);
+                            return Ok(false);
                         }
+                        // Below the threshold but with a free block: the write can proceed.
                         None => break,
                     },
                 };
                 let mut steps = 0;
                 while self.step(ctx, &mut job)? == GcStep::Moved {
                     steps += 1;
-                    assert!(
-                        steps <= self.geo.pages_per_block,
-                        "gc job on block {} does not end",
-                        job.victim
-                    );
+                    assert!(steps <= self.geo.pages_per_block, "gc job on block {} does not end", job.victim);
                 }
                 self.gc.foreground_collections += 1;
             }
         }
         ctx.block_scope(plane, self.scope);
         ctx.set_tag(prev);
-        Ok(())
+        Ok(true)
     }
 
     fn unmap(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
@@ -211,28 +197,28 @@ impl Ftl for PageFtl {
             return Ok(None);
         }
         let oob = ctx.read(ppn)?;
-        assert_eq!(
-            oob.lpn, lpn,
-            "page {ppn} mapped for lpn {lpn} holds lpn {}",
-            oob.lpn
-        );
+        assert_eq!(oob.lpn, lpn, "page {ppn} mapped for lpn {lpn} holds lpn {}", oob.lpn);
         Ok(Some(oob.version))
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
         // Invalidate first so that GC never moves the copy this write supersedes.
         self.unmap(ctx, lpn)?;
-        let plane = self.choose_plane(lpn);
-        self.ensure_space(ctx, plane)?;
+        let mut plane = self.choose_plane(lpn);
+        let planes = self.geo.planes();
+        let mut tries = 0;
+        while !self.ensure_space(ctx, plane)? {
+            tries += 1;
+            if self.allocation == Allocation::StaticLpn || tries >= planes {
+                return Err(SimError::Ftl(format!(
+                    "lpn {lpn}: plane {plane} is full of valid data and nothing can be reclaimed \
+                     (raise the over-provisioning or use round-robin allocation)"
+                )));
+            }
+            plane = (plane + 1) % planes;
+        }
         let ppn = self.bm.allocate(ctx.flash(), plane, 0)?;
-        ctx.program(
-            ppn,
-            Oob {
-                lpn,
-                version,
-                kind: PageKind::Data,
-            },
-        )?;
+        ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         self.map[lpn as usize] = ppn;
         Ok(())
     }
@@ -247,12 +233,10 @@ impl Ftl for PageFtl {
             let q = (self.bg_cursor + i) % planes;
             let mut job = match self.jobs[q as usize].take() {
                 Some(j) => j,
-                None if self.bm.free_blocks(q) < self.bg_threshold => {
-                    match self.bm.peek_victim(ctx.flash(), q) {
-                        Some(v) => self.bm.take_victim(v),
-                        None => continue,
-                    }
-                }
+                None if self.bm.free_blocks(q) < self.bg_threshold => match self.bm.peek_victim(ctx.flash(), q, false) {
+                    Some(v) => self.bm.take_victim(v),
+                    None => continue,
+                },
                 None => continue,
             };
             self.bg_cursor = q;
@@ -288,18 +272,9 @@ impl Ftl for PageFtl {
             mapped += 1;
             assert!(flash.is_valid(ppn), "lpn {lpn} maps to invalid page {ppn}");
             let oob = flash.read(ppn).expect("mapped page is readable");
-            assert_eq!(
-                oob.lpn as usize, lpn,
-                "page {ppn} holds lpn {} not {lpn}",
-                oob.lpn
-            );
+            assert_eq!(oob.lpn as usize, lpn, "page {ppn} holds lpn {} not {lpn}", oob.lpn);
         }
-        let valid: u64 = (0..self.geo.blocks())
-            .map(|b| u64::from(flash.valid_count(b)))
-            .sum();
-        assert_eq!(
-            mapped, valid,
-            "mapped pages {mapped} != valid pages {valid}"
-        );
+        let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
+        assert_eq!(mapped, valid, "mapped pages {mapped} != valid pages {valid}");
     }
 }
