@@ -4,7 +4,14 @@ use crate::config::DriveConfig;
 use crate::error::ConfigError;
 
 /// (name, TOML text) of every preset.
-pub const PRESETS: &[(&str, &str)] = &[("default", include_str!("../../../presets/default.toml"))];
+pub const PRESETS: &[(&str, &str)] = &[
+    ("default", include_str!("../../../presets/default.toml")),
+    ("pcftl", include_str!("../../../presets/pcftl.toml")),
+    ("thesis", include_str!("../../../presets/thesis.toml")),
+    ("waftl", include_str!("../../../presets/waftl.toml")),
+    ("rcftl", include_str!("../../../presets/rcftl.toml")),
+    ("changwen", include_str!("../../../presets/changwen.toml")),
+];
 
 /// Names of all presets.
 pub fn names() -> Vec<String> {

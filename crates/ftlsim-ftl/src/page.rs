@@ -3,11 +3,12 @@
 //! The reference point of every source paper (e.g. seed 001 Ch. 4 normalises response times
 //! to it; seed 002 Sec. V compares against "pure page FTL"). Built only from the shared core
 //! pieces so that later FTLs reuse the same allocation and GC:
-//! - plane choice by [`Allocation`]: static by LPN, or round-robin over planes in
-//!   channel-first order, skipping planes below the GC threshold while another plane has
-//!   free blocks. The skip is a restoring force: with strict round-robin, writes land evenly
-//!   but invalidations land where the old copies are, so per-plane valid counts random-walk
-//!   until one plane fills. One open block per plane for host writes, one for GC;
+//! - plane choice by [`Allocation`]: static by LPN, or strict round-robin over planes in
+//!   channel-first order. Round-robin is stable: a plane's valid pages drift back to the
+//!   mean because invalidations hit it in proportion to its valid pages (stationary spread
+//!   about sqrt(mean / 2) pages). Only a plane with no free block and nothing to reclaim
+//!   (possible on tiny drives with little slack) hands the write to the next plane.
+//!   One open block per plane for host writes, one for GC;
 //! - foreground GC when a plane's free blocks fall below `ftl.gc_threshold_blocks`,
 //!   collecting whole victims ([`GcJob`] run to completion) on every plane of the GC scope
 //!   that is below the threshold, and holding the scope's host I/O until it ends;
@@ -98,18 +99,13 @@ impl PageFtl {
         })
     }
 
-    /// The plane for a write: the LPN's plane under static allocation; under round-robin
-    /// the token's plane, or the next one at or above the GC threshold.
+    /// The plane for a write: the LPN's plane under static allocation, else the token's.
     fn choose_plane(&mut self, lpn: Lpn) -> PlaneId {
         let planes = self.geo.planes();
         match self.allocation {
             Allocation::StaticLpn => lpn % planes,
             Allocation::RoundRobin => {
-                let start = self.next_plane;
-                let p = (0..planes)
-                    .map(|i| (start + i) % planes)
-                    .find(|&p| self.bm.free_blocks(p) >= self.threshold)
-                    .unwrap_or(start);
+                let p = self.next_plane;
                 self.next_plane = (p + 1) % planes;
                 p
             }
