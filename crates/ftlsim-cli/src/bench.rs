@@ -38,12 +38,7 @@ pub fn run(a: &BenchArgs) -> Result<(), SimError> {
     let cfg = presets::load(&a.preset)?;
     let t0 = Instant::now();
     let mut sim = ftlsim_ftl::simulator(cfg, false)?;
-    let pre = sim.precondition(&Precondition {
-        fill: 1.0,
-        steady_state: true,
-        seed: 1,
-        ..Precondition::default()
-    })?;
+    let pre = sim.precondition(&Precondition { fill: 1.0, steady_state: true, seed: 1, ..Precondition::default() })?;
     let pre_s = t0.elapsed().as_secs_f64();
     println!(
         "precondition: {} fill + {} overwrite pages in {:.2} s ({:.1} M pages/s), settled={} at WAF {:.3}",
@@ -54,16 +49,8 @@ pub fn run(a: &BenchArgs) -> Result<(), SimError> {
         pre.settled,
         pre.final_window_waf
     );
-    let sizes: Vec<u64> = if a.scaling {
-        vec![100_000, 1_000_000, 10_000_000]
-    } else {
-        vec![a.requests]
-    };
-    let opts = RunOptions {
-        replay: Replay::Closed { queue_depth: 32 },
-        interval_ns: 0,
-        ..RunOptions::default()
-    };
+    let sizes: Vec<u64> = if a.scaling { vec![100_000, 1_000_000, 10_000_000] } else { vec![a.requests] };
+    let opts = RunOptions { replay: Replay::Closed { queue_depth: 32 }, interval_ns: 0, ..RunOptions::default() };
     for (i, n) in sizes.iter().enumerate() {
         let spec = WorkloadSpec::parse(&format!("read=0.3,size=4k,qd=32,requests={n}"))?;
         let logical = sim.derived().logical_bytes;

@@ -105,31 +105,13 @@ fn plan(a: &RunArgs) -> Result<RunPlan, SimError> {
     let spec = WorkloadSpec::parse(&a.workload)?;
     let interval_ns = parse_duration_ns("--interval", &a.interval)?;
     let (replay, max_sim_ns) = match (spec.arrival, spec.limit) {
-        (Arrival::Closed { queue_depth }, Limit::DurationNs(d)) => {
-            (Replay::Closed { queue_depth }, Some(d))
-        }
+        (Arrival::Closed { queue_depth }, Limit::DurationNs(d)) => (Replay::Closed { queue_depth }, Some(d)),
         (Arrival::Closed { queue_depth }, _) => (Replay::Closed { queue_depth }, None),
         _ => (Replay::Open { time_scale: 1.0 }, None),
     };
-    let opts = RunOptions {
-        replay,
-        max_sim_ns,
-        interval_ns,
-        ..RunOptions::default()
-    };
-    let pre = Precondition {
-        fill: a.fill,
-        steady_state: a.steady_state,
-        seed: a.seed,
-        ..Precondition::default()
-    };
-    Ok(RunPlan {
-        cfg,
-        spec,
-        spec_text: a.workload.clone(),
-        pre,
-        opts,
-    })
+    let opts = RunOptions { replay, max_sim_ns, interval_ns, ..RunOptions::default() };
+    let pre = Precondition { fill: a.fill, steady_state: a.steady_state, seed: a.seed, ..Precondition::default() };
+    Ok(RunPlan { cfg, spec, spec_text: a.workload.clone(), pre, opts })
 }
 
 fn run(a: &RunArgs) -> Result<(), SimError> {
@@ -140,11 +122,7 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
         eprintln!(
             "preconditioning: fill {:.0}%{}",
             p.pre.fill * 100.0,
-            if p.pre.steady_state {
-                " + steady state"
-            } else {
-                ""
-            }
+            if p.pre.steady_state { " + steady state" } else { "" }
         );
     }
     sim.precondition(&p.pre)?;
@@ -161,10 +139,7 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
     let json = output::result_json(&p, a.seed, &report, wall);
     output::write_results(&a.out, &p.cfg, &json).map_err(SimError::Request)?;
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json).expect("report serialises")
-        );
+        println!("{}", serde_json::to_string_pretty(&json).expect("report serialises"));
     } else {
         print!("{}", output::summary_table(&report, wall));
         println!("results: {}", a.out.join("results.json").display());
@@ -237,42 +212,23 @@ mod tests {
 
     #[test]
     fn run_flags_parse() {
-        let c = parse(&[
-            "run",
-            "--preset",
-            "default",
-            "--ftl",
-            "page",
-            "--workload",
-            "read=0.5",
-            "--seed",
-            "9",
-            "--json",
-        ])
-        .unwrap();
-        let Cmd::Run(a) = c.cmd else {
-            panic!("not run")
-        };
+        let c =
+            parse(&["run", "--preset", "default", "--ftl", "page", "--workload", "read=0.5", "--seed", "9", "--json"])
+                .unwrap();
+        let Cmd::Run(a) = c.cmd else { panic!("not run") };
         assert_eq!((a.seed, a.json, a.ftl.as_deref()), (9, true, Some("page")));
-        assert!(
-            parse(&["run", "--preset", "a", "--config", "b.toml"]).is_err(),
-            "preset and config conflict"
-        );
+        assert!(parse(&["run", "--preset", "a", "--config", "b.toml"]).is_err(), "preset and config conflict");
         assert!(parse(&["run", "--seed", "x"]).is_err());
     }
 
     #[test]
     fn plan_reports_bad_input_clearly() {
         let c = parse(&["run", "--ftl", "nope"]).unwrap();
-        let Cmd::Run(a) = c.cmd else {
-            panic!("not run")
-        };
+        let Cmd::Run(a) = c.cmd else { panic!("not run") };
         let e = plan(&a).err().expect("unknown ftl must fail").to_string();
         assert!(e.contains("ftl.name") || e.contains("unknown"), "{e}");
         let c = parse(&["run", "--workload", "read=2"]).unwrap();
-        let Cmd::Run(a) = c.cmd else {
-            panic!("not run")
-        };
+        let Cmd::Run(a) = c.cmd else { panic!("not run") };
         assert!(plan(&a).err().expect("bad spec").is_bad_input());
     }
 }

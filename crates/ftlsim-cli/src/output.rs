@@ -35,11 +35,9 @@ pub struct CliObserver {
 impl CliObserver {
     /// Create `out/` and `out/timeseries.csv`.
     pub fn new(out: &Path, total: Option<u64>, quiet: bool) -> Result<CliObserver, String> {
-        std::fs::create_dir_all(out)
-            .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+        std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
         let path = out.join("timeseries.csv");
-        let f =
-            File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let f = File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         let bar = (!quiet).then(|| {
             let b = match total {
                 Some(n) => ProgressBar::new(n),
@@ -54,10 +52,7 @@ impl CliObserver {
             );
             b
         });
-        Ok(CliObserver {
-            csv: csv::Writer::from_writer(BufWriter::new(f)),
-            bar,
-        })
+        Ok(CliObserver { csv: csv::Writer::from_writer(BufWriter::new(f)), bar })
     }
 
     /// Flush the CSV and clear the bar.
@@ -106,11 +101,9 @@ pub fn result_json(p: &RunPlan, seed: u64, report: &Report, wall_s: f64) -> Valu
 /// Write results.json and the effective config.toml.
 pub fn write_results(out: &Path, cfg: &DriveConfig, json: &Value) -> Result<(), String> {
     let path = out.join("results.json");
-    let mut f =
-        File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut f = File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     let text = serde_json::to_string_pretty(json).expect("report serialises");
-    f.write_all(text.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    f.write_all(text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let path = out.join("config.toml");
     let toml = toml::to_string(cfg).map_err(|e| format!("cannot serialise config: {e}"))?;
     std::fs::write(&path, toml).map_err(|e| format!("cannot write {}: {e}", path.display()))
@@ -167,18 +160,12 @@ pub fn summary_table(r: &Report, wall_s: f64) -> String {
     s += &lat_row("read", &r.response_time.read);
     s += &lat_row("write", &r.response_time.write);
     let w = &r.write_amplification;
-    s += &format!(
-        "write amplification {:.3} (host {:.3}, gc {:.3}, mapping {:.3})\n",
-        w.total, w.host, w.gc, w.mapping
-    );
+    s +=
+        &format!("write amplification {:.3} (host {:.3}, gc {:.3}, mapping {:.3})\n", w.total, w.host, w.gc, w.mapping);
     let g = &r.gc;
     s += &format!(
         "gc: {} collections ({} foreground, {} background), {} pages moved, {:.1} per collection\n",
-        g.collections,
-        g.foreground_collections,
-        g.background_collections,
-        g.pages_moved,
-        g.pages_moved_per_collection
+        g.collections, g.foreground_collections, g.background_collections, g.pages_moved, g.pages_moved_per_collection
     );
     let f = &r.flash;
     s += &format!(

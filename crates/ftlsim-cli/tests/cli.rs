@@ -50,8 +50,18 @@ fn run_writes_results_and_is_deterministic() {
     for i in 0..2 {
         let out = d.join(format!("out{i}"));
         let o = ftlsim(&[
-            "run", "--config", &cfg, "--steady-state", "--workload", "requests=3000,qd=8", "--quiet", "--json",
-            "--interval", "10ms", "--out", out.to_str().unwrap(),
+            "run",
+            "--config",
+            &cfg,
+            "--steady-state",
+            "--workload",
+            "requests=3000,qd=8",
+            "--quiet",
+            "--json",
+            "--interval",
+            "10ms",
+            "--out",
+            out.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -70,7 +80,16 @@ fn run_writes_results_and_is_deterministic() {
 fn summary_table_on_stdout() {
     let d = tmp("table");
     let cfg = small_config(&d, SMALL);
-    let o = ftlsim(&["run", "--config", &cfg, "--workload", "requests=500", "--quiet", "--out", d.join("o").to_str().unwrap()]);
+    let o = ftlsim(&[
+        "run",
+        "--config",
+        &cfg,
+        "--workload",
+        "requests=500",
+        "--quiet",
+        "--out",
+        d.join("o").to_str().unwrap(),
+    ]);
     assert!(o.status.success());
     let s = String::from_utf8_lossy(&o.stdout);
     for want in ["response time (us)", "write amplification", "channel time", "IOPS"] {

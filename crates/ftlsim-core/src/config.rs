@@ -237,11 +237,7 @@ pub struct HostConfig {
 
 impl Default for HostConfig {
     fn default() -> Self {
-        HostConfig {
-            queue_depth: 32,
-            partial_write: PartialWrite::ReadModifyWrite,
-            merge_buffer_pages: 64,
-        }
+        HostConfig { queue_depth: 32, partial_write: PartialWrite::ReadModifyWrite, merge_buffer_pages: 64 }
     }
 }
 
@@ -286,20 +282,16 @@ pub fn transfer_ns(bytes: u64, mb_per_s: f64) -> u64 {
 impl DriveConfig {
     /// Parse TOML text; `origin` names the file or preset in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<DriveConfig, ConfigError> {
-        let cfg: DriveConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            file: origin.to_string(),
-            message: e.to_string(),
-        })?;
+        let cfg: DriveConfig = toml::from_str(text)
+            .map_err(|e| ConfigError::Parse { file: origin.to_string(), message: e.to_string() })?;
         cfg.derive()?;
         Ok(cfg)
     }
 
     /// Read and parse a TOML file.
     pub fn from_file(path: &std::path::Path) -> Result<DriveConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
-            file: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::Io { file: path.display().to_string(), reason: e.to_string() })?;
         DriveConfig::from_toml(&text, &path.display().to_string())
     }
 
@@ -312,27 +304,16 @@ impl DriveConfig {
         ge1("geometry.planes_per_die", g.planes_per_die)?;
         ge1("geometry.blocks_per_plane", g.blocks_per_plane)?;
         if g.pages_per_block < 2 || g.pages_per_block > 65_535 {
-            return Err(invalid(
-                "geometry.pages_per_block",
-                g.pages_per_block,
-                "must be in [2, 65535]",
-            ));
+            return Err(invalid("geometry.pages_per_block", g.pages_per_block, "must be in [2, 65535]"));
         }
         if g.page_size_bytes < 512 || g.page_size_bytes % 512 != 0 {
-            return Err(invalid(
-                "geometry.page_size_bytes",
-                g.page_size_bytes,
-                "must be a multiple of 512, >= 512",
-            ));
+            return Err(invalid("geometry.page_size_bytes", g.page_size_bytes, "must be a multiple of 512, >= 512"));
         }
         if g.spare_usable_bytes > g.spare_bytes_per_page {
             return Err(invalid(
                 "geometry.spare_usable_bytes",
                 g.spare_usable_bytes,
-                format!(
-                    "must be <= geometry.spare_bytes_per_page = {}",
-                    g.spare_bytes_per_page
-                ),
+                format!("must be <= geometry.spare_bytes_per_page = {}", g.spare_bytes_per_page),
             ));
         }
         let pages = u64::from(g.channels)
@@ -391,11 +372,7 @@ impl DriveConfig {
             }
         };
         if logical_pages == 0 {
-            return Err(invalid(
-                "overprovisioning",
-                "100%",
-                "leaves no logical pages",
-            ));
+            return Err(invalid("overprovisioning", "100%", "leaves no logical pages"));
         }
         let streams = self.ftl.write_streams;
         if streams == 0 || streams > 16 {
@@ -438,10 +415,7 @@ impl DriveConfig {
                 ),
             ));
         }
-        let bg = self
-            .ftl
-            .background_gc_threshold_blocks
-            .unwrap_or(gc_threshold + 2);
+        let bg = self.ftl.background_gc_threshold_blocks.unwrap_or(gc_threshold + 2);
         if bg < gc_threshold {
             return Err(invalid(
                 "ftl.background_gc_threshold_blocks",
@@ -451,18 +425,10 @@ impl DriveConfig {
         }
         let t = &self.timing;
         if !(t.channel_mb_per_s > 0.0 && t.channel_mb_per_s.is_finite()) {
-            return Err(invalid(
-                "timing.channel_mb_per_s",
-                t.channel_mb_per_s,
-                "must be > 0",
-            ));
+            return Err(invalid("timing.channel_mb_per_s", t.channel_mb_per_s, "must be > 0"));
         }
         if !(t.host_mb_per_s >= 0.0 && t.host_mb_per_s.is_finite()) {
-            return Err(invalid(
-                "timing.host_mb_per_s",
-                t.host_mb_per_s,
-                "must be >= 0 (0 = free)",
-            ));
+            return Err(invalid("timing.host_mb_per_s", t.host_mb_per_s, "must be >= 0 (0 = free)"));
         }
         if t.t_r_ns == 0 || t.t_prog_ns == 0 || t.t_bers_ns == 0 {
             let (k, v) = if t.t_r_ns == 0 {
@@ -475,11 +441,7 @@ impl DriveConfig {
             return Err(invalid(k, v, "must be >= 1"));
         }
         if t.multi_plane && g.planes_per_die < 2 {
-            return Err(invalid(
-                "timing.multi_plane",
-                true,
-                "needs geometry.planes_per_die >= 2",
-            ));
+            return Err(invalid("timing.multi_plane", true, "needs geometry.planes_per_die >= 2"));
         }
         let h = &self.host;
         ge1("host.queue_depth", h.queue_depth)?;
@@ -543,26 +505,16 @@ t_bers_ns = 1500000
     }
 
     fn err_of(text: &str) -> String {
-        DriveConfig::from_toml(text, "t.toml")
-            .unwrap_err()
-            .to_string()
+        DriveConfig::from_toml(text, "t.toml").unwrap_err().to_string()
     }
 
     #[test]
     fn errors_name_key_value_and_rule() {
         let e = err_of(&tiny_toml().replace("pages_per_block = 16", "pages_per_block = 0"));
-        assert_eq!(
-            e,
-            "invalid config: geometry.pages_per_block = 0 (must be in [2, 65535])"
-        );
+        assert_eq!(e, "invalid config: geometry.pages_per_block = 0 (must be in [2, 65535])");
         let e = err_of(&tiny_toml().replace("share = 0.125", "share = 1.5"));
-        assert!(
-            e.contains("overprovisioning.share = 1.5 (must be in [0, 1))"),
-            "{e}"
-        );
-        let e = err_of(
-            &tiny_toml().replace("share = 0.125", "share = 0.125\nextra_blocks_per_plane = 3"),
-        );
+        assert!(e.contains("overprovisioning.share = 1.5 (must be in [0, 1))"), "{e}");
+        let e = err_of(&tiny_toml().replace("share = 0.125", "share = 0.125\nextra_blocks_per_plane = 3"));
         assert!(e.contains("give exactly one of"), "{e}");
         let e = err_of(&tiny_toml().replace("share = 0.125", "share = 0.001"));
         assert!(e.contains("raise the over-provisioning"), "{e}");
@@ -585,10 +537,7 @@ t_bers_ns = 1500000
 
     #[test]
     fn extra_blocks_convention() {
-        let t = tiny_toml().replace(
-            "share = 0.125",
-            "extra_blocks_per_plane = 10\ngc_share_of_extra = 0.8",
-        );
+        let t = tiny_toml().replace("share = 0.125", "extra_blocks_per_plane = 10\ngc_share_of_extra = 0.8");
         let c = DriveConfig::from_toml(&t, "t").unwrap();
         let d = c.derive().unwrap();
         assert_eq!(d.logical_pages, (64 - 10) * 16 * 4);

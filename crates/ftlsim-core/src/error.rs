@@ -49,11 +49,9 @@ impl fmt::Display for ConfigError {
             ConfigError::Invalid { key, value, rule } => {
                 write!(f, "invalid config: {key} = {value} ({rule})")
             }
-            ConfigError::UnknownPreset { name, available } => write!(
-                f,
-                "unknown preset `{name}` (available: {}; `ftlsim presets` lists them)",
-                available.join(", ")
-            ),
+            ConfigError::UnknownPreset { name, available } => {
+                write!(f, "unknown preset `{name}` (available: {}; `ftlsim presets` lists them)", available.join(", "))
+            }
         }
     }
 }
@@ -62,11 +60,7 @@ impl std::error::Error for ConfigError {}
 
 /// Shorthand used by validators.
 pub(crate) fn invalid(key: &str, value: impl fmt::Display, rule: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid {
-        key: key.to_string(),
-        value: value.to_string(),
-        rule: rule.into(),
-    }
+    ConfigError::Invalid { key: key.to_string(), value: value.to_string(), rule: rule.into() }
 }
 
 /// A workload specification that cannot be parsed or is out of range.
@@ -83,11 +77,7 @@ pub struct WorkloadError {
 
 impl fmt::Display for WorkloadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid workload spec: {} = `{}` ({})",
-            self.key, self.value, self.rule
-        )
+        write!(f, "invalid workload spec: {} = `{}` ({})", self.key, self.value, self.rule)
     }
 }
 
@@ -159,10 +149,9 @@ impl fmt::Display for FlashError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FlashError::ProgramNotErased { ppn } => write!(f, "nand rule: program of page {ppn}, which is not erased"),
-            FlashError::ProgramOutOfOrder { ppn, write_pointer } => write!(
-                f,
-                "nand rule: out-of-order program of page {ppn} (block write pointer at page {write_pointer})"
-            ),
+            FlashError::ProgramOutOfOrder { ppn, write_pointer } => {
+                write!(f, "nand rule: out-of-order program of page {ppn} (block write pointer at page {write_pointer})")
+            }
             FlashError::ReadUnwritten { ppn } => write!(f, "nand rule: read of page {ppn}, which holds no data"),
             FlashError::CopybackCrossPlane { src, dst } => {
                 write!(f, "nand rule: copy-back from page {src} to page {dst} crosses planes")
@@ -217,10 +206,9 @@ impl fmt::Display for SimError {
             SimError::Request(m) => write!(f, "invalid request: {m}"),
             SimError::Flash(e) => e.fmt(f),
             SimError::Ftl(m) => write!(f, "ftl error: {m}"),
-            SimError::DataMismatch { lpn, expected, found } => write!(
-                f,
-                "data oracle: read of lpn {lpn} returned version {found:?}, newest written is {expected:?}"
-            ),
+            SimError::DataMismatch { lpn, expected, found } => {
+                write!(f, "data oracle: read of lpn {lpn} returned version {found:?}, newest written is {expected:?}")
+            }
         }
     }
 }
@@ -230,10 +218,7 @@ impl std::error::Error for SimError {}
 impl SimError {
     /// True for errors caused by user input (exit code 1), false for internal ones (exit 2).
     pub fn is_bad_input(&self) -> bool {
-        matches!(
-            self,
-            SimError::Config(_) | SimError::Workload(_) | SimError::Request(_)
-        )
+        matches!(self, SimError::Config(_) | SimError::Workload(_) | SimError::Request(_))
     }
 }
 

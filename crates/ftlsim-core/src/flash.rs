@@ -148,10 +148,7 @@ impl FlashArray {
         }
         let wp = u32::from(self.write_ptr[block]);
         if idx != wp {
-            return Err(FlashError::ProgramOutOfOrder {
-                ppn,
-                write_pointer: wp,
-            });
+            return Err(FlashError::ProgramOutOfOrder { ppn, write_pointer: wp });
         }
         if wp == 0 {
             self.open_seq[block] = self.next_seq;
@@ -174,17 +171,12 @@ impl FlashArray {
     /// block), wasting the pages in between. Returns how many pages were wasted.
     pub fn skip_to(&mut self, block: BlockId, new_wp: u32) -> Result<u32, FlashError> {
         if block >= self.geo.blocks() || new_wp > self.geo.pages_per_block {
-            return Err(FlashError::OutOfRange {
-                addr: self.geo.first_page(block.min(self.geo.blocks())) + new_wp,
-            });
+            return Err(FlashError::OutOfRange { addr: self.geo.first_page(block.min(self.geo.blocks())) + new_wp });
         }
         let b = block as usize;
         let wp = u32::from(self.write_ptr[b]);
         if new_wp < wp {
-            return Err(FlashError::ProgramOutOfOrder {
-                ppn: self.geo.first_page(block) + new_wp,
-                write_pointer: wp,
-            });
+            return Err(FlashError::ProgramOutOfOrder { ppn: self.geo.first_page(block) + new_wp, write_pointer: wp });
         }
         let first = self.geo.first_page(block);
         for i in wp..new_wp {
@@ -207,11 +199,7 @@ impl FlashArray {
         if f & WRITTEN == 0 || f & TORN != 0 {
             return Err(FlashError::ReadUnwritten { ppn });
         }
-        Ok(Oob {
-            lpn: self.page_lpn[p],
-            version: self.page_version[p],
-            kind: PageKind::from_bits(f),
-        })
+        Ok(Oob { lpn: self.page_lpn[p], version: self.page_version[p], kind: PageKind::from_bits(f) })
     }
 
     /// Intra-plane copy-back of `src` into the erased page `dst`; `src` stays valid (the FTL
@@ -222,9 +210,7 @@ impl FlashArray {
         if self.geo.plane_of(src) != self.geo.plane_of(dst) {
             return Err(FlashError::CopybackCrossPlane { src, dst });
         }
-        if self.copyback_same_parity
-            && self.geo.page_in_block(src) % 2 != self.geo.page_in_block(dst) % 2
-        {
+        if self.copyback_same_parity && self.geo.page_in_block(src) % 2 != self.geo.page_in_block(dst) % 2 {
             return Err(FlashError::CopybackParity { src, dst });
         }
         let oob = self.read(src)?;
@@ -252,10 +238,7 @@ impl FlashArray {
         }
         let b = block as usize;
         if self.valid_count[b] != 0 {
-            return Err(FlashError::EraseValidPages {
-                block,
-                valid: u32::from(self.valid_count[b]),
-            });
+            return Err(FlashError::EraseValidPages { block, valid: u32::from(self.valid_count[b]) });
         }
         let first = self.geo.first_page(block) as usize;
         let ppb = self.geo.pages_per_block as usize;
@@ -276,6 +259,12 @@ impl FlashArray {
         }
         self.page_flags[ppn as usize] |= TORN;
         Ok(())
+    }
+
+    /// Owner LPN in a page's OOB without checks (a hint; [`FlashArray::read`] checks).
+    #[inline]
+    pub fn owner(&self, ppn: Ppn) -> Lpn {
+        self.page_lpn[ppn as usize]
     }
 
     /// Next programmable page index of a block.
@@ -360,10 +349,7 @@ impl FlashArray {
         let ppb = self.geo.pages_per_block;
         for b in 0..self.geo.blocks() {
             let wp = self.write_pointer(b);
-            assert!(
-                wp <= ppb,
-                "block {b}: write pointer {wp} > pages per block {ppb}"
-            );
+            assert!(wp <= ppb, "block {b}: write pointer {wp} > pages per block {ppb}");
             let first = self.geo.first_page(b);
             let mut valid = 0;
             for i in 0..ppb {
@@ -371,21 +357,14 @@ impl FlashArray {
                 let f = self.page_flags[p as usize];
                 if self.is_valid(p) {
                     valid += 1;
-                    assert!(
-                        i < wp,
-                        "block {b}: valid page {i} at or above write pointer {wp}"
-                    );
+                    assert!(i < wp, "block {b}: valid page {i} at or above write pointer {wp}");
                     assert!(f & WRITTEN != 0, "page {p}: valid but not written");
                 }
                 if i >= wp {
                     assert_eq!(f, 0, "page {p}: above write pointer {wp} but flags {f:#x}");
                 }
             }
-            assert_eq!(
-                valid,
-                self.valid_count(b),
-                "block {b}: valid count disagrees with bitmap"
-            );
+            assert_eq!(valid, self.valid_count(b), "block {b}: valid count disagrees with bitmap");
         }
     }
 }
@@ -408,28 +387,15 @@ mod tests {
         }
     }
     fn data(lpn: u32, version: u32) -> Oob {
-        Oob {
-            lpn,
-            version,
-            kind: PageKind::Data,
-        }
+        Oob { lpn, version, kind: PageKind::Data }
     }
 
     #[test]
     fn program_in_order_only() {
         let mut f = FlashArray::new(&geo(), false);
         f.program(0, data(7, 1)).unwrap();
-        assert_eq!(
-            f.program(0, data(7, 2)),
-            Err(FlashError::ProgramNotErased { ppn: 0 })
-        );
-        assert_eq!(
-            f.program(2, data(7, 2)),
-            Err(FlashError::ProgramOutOfOrder {
-                ppn: 2,
-                write_pointer: 1
-            })
-        );
+        assert_eq!(f.program(0, data(7, 2)), Err(FlashError::ProgramNotErased { ppn: 0 }));
+        assert_eq!(f.program(2, data(7, 2)), Err(FlashError::ProgramOutOfOrder { ppn: 2, write_pointer: 1 }));
         f.program(1, data(8, 1)).unwrap();
         assert_eq!(f.read(1).unwrap(), data(8, 1));
         assert_eq!(f.read(2), Err(FlashError::ReadUnwritten { ppn: 2 }));
@@ -441,15 +407,9 @@ mod tests {
     fn erase_requires_no_valid_pages_and_resets() {
         let mut f = FlashArray::new(&geo(), false);
         f.program(8, data(1, 1)).unwrap();
-        assert_eq!(
-            f.erase(1),
-            Err(FlashError::EraseValidPages { block: 1, valid: 1 })
-        );
+        assert_eq!(f.erase(1), Err(FlashError::EraseValidPages { block: 1, valid: 1 }));
         f.invalidate(8).unwrap();
-        assert_eq!(
-            f.invalidate(8),
-            Err(FlashError::InvalidateInvalid { ppn: 8 })
-        );
+        assert_eq!(f.invalidate(8), Err(FlashError::InvalidateInvalid { ppn: 8 }));
         f.erase(1).unwrap();
         assert_eq!(f.erase_count(1), 1);
         assert_eq!(f.write_pointer(1), 0);
@@ -463,15 +423,9 @@ mod tests {
         f.program(0, data(3, 9)).unwrap();
         f.program(1, data(4, 9)).unwrap();
         // Plane 1 starts at page 32.
-        assert_eq!(
-            f.copyback(0, 32),
-            Err(FlashError::CopybackCrossPlane { src: 0, dst: 32 })
-        );
+        assert_eq!(f.copyback(0, 32), Err(FlashError::CopybackCrossPlane { src: 0, dst: 32 }));
         // Block 1 (page 8..16): page 8 is even, page index 0; src page 1 is odd.
-        assert_eq!(
-            f.copyback(1, 8),
-            Err(FlashError::CopybackParity { src: 1, dst: 8 })
-        );
+        assert_eq!(f.copyback(1, 8), Err(FlashError::CopybackParity { src: 1, dst: 8 }));
         f.copyback(0, 8).unwrap();
         assert_eq!(f.skip_to(1, 2).unwrap(), 1);
         assert!(f.skip_to(1, 1).is_err());
@@ -489,16 +443,7 @@ mod tests {
         f.program(0, data(1, 1)).unwrap();
         f.tear(0).unwrap();
         assert_eq!(f.read(0), Err(FlashError::ReadUnwritten { ppn: 0 }));
-        assert_eq!(
-            f.program(0, data(1, 1)),
-            Err(FlashError::ProgramNotErased { ppn: 0 })
-        );
-        assert_eq!(
-            f.check_oob_payload(17),
-            Err(FlashError::OobTooLarge {
-                bytes: 17,
-                usable: 16
-            })
-        );
+        assert_eq!(f.program(0, data(1, 1)), Err(FlashError::ProgramNotErased { ppn: 0 }));
+        assert_eq!(f.check_oob_payload(17), Err(FlashError::OobTooLarge { bytes: 17, usable: 16 }));
     }
 }

@@ -60,14 +60,7 @@ impl<'a> FlashCtx<'a> {
         counts: &'a mut FlashCounts,
         record: bool,
     ) -> Self {
-        FlashCtx {
-            flash,
-            ops,
-            counts,
-            record,
-            tag: Tag::Host,
-            lookups: 0,
-        }
+        FlashCtx { flash, ops, counts, record, tag: Tag::Host, lookups: 0 }
     }
 
     /// Read-only view of the flash state.
@@ -94,13 +87,7 @@ impl<'a> FlashCtx<'a> {
     #[inline]
     fn push(&mut self, kind: OpKind, chain: bool, addr: u32, addr2: u32) {
         if self.record {
-            self.ops.push(FlashOp {
-                kind,
-                tag: self.tag,
-                chain,
-                addr,
-                addr2,
-            });
+            self.ops.push(FlashOp { kind, tag: self.tag, chain, addr, addr2 });
         }
     }
 
@@ -159,10 +146,7 @@ impl<'a> FlashCtx<'a> {
         let g = self.flash.geometry();
         let (block, idx) = (g.block_of(ppn), g.page_in_block(ppn));
         if self.flash.write_pointer(block) != idx {
-            return Err(FlashError::ProgramOutOfOrder {
-                ppn,
-                write_pointer: self.flash.write_pointer(block),
-            });
+            return Err(FlashError::ProgramOutOfOrder { ppn, write_pointer: self.flash.write_pointer(block) });
         }
         self.flash.skip_to(block, idx + 1).map(|_| ())
     }
@@ -170,10 +154,7 @@ impl<'a> FlashCtx<'a> {
     /// Hold host I/O in `scope` around `plane` until the GC work recorded so far ends.
     pub fn block_scope(&mut self, plane: PlaneId, scope: GcScope) {
         if scope != GcScope::Plane {
-            let first = self
-                .flash
-                .geometry()
-                .first_page(self.flash.geometry().first_block(plane));
+            let first = self.flash.geometry().first_page(self.flash.geometry().first_block(plane));
             self.push(OpKind::Barrier, false, first, scope_code(scope));
         }
     }

@@ -18,7 +18,7 @@ use crate::config::VictimPolicy;
 use crate::error::SimError;
 use crate::flash::{FlashArray, Oob};
 use crate::ftl::FlashCtx;
-use crate::geometry::{BlockId, Geometry, PlaneId, Ppn, NONE};
+use crate::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use std::collections::VecDeque;
 
 /// Where a block is in its life cycle.
@@ -68,11 +68,7 @@ impl VictimIndex {
             prev: vec![NONE; blocks],
             bucket: vec![0; blocks],
             min_bucket: vec![g.pages_per_block + 1; planes],
-            fifo: if policy == VictimPolicy::Fifo {
-                vec![VecDeque::new(); planes]
-            } else {
-                Vec::new()
-            },
+            fifo: if policy == VictimPolicy::Fifo { vec![VecDeque::new(); planes] } else { Vec::new() },
             closed_at: vec![0; blocks],
             in_index: vec![false; blocks],
         }
@@ -116,21 +112,13 @@ impl VictimIndex {
     /// Add a closed block with `valid` pages; `clock` orders blocks for FIFO and ages them
     /// for cost-benefit.
     pub fn insert(&mut self, block: BlockId, valid: u32, clock: u64) {
-        assert!(
-            !self.in_index[block as usize],
-            "block {block} inserted twice"
-        );
-        assert!(
-            valid <= self.ppb,
-            "block {block}: valid {valid} > pages per block"
-        );
+        assert!(!self.in_index[block as usize], "block {block} inserted twice");
+        assert!(valid <= self.ppb, "block {block}: valid {valid} > pages per block");
         self.in_index[block as usize] = true;
         self.closed_at[block as usize] = clock;
         match self.policy {
             VictimPolicy::Greedy => self.link(block, valid),
-            VictimPolicy::Fifo => {
-                self.fifo[(block / self.blocks_per_plane) as usize].push_back(block)
-            }
+            VictimPolicy::Fifo => self.fifo[(block / self.blocks_per_plane) as usize].push_back(block),
             VictimPolicy::CostBenefit => {}
         }
     }
@@ -177,11 +165,7 @@ impl VictimIndex {
                     }
                     let u = f64::from(flash.valid_count(b)) / f64::from(self.ppb);
                     let age = (clock.saturating_sub(self.closed_at[b as usize]) + 1) as f64;
-                    let score = if u == 0.0 {
-                        f64::INFINITY
-                    } else {
-                        (1.0 - u) * age / (2.0 * u)
-                    };
+                    let score = if u == 0.0 { f64::INFINITY } else { (1.0 - u) * age / (2.0 * u) };
                     if best.is_none_or(|(s, _)| score > s) {
                         best = Some((score, b));
                     }
@@ -193,19 +177,13 @@ impl VictimIndex {
 
     /// Remove a block from the index (it becomes a victim).
     pub fn remove(&mut self, block: BlockId) {
-        assert!(
-            self.in_index[block as usize],
-            "block {block} is not in the victim index"
-        );
+        assert!(self.in_index[block as usize], "block {block} is not in the victim index");
         self.in_index[block as usize] = false;
         match self.policy {
             VictimPolicy::Greedy => self.unlink(block),
             VictimPolicy::Fifo => {
                 let q = &mut self.fifo[(block / self.blocks_per_plane) as usize];
-                let pos = q
-                    .iter()
-                    .position(|&b| b == block)
-                    .expect("fifo holds every indexed block");
+                let pos = q.iter().position(|&b| b == block).expect("fifo holds every indexed block");
                 q.remove(pos);
             }
             VictimPolicy::CostBenefit => {}
@@ -274,12 +252,7 @@ impl BlockManager {
 
     /// Next page to program for `stream` on `plane`, opening a free block when the current
     /// one is full. Errors when the plane has no free block left.
-    pub fn allocate(
-        &mut self,
-        flash: &FlashArray,
-        plane: PlaneId,
-        stream: u32,
-    ) -> Result<Ppn, SimError> {
+    pub fn allocate(&mut self, flash: &FlashArray, plane: PlaneId, stream: u32) -> Result<Ppn, SimError> {
         assert!(stream < self.streams, "stream {stream} >= {}", self.streams);
         let slot = (plane * self.streams + stream) as usize;
         let mut b = self.active[slot];
@@ -288,16 +261,10 @@ impl BlockManager {
             b = NONE;
         }
         if b == NONE {
-            b = self.free[plane as usize].pop_front().ok_or_else(|| {
-                SimError::Ftl(format!(
-                    "plane {plane} has no free block left (GC could not keep up)"
-                ))
-            })?;
-            assert_eq!(
-                self.state[b as usize],
-                BlockState::Free,
-                "block {b} in the free pool is not free"
-            );
+            b = self.free[plane as usize]
+                .pop_front()
+                .ok_or_else(|| SimError::Ftl(format!("plane {plane} has no free block left (GC could not keep up)")))?;
+            assert_eq!(self.state[b as usize], BlockState::Free, "block {b} in the free pool is not free");
             assert_eq!(flash.write_pointer(b), 0, "free block {b} is not erased");
             self.state[b as usize] = BlockState::Open;
             self.active[slot] = b;
@@ -309,8 +276,7 @@ impl BlockManager {
         assert_eq!(self.state[block as usize], BlockState::Open);
         self.clock += 1;
         self.state[block as usize] = BlockState::Closed;
-        self.victims
-            .insert(block, flash.valid_count(block), self.clock);
+        self.victims.insert(block, flash.valid_count(block), self.clock);
     }
 
     /// Record that `ppn` was invalidated in the flash array.
@@ -337,25 +303,13 @@ impl BlockManager {
     pub fn take_victim(&mut self, block: BlockId) -> GcJob {
         self.victims.remove(block);
         self.state[block as usize] = BlockState::Victim;
-        GcJob {
-            victim: block,
-            next_page: 0,
-            moved: 0,
-        }
+        GcJob { victim: block, next_page: 0, moved: 0 }
     }
 
     /// An erased victim returns to its plane's free pool.
     pub fn release(&mut self, flash: &FlashArray, block: BlockId) {
-        assert_eq!(
-            self.state[block as usize],
-            BlockState::Victim,
-            "released block {block} was not a victim"
-        );
-        assert_eq!(
-            flash.write_pointer(block),
-            0,
-            "released block {block} is not erased"
-        );
+        assert_eq!(self.state[block as usize], BlockState::Victim, "released block {block} was not a victim");
+        assert_eq!(flash.write_pointer(block), 0, "released block {block} is not erased");
         self.state[block as usize] = BlockState::Free;
         self.free[self.geo.plane_of_block(block) as usize].push_back(block);
     }
@@ -364,32 +318,16 @@ impl BlockManager {
     pub fn check_invariants(&self, flash: &FlashArray) {
         for (p, pool) in self.free.iter().enumerate() {
             for &b in pool {
-                assert_eq!(
-                    self.geo.plane_of_block(b) as usize,
-                    p,
-                    "block {b} in the wrong plane's pool"
-                );
-                assert_eq!(
-                    self.state[b as usize],
-                    BlockState::Free,
-                    "pooled block {b} not free"
-                );
+                assert_eq!(self.geo.plane_of_block(b) as usize, p, "block {b} in the wrong plane's pool");
+                assert_eq!(self.state[b as usize], BlockState::Free, "pooled block {b} not free");
                 assert_eq!(flash.write_pointer(b), 0, "pooled block {b} not erased");
             }
         }
         for b in 0..self.geo.blocks() {
             let s = self.state[b as usize];
-            assert_eq!(
-                self.victims.contains(b),
-                s == BlockState::Closed,
-                "block {b}: state {s:?} vs index"
-            );
+            assert_eq!(self.victims.contains(b), s == BlockState::Closed, "block {b}: state {s:?} vs index");
             if s == BlockState::Closed && self.victims.policy == VictimPolicy::Greedy {
-                assert_eq!(
-                    u32::from(self.victims.bucket[b as usize]),
-                    flash.valid_count(b),
-                    "block {b}: bucket"
-                );
+                assert_eq!(u32::from(self.victims.bucket[b as usize]), flash.valid_count(b), "block {b}: bucket");
             }
             if matches!(s, BlockState::Free | BlockState::Reserved) {
                 assert_eq!(flash.valid_count(b), 0, "block {b}: {s:?} with valid pages");
@@ -412,7 +350,13 @@ pub enum GcStep {
 pub trait Relocate {
     /// Move the valid page `src` holding `oob`.
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError>;
+    /// A hint that `lpn` will be relocated soon: GC's mapping updates hit random entries,
+    /// and fetching them ahead hides most of the cache misses.
+    fn prefetch(&self, _lpn: Lpn) {}
 }
+
+/// How many pages ahead of the current one GC announces the next relocation.
+const PREFETCH_DISTANCE: u32 = 4;
 
 /// The collection of one victim block, resumable at page boundaries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -434,12 +378,13 @@ impl GcJob {
             let src = first + self.next_page;
             self.next_page += 1;
             if ctx.flash().is_valid(src) {
+                let ahead = src + PREFETCH_DISTANCE;
+                if self.next_page + PREFETCH_DISTANCE <= wp && ctx.flash().is_valid(ahead) {
+                    r.prefetch(ctx.flash().owner(ahead));
+                }
                 let oob = ctx.flash().read(src)?;
                 r.relocate(ctx, src, oob)?;
-                assert!(
-                    !ctx.flash().is_valid(src),
-                    "relocate left source page {src} valid"
-                );
+                assert!(!ctx.flash().is_valid(src), "relocate left source page {src} valid");
                 self.moved += 1;
                 return Ok(GcStep::Moved);
             }
@@ -471,15 +416,7 @@ mod tests {
     fn fill_block(f: &mut FlashArray, block: BlockId, valid: u32) {
         let first = f.geometry().first_page(block);
         for i in 0..4 {
-            f.program(
-                first + i,
-                Oob {
-                    lpn: i,
-                    version: 1,
-                    kind: PageKind::Data,
-                },
-            )
-            .unwrap();
+            f.program(first + i, Oob { lpn: i, version: 1, kind: PageKind::Data }).unwrap();
             if i >= valid {
                 f.invalidate(first + i).unwrap();
             }
@@ -551,11 +488,7 @@ mod tests {
         let mut ops = Vec::new();
         let mut counts = Default::default();
         let mut ctx = FlashCtx::new(&mut f, &mut ops, &mut counts, true);
-        let mut job = GcJob {
-            victim: 0,
-            next_page: 0,
-            moved: 0,
-        };
+        let mut job = GcJob { victim: 0, next_page: 0, moved: 0 };
         let mut r = MoveWithin { dst: 4 };
         assert_eq!(job.step(&mut ctx, &mut r).unwrap(), GcStep::Moved);
         // Suspended here; resumed later.

@@ -142,17 +142,11 @@ impl Geometry {
         let chip = rest % self.chips_per_channel;
         let rest = rest / self.chips_per_channel;
         let die = rest % self.dies_per_chip;
-        PlaneAddr {
-            channel,
-            chip,
-            die,
-            plane: rest / self.dies_per_chip,
-        }
+        PlaneAddr { channel, chip, die, plane: rest / self.dies_per_chip }
     }
     /// Inverse of [`Geometry::plane_addr`].
     pub fn plane_id(&self, a: PlaneAddr) -> PlaneId {
-        ((a.plane * self.dies_per_chip + a.die) * self.chips_per_channel + a.chip) * self.channels
-            + a.channel
+        ((a.plane * self.dies_per_chip + a.die) * self.chips_per_channel + a.chip) * self.channels + a.channel
     }
 }
 
@@ -185,12 +179,7 @@ mod tests {
         assert_eq!(g.plane_addr(1).channel, 1);
         assert_eq!(g.plane_addr(2).chip, 1);
         // Planes of one die share the die index.
-        let a = PlaneAddr {
-            channel: 1,
-            chip: 2,
-            die: 1,
-            plane: 0,
-        };
+        let a = PlaneAddr { channel: 1, chip: 2, die: 1, plane: 0 };
         let b = PlaneAddr { plane: 1, ..a };
         assert_eq!(g.die_of(g.plane_id(a)), g.die_of(g.plane_id(b)));
         assert_ne!(g.plane_id(a), g.plane_id(b));

@@ -68,11 +68,7 @@ impl PageSpan {
     }
     /// Bit mask of the covered sectors (pages of up to 64 sectors).
     pub fn sector_mask(&self) -> u64 {
-        let ones = if self.sectors >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.sectors) - 1
-        };
+        let ones = if self.sectors >= 64 { u64::MAX } else { (1u64 << self.sectors) - 1 };
         ones << self.first_sector
     }
 }
@@ -80,25 +76,16 @@ impl PageSpan {
 /// Map a request to the drive's sector space; `None` when the layout drops it.
 pub fn place(req: &Request, layout: DeviceLayout) -> Option<u64> {
     match layout {
-        DeviceLayout::SideBySide { span_sectors } => {
-            Some(u64::from(req.device) * span_sectors + req.offset_sector)
-        }
+        DeviceLayout::SideBySide { span_sectors } => Some(u64::from(req.device) * span_sectors + req.offset_sector),
         DeviceLayout::Only(d) => (req.device == d).then_some(req.offset_sector),
     }
 }
 
 /// Check a placed request against the logical capacity. `what` names the request's source
 /// (e.g. `trace.csv line 12` or `request 57`).
-pub fn check_bounds(
-    offset: u64,
-    sectors: u32,
-    logical_sectors: u64,
-    what: &str,
-) -> Result<(), SimError> {
+pub fn check_bounds(offset: u64, sectors: u32, logical_sectors: u64, what: &str) -> Result<(), SimError> {
     if sectors == 0 {
-        return Err(SimError::Request(format!(
-            "{what}: length 0 sectors (must be >= 1)"
-        )));
+        return Err(SimError::Request(format!("{what}: length 0 sectors (must be >= 1)")));
     }
     let end = offset + u64::from(sectors);
     if end > logical_sectors {
@@ -118,11 +105,7 @@ pub fn pages(offset: u64, sectors: u32, sectors_per_page: u32) -> impl Iterator<
     (first..=last).map(move |p| {
         let lo = offset.max(p * spp);
         let hi = end.min((p + 1) * spp);
-        PageSpan {
-            lpn: p as Lpn,
-            first_sector: (lo - p * spp) as u32,
-            sectors: (hi - lo) as u32,
-        }
+        PageSpan { lpn: p as Lpn, first_sector: (lo - p * spp) as u32, sectors: (hi - lo) as u32 }
     })
 }
 
@@ -136,21 +119,9 @@ mod tests {
         assert_eq!(
             v,
             vec![
-                PageSpan {
-                    lpn: 0,
-                    first_sector: 6,
-                    sectors: 2
-                },
-                PageSpan {
-                    lpn: 1,
-                    first_sector: 0,
-                    sectors: 8
-                },
-                PageSpan {
-                    lpn: 2,
-                    first_sector: 0,
-                    sectors: 2
-                },
+                PageSpan { lpn: 0, first_sector: 6, sectors: 2 },
+                PageSpan { lpn: 1, first_sector: 0, sectors: 8 },
+                PageSpan { lpn: 2, first_sector: 0, sectors: 2 },
             ]
         );
         assert!(v[1].is_full(8));
@@ -159,21 +130,10 @@ mod tests {
 
     #[test]
     fn layout_and_bounds() {
-        let r = Request {
-            arrival_ns: 0,
-            device: 2,
-            offset_sector: 5,
-            sectors: 8,
-            op: IoOp::Read,
-        };
-        assert_eq!(
-            place(&r, DeviceLayout::SideBySide { span_sectors: 100 }),
-            Some(205)
-        );
+        let r = Request { arrival_ns: 0, device: 2, offset_sector: 5, sectors: 8, op: IoOp::Read };
+        assert_eq!(place(&r, DeviceLayout::SideBySide { span_sectors: 100 }), Some(205));
         assert_eq!(place(&r, DeviceLayout::Only(1)), None);
-        let e = check_bounds(95, 8, 100, "request 3")
-            .unwrap_err()
-            .to_string();
+        let e = check_bounds(95, 8, 100, "request 3").unwrap_err().to_string();
         assert_eq!(e, "invalid request: request 3: sectors [95, 103) lie beyond the drive's 100 logical sectors");
         assert!(check_bounds(0, 0, 100, "x").is_err());
     }

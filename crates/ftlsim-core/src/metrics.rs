@@ -18,8 +18,7 @@ pub struct LatencyHistogram {
 impl Default for LatencyHistogram {
     fn default() -> Self {
         LatencyHistogram {
-            h: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
-                .expect("static histogram bounds are valid"),
+            h: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("static histogram bounds are valid"),
             sum_ns: 0,
             max_ns: 0,
         }
@@ -111,12 +110,7 @@ pub struct ByTag {
 impl ByTag {
     /// From a `[host, gc, mapping]` array.
     pub fn from(a: [u64; 3]) -> ByTag {
-        ByTag {
-            host: a[0],
-            gc: a[1],
-            mapping: a[2],
-            total: a.iter().sum(),
-        }
+        ByTag { host: a[0], gc: a[1], mapping: a[2], total: a.iter().sum() }
     }
 }
 

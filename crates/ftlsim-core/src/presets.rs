@@ -20,14 +20,10 @@ pub fn names() -> Vec<String> {
 
 /// Load a preset by name.
 pub fn load(name: &str) -> Result<DriveConfig, ConfigError> {
-    let (_, text) =
-        PRESETS
-            .iter()
-            .find(|p| p.0 == name)
-            .ok_or_else(|| ConfigError::UnknownPreset {
-                name: name.to_string(),
-                available: names(),
-            })?;
+    let (_, text) = PRESETS
+        .iter()
+        .find(|p| p.0 == name)
+        .ok_or_else(|| ConfigError::UnknownPreset { name: name.to_string(), available: names() })?;
     DriveConfig::from_toml(text, &format!("preset {name}"))
 }
 
@@ -40,9 +36,6 @@ mod tests {
             assert_eq!(&c.name, name);
             assert!(!c.source.is_empty(), "{name}: cite the source table");
         }
-        assert!(super::load("nope")
-            .unwrap_err()
-            .to_string()
-            .contains("available: default"));
+        assert!(super::load("nope").unwrap_err().to_string().contains("available: default"));
     }
 }

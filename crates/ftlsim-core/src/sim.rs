@@ -87,12 +87,7 @@ pub struct Precondition {
 
 impl Default for Precondition {
     fn default() -> Self {
-        Precondition {
-            fill: 0.0,
-            steady_state: false,
-            max_overwrite_passes: 4.0,
-            seed: 0,
-        }
+        Precondition { fill: 0.0, steady_state: false, max_overwrite_passes: 4.0, seed: 0 }
     }
 }
 
@@ -353,12 +348,7 @@ struct MergeBuffer {
 
 impl MergeBuffer {
     fn new(cap: usize) -> Self {
-        MergeBuffer {
-            cap,
-            map: HashMap::with_capacity(cap),
-            order: VecDeque::new(),
-            gen: 0,
-        }
+        MergeBuffer { cap, map: HashMap::with_capacity(cap), order: VecDeque::new(), gen: 0 }
     }
     fn remove(&mut self, lpn: Lpn) -> Option<(u64, u32)> {
         self.map.remove(&lpn).map(|(m, v, _)| (m, v))
@@ -380,13 +370,9 @@ impl MergeBuffer {
         self.order.push_back((lpn, self.gen));
         if self.order.len() > 4 * self.cap + 16 {
             let map = &self.map;
-            self.order
-                .retain(|&(l, g)| map.get(&l).is_some_and(|e| e.2 == g));
+            self.order.retain(|&(l, g)| map.get(&l).is_some_and(|e| e.2 == g));
         }
-        assert!(
-            self.order.len() <= 4 * self.cap + 16,
-            "merge buffer order list unbounded"
-        );
+        assert!(self.order.len() <= 4 * self.cap + 16, "merge buffer order list unbounded");
     }
 }
 
@@ -479,11 +465,7 @@ impl Simulator {
             let want = o[lpn as usize];
             let expected = (want != 0).then_some(want);
             if found != expected {
-                return Err(SimError::DataMismatch {
-                    lpn,
-                    expected,
-                    found,
-                });
+                return Err(SimError::DataMismatch { lpn, expected, found });
             }
         }
         Ok(())
@@ -493,16 +475,11 @@ impl Simulator {
     /// itself (erase counts stay, as wear).
     pub fn precondition(&mut self, p: &Precondition) -> Result<PreconditionReport, SimError> {
         if !(0.0..=1.0).contains(&p.fill) {
-            return Err(
-                crate::error::invalid("precondition.fill", p.fill, "must be in [0, 1]").into(),
-            );
+            return Err(crate::error::invalid("precondition.fill", p.fill, "must be in [0, 1]").into());
         }
         let logical = u64::from(self.d.logical_pages);
         let filled = (logical as f64 * p.fill) as u64;
-        let mut rep = PreconditionReport {
-            fill_pages: filled,
-            ..Default::default()
-        };
+        let mut rep = PreconditionReport { fill_pages: filled, ..Default::default() };
         for lpn in 0..filled {
             let v = self.version();
             self.ftl_write(lpn as Lpn, v, false)?;
@@ -525,10 +502,7 @@ impl Simulator {
                 let waf = (self.counts.pages_programmed() - before) as f64 / window as f64;
                 rep.final_window_waf = r6(waf);
                 let gc_active = self.ftl.gc_counts().collections() > gc_before;
-                if gc_active
-                    && rep.overwrite_pages >= filled / 2
-                    && (waf - last).abs() <= 0.01 * waf
-                {
+                if gc_active && rep.overwrite_pages >= filled / 2 && (waf - last).abs() <= 0.01 * waf {
                     stable += 1;
                     if stable >= 3 {
                         rep.settled = true;
@@ -576,30 +550,19 @@ impl Simulator {
                 self.read_modify_write(span.lpn, v, ready)
             }
             PartialWrite::Merge => {
-                let full = if spp >= 64 {
-                    u64::MAX
-                } else {
-                    (1u64 << spp) - 1
-                };
+                let full = if spp >= 64 { u64::MAX } else { (1u64 << spp) - 1 };
                 let v = self.version();
                 if let Some(o) = self.oracle.as_mut() {
                     o[span.lpn as usize] = v;
                 }
-                let m = self
-                    .merge
-                    .as_mut()
-                    .expect("merge buffer exists under the merge policy");
+                let m = self.merge.as_mut().expect("merge buffer exists under the merge policy");
                 let mask = m.remove(span.lpn).map_or(0, |e| e.0) | span.sector_mask();
                 if mask == full {
                     self.host.merged_pages += 1;
                     self.ftl_write(span.lpn, v, true)?;
                     return Ok(ready);
                 }
-                let evicted = if m.map.len() >= m.cap {
-                    m.oldest()
-                } else {
-                    None
-                };
+                let evicted = if m.map.len() >= m.cap { m.oldest() } else { None };
                 m.insert(span.lpn, mask, v);
                 match evicted {
                     Some((lpn, ev)) => self.read_modify_write(lpn, ev, ready),
@@ -610,12 +573,7 @@ impl Simulator {
     }
 
     /// Read the old page (if any), then program the merged page; the program waits for the read.
-    fn read_modify_write(
-        &mut self,
-        lpn: Lpn,
-        version: u32,
-        ready: SimTime,
-    ) -> Result<SimTime, SimError> {
+    fn read_modify_write(&mut self, lpn: Lpn, version: u32, ready: SimTime) -> Result<SimTime, SimError> {
         let before = self.flush(ready);
         let old = self.ftl_read(lpn)?;
         let mut start = ready;
@@ -630,10 +588,7 @@ impl Simulator {
 
     fn read_span(&mut self, span: PageSpan) -> Result<(), SimError> {
         self.host.pages_read += 1;
-        let buffered = self
-            .merge
-            .as_ref()
-            .and_then(|m| m.map.get(&span.lpn).copied());
+        let buffered = self.merge.as_ref().and_then(|m| m.map.get(&span.lpn).copied());
         let found = self.ftl_read(span.lpn)?;
         if found.is_none() {
             self.host.unmapped_page_reads += 1;
@@ -683,8 +638,7 @@ impl Simulator {
                     if let Some(m) = self.merge.as_mut() {
                         m.remove(span.lpn);
                     }
-                    let mut ctx =
-                        FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
+                    let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
                     self.ftl.trim(&mut ctx, span.lpn)?;
                     if let Some(o) = self.oracle.as_mut() {
                         o[span.lpn as usize] = 0;
@@ -714,10 +668,7 @@ impl Simulator {
             }
             t = t.max(self.flush(t).end);
             steps += 1;
-            assert!(
-                steps <= u64::from(self.d.physical_pages) * 4,
-                "background work does not converge"
-            );
+            assert!(steps <= u64::from(self.d.physical_pages) * 4, "background work does not converge");
         }
         Ok(t)
     }
@@ -741,9 +692,7 @@ impl Simulator {
         let (qd, closed, scale) = match opts.replay {
             Replay::Open { time_scale } => {
                 if !(time_scale > 0.0 && time_scale.is_finite()) {
-                    return Err(
-                        crate::error::invalid("time_scale", time_scale, "must be > 0").into(),
-                    );
+                    return Err(crate::error::invalid("time_scale", time_scale, "must be > 0").into());
                 }
                 (self.cfg.host.queue_depth, false, time_scale)
             }
@@ -754,8 +703,7 @@ impl Simulator {
                 (queue_depth, true, 1.0)
             }
         };
-        let logical_sectors =
-            u64::from(self.d.logical_pages) * u64::from(self.cfg.geometry.sectors_per_page());
+        let logical_sectors = u64::from(self.d.logical_pages) * u64::from(self.cfg.geometry.sectors_per_page());
         let bg = self.cfg.ftl.background_gc;
         let idle_threshold = self.cfg.ftl.idle_threshold_ns;
 
@@ -766,8 +714,7 @@ impl Simulator {
         let mut idle_len = LatencyHistogram::default();
         let mut idle_total = 0u64;
 
-        let mut heap: BinaryHeap<Reverse<(SimTime, u64, u32)>> =
-            BinaryHeap::with_capacity(qd as usize + 1);
+        let mut heap: BinaryHeap<Reverse<(SimTime, u64, u32)>> = BinaryHeap::with_capacity(qd as usize + 1);
         let mut slots: Vec<Pending> = Vec::with_capacity(qd as usize);
         let mut free_slots: Vec<u32> = Vec::with_capacity(qd as usize);
         let mut seq = 0u64;
@@ -798,12 +745,7 @@ impl Simulator {
                         match place(&r, opts.layout) {
                             None => self.host.dropped_requests += 1,
                             Some(off) => {
-                                check_bounds(
-                                    off,
-                                    r.sectors,
-                                    logical_sectors,
-                                    &format!("request {index}"),
-                                )?;
+                                check_bounds(off, r.sectors, logical_sectors, &format!("request {index}"))?;
                                 pending = Some((r, off));
                             }
                         }
@@ -845,26 +787,16 @@ impl Simulator {
                         let done = self.dispatch(&req, off, t)?;
                         let slot = match free_slots.pop() {
                             Some(s) => {
-                                slots[s as usize] = Pending {
-                                    arrival,
-                                    op: req.op,
-                                    bytes: u64::from(req.sectors) * 512,
-                                };
+                                slots[s as usize] =
+                                    Pending { arrival, op: req.op, bytes: u64::from(req.sectors) * 512 };
                                 s
                             }
                             None => {
-                                slots.push(Pending {
-                                    arrival,
-                                    op: req.op,
-                                    bytes: u64::from(req.sectors) * 512,
-                                });
+                                slots.push(Pending { arrival, op: req.op, bytes: u64::from(req.sectors) * 512 });
                                 (slots.len() - 1) as u32
                             }
                         };
-                        assert!(
-                            slots.len() <= qd as usize,
-                            "more slots than the queue depth"
-                        );
+                        assert!(slots.len() <= qd as usize, "more slots than the queue depth");
                         heap.push(Reverse((done, seq, slot)));
                         seq += 1;
                         if opts.check_every > 0 && index % opts.check_every == 0 {
@@ -921,15 +853,7 @@ impl Simulator {
         if interval > 0 && row.requests > 0 {
             row.t_end_ns = end;
             let partial = (end - (origin + next_row - interval)).max(1);
-            self.emit_row(
-                &mut row,
-                &mut row_lat_sum,
-                &mut row_bytes,
-                &mut row_gc,
-                &mut row_programs,
-                partial,
-                obs,
-            );
+            self.emit_row(&mut row, &mut row_lat_sum, &mut row_bytes, &mut row_gc, &mut row_programs, partial, obs);
         }
         let sim_ns = end - origin;
         Ok(self.report(
@@ -961,11 +885,7 @@ impl Simulator {
         let secs = len_ns as f64 / 1e9;
         row.iops = r6(row.requests as f64 / secs);
         row.throughput_mb_per_s = r6(*bytes as f64 / 1e6 / secs);
-        row.mean_latency_us = if row.requests > 0 {
-            r6(*lat_sum as f64 / row.requests as f64 / 1e3)
-        } else {
-            0.0
-        };
+        row.mean_latency_us = if row.requests > 0 { r6(*lat_sum as f64 / row.requests as f64 / 1e3) } else { 0.0 };
         row.max_latency_us = r6(row.max_latency_us);
         row.free_blocks = self.ftl.free_blocks();
         let g = self.ftl.gc_counts();
@@ -1003,13 +923,7 @@ impl Simulator {
         let h = &self.host;
         let hp = h.pages_written.max(1) as f64;
         let tag_programs = |i: usize| (c.programs[i] + c.copybacks[i]) as f64 / hp;
-        let per_plane: Vec<u64> = self
-            .flash
-            .plane_programs()
-            .iter()
-            .zip(&plane0)
-            .map(|(a, b)| a - b)
-            .collect();
+        let per_plane: Vec<u64> = self.flash.plane_programs().iter().zip(&plane0).map(|(a, b)| a - b).collect();
         let (pm, ps) = mean_std(per_plane.iter().map(|&v| v as f64));
         let ec = self.flash.erase_counts();
         let (em, es) = mean_std(ec.iter().map(|&v| f64::from(v)));
@@ -1074,9 +988,7 @@ impl Simulator {
                 foreground_collections: gc.foreground_collections,
                 background_collections: gc.background_collections,
                 pages_moved: gc.pages_moved,
-                pages_moved_per_collection: r6(
-                    gc.pages_moved as f64 / gc.collections().max(1) as f64
-                ),
+                pages_moved_per_collection: r6(gc.pages_moved as f64 / gc.collections().max(1) as f64),
                 fallbacks: gc.fallbacks,
             },
             wear: Wear {
@@ -1085,11 +997,7 @@ impl Simulator {
                 erase_count_max: ec.iter().copied().max().unwrap_or(0),
                 erase_count_std: r6(es),
             },
-            planes: Planes {
-                programs_mean: r6(pm),
-                programs_std: r6(ps),
-                programs_per_plane: per_plane,
-            },
+            planes: Planes { programs_mean: r6(pm), programs_std: r6(ps), programs_per_plane: per_plane },
             channels: Channels {
                 host_busy_ns: ch[0],
                 gc_busy_ns: ch[1],
@@ -1103,11 +1011,7 @@ impl Simulator {
                 plane_gc_share: r6(pl[1] as f64 / plane_total),
                 plane_mapping_share: r6(pl[2] as f64 / plane_total),
             },
-            idle: Idle {
-                periods: idle_len.stats().count,
-                total_ns: idle_total,
-                length: idle_len.stats(),
-            },
+            idle: Idle { periods: idle_len.stats().count, total_ns: idle_total, length: idle_len.stats() },
             mapping_sram_bytes: self.ftl.mapping_sram_bytes(),
             ftl_metrics: self.ftl.extra_metrics(),
             precondition: self.precondition.clone(),

@@ -105,11 +105,7 @@ impl Default for WorkloadSpec {
 }
 
 fn err(key: &str, value: &str, rule: &str) -> WorkloadError {
-    WorkloadError {
-        key: key.into(),
-        value: value.into(),
-        rule: rule.into(),
-    }
+    WorkloadError { key: key.into(), value: value.into(), rule: rule.into() }
 }
 
 /// Parse `4096`, `4k`, `64KiB`, `1m`, `1.5e6` into bytes (k = 1024).
@@ -122,9 +118,7 @@ pub fn parse_bytes(key: &str, s: &str) -> Result<u64, WorkloadError> {
         Some('g') => (&t[..t.len() - 1], 1 << 30),
         _ => (t, 1),
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| err(key, s, "expected a size like 4096, 4k or 1m"))?;
+    let v: f64 = num.parse().map_err(|_| err(key, s, "expected a size like 4096, 4k or 1m"))?;
     if !(v > 0.0 && v.is_finite()) {
         return Err(err(key, s, "must be > 0"));
     }
@@ -145,9 +139,7 @@ pub fn parse_duration_ns(key: &str, s: &str) -> Result<u64, WorkloadError> {
     } else {
         (t, 1.0)
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| err(key, s, "expected a duration like 100us, 2ms or 1s"))?;
+    let v: f64 = num.parse().map_err(|_| err(key, s, "expected a duration like 100us, 2ms or 1s"))?;
     if !(v >= 0.0 && v.is_finite()) {
         return Err(err(key, s, "must be >= 0"));
     }
@@ -155,10 +147,7 @@ pub fn parse_duration_ns(key: &str, s: &str) -> Result<u64, WorkloadError> {
 }
 
 fn parse_share(key: &str, s: &str) -> Result<f64, WorkloadError> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| err(key, s, "expected a number in [0, 1]"))?;
+    let v: f64 = s.trim().parse().map_err(|_| err(key, s, "expected a number in [0, 1]"))?;
     if !(0.0..=1.0).contains(&v) {
         return Err(err(key, s, "must be in [0, 1]"));
     }
@@ -166,10 +155,7 @@ fn parse_share(key: &str, s: &str) -> Result<f64, WorkloadError> {
 }
 
 fn parse_count(key: &str, s: &str) -> Result<u64, WorkloadError> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| err(key, s, "expected a whole number like 100000 or 1e6"))?;
+    let v: f64 = s.trim().parse().map_err(|_| err(key, s, "expected a whole number like 100000 or 1e6"))?;
     if !(v >= 1.0 && v.fract() == 0.0 && v < 1e18) {
         return Err(err(key, s, "must be a whole number >= 1"));
     }
@@ -230,11 +216,7 @@ impl WorkloadSpec {
             }
         }
         if w.read_share + w.trim_share > 1.0 + 1e-12 {
-            return Err(err(
-                "trim",
-                &w.trim_share.to_string(),
-                "read + trim must be <= 1",
-            ));
+            return Err(err("trim", &w.trim_share.to_string(), "read + trim must be <= 1"));
         }
         Ok(w)
     }
@@ -264,21 +246,13 @@ fn parse_pattern(v: &str) -> Result<Pattern, WorkloadError> {
             Pattern::HotCold { traffic, space }
         }
         ("zipf", [t]) => {
-            let theta: f64 = t
-                .parse()
-                .map_err(|_| err("pattern", v, "expected zipf:THETA with THETA > 0"))?;
+            let theta: f64 = t.parse().map_err(|_| err("pattern", v, "expected zipf:THETA with THETA > 0"))?;
             if !(theta > 0.0 && theta.is_finite()) {
                 return Err(err("pattern", v, "zipf exponent must be > 0"));
             }
             Pattern::Zipf { theta }
         }
-        _ => {
-            return Err(err(
-                "pattern",
-                v,
-                "expected uniform, sequential, hotcold:TRAFFIC:SPACE or zipf:THETA",
-            ))
-        }
+        _ => return Err(err("pattern", v, "expected uniform, sequential, hotcold:TRAFFIC:SPACE or zipf:THETA")),
     };
     Ok(p)
 }
@@ -288,9 +262,7 @@ fn parse_sizes(v: &str) -> Result<Vec<(u64, f64)>, WorkloadError> {
     for item in v.split('|') {
         let (s, w) = match item.split_once('@') {
             Some((s, w)) => {
-                let w: f64 = w
-                    .parse()
-                    .map_err(|_| err("size", item, "expected SIZE@WEIGHT"))?;
+                let w: f64 = w.parse().map_err(|_| err("size", item, "expected SIZE@WEIGHT"))?;
                 if !(w > 0.0 && w.is_finite()) {
                     return Err(err("size", item, "weight must be > 0"));
                 }
@@ -308,20 +280,11 @@ fn parse_sizes(v: &str) -> Result<Vec<(u64, f64)>, WorkloadError> {
 }
 
 fn parse_arrival(v: &str) -> Result<Arrival, WorkloadError> {
-    let (kind, arg) = v.split_once(':').ok_or_else(|| {
-        err(
-            "arrival",
-            v,
-            "expected closed:QD, fixed:DURATION or poisson:DURATION",
-        )
-    })?;
+    let (kind, arg) =
+        v.split_once(':').ok_or_else(|| err("arrival", v, "expected closed:QD, fixed:DURATION or poisson:DURATION"))?;
     match kind {
-        "closed" => Ok(Arrival::Closed {
-            queue_depth: parse_qd(arg)?,
-        }),
-        "fixed" => Ok(Arrival::Fixed {
-            interval_ns: parse_duration_ns("arrival", arg)?,
-        }),
+        "closed" => Ok(Arrival::Closed { queue_depth: parse_qd(arg)? }),
+        "fixed" => Ok(Arrival::Fixed { interval_ns: parse_duration_ns("arrival", arg)? }),
         "poisson" => {
             let m = parse_duration_ns("arrival", arg)?;
             if m == 0 {
@@ -329,11 +292,7 @@ fn parse_arrival(v: &str) -> Result<Arrival, WorkloadError> {
             }
             Ok(Arrival::Poisson { mean_ns: m })
         }
-        _ => Err(err(
-            "arrival",
-            v,
-            "expected closed:QD, fixed:DURATION or poisson:DURATION",
-        )),
+        _ => Err(err("arrival", v, "expected closed:QD, fixed:DURATION or poisson:DURATION")),
     }
 }
 
@@ -354,13 +313,8 @@ pub struct Generator {
 
 impl Generator {
     /// A generator; errors if the largest request does not fit in the span.
-    pub fn new(
-        spec: &WorkloadSpec,
-        logical_bytes: u64,
-        seed: u64,
-    ) -> Result<Generator, WorkloadError> {
-        let span_bytes =
-            ((logical_bytes as f64 * spec.span) as u64) / spec.align_bytes * spec.align_bytes;
+    pub fn new(spec: &WorkloadSpec, logical_bytes: u64, seed: u64) -> Result<Generator, WorkloadError> {
+        let span_bytes = ((logical_bytes as f64 * spec.span) as u64) / spec.align_bytes * spec.align_bytes;
         let max_size = spec.sizes.iter().map(|s| s.0).max().unwrap_or(4096);
         if max_size > span_bytes {
             return Err(err(
@@ -381,16 +335,13 @@ impl Generator {
             })
             .collect();
         let zipf = match spec.pattern {
-            Pattern::Zipf { theta } => Some(
-                Zipf::new(slots, theta)
-                    .map_err(|e| err("pattern", &theta.to_string(), &e.to_string()))?,
-            ),
+            Pattern::Zipf { theta } => {
+                Some(Zipf::new(slots, theta).map_err(|e| err("pattern", &theta.to_string(), &e.to_string()))?)
+            }
             _ => None,
         };
         let exp = match spec.arrival {
-            Arrival::Poisson { mean_ns } => {
-                Some(Exp::new(1.0 / mean_ns as f64).expect("mean > 0 checked at parse"))
-            }
+            Arrival::Poisson { mean_ns } => Some(Exp::new(1.0 / mean_ns as f64).expect("mean > 0 checked at parse")),
             _ => None,
         };
         Ok(Generator {
@@ -412,10 +363,7 @@ impl Generator {
             return self.size_cdf[0].0;
         }
         let u: f64 = self.rng.gen();
-        self.size_cdf
-            .iter()
-            .find(|&&(_, c)| u < c)
-            .map_or(self.size_cdf[self.size_cdf.len() - 1].0, |&(s, _)| s)
+        self.size_cdf.iter().find(|&&(_, c)| u < c).map_or(self.size_cdf[self.size_cdf.len() - 1].0, |&(s, _)| s)
     }
 
     fn offset(&mut self, size: u64) -> u64 {
@@ -425,11 +373,7 @@ impl Generator {
         let slot = match self.spec.pattern {
             Pattern::Uniform => self.rng.gen_range(0..fit),
             Pattern::Sequential => {
-                let s = if self.seq_next + size > self.span_bytes {
-                    0
-                } else {
-                    self.seq_next
-                };
+                let s = if self.seq_next + size > self.span_bytes { 0 } else { self.seq_next };
                 self.seq_next = s + size;
                 return s;
             }
@@ -467,9 +411,7 @@ impl Iterator for Generator {
         };
         match self.spec.limit {
             Limit::Requests(n) if self.issued >= n => return None,
-            Limit::DurationNs(d)
-                if !matches!(self.spec.arrival, Arrival::Closed { .. }) && arrival_ns >= d =>
-            {
+            Limit::DurationNs(d) if !matches!(self.spec.arrival, Arrival::Closed { .. }) && arrival_ns >= d => {
                 return None
             }
             _ => {}
@@ -485,13 +427,7 @@ impl Iterator for Generator {
         } else {
             IoOp::Write
         };
-        Some(Request {
-            arrival_ns,
-            device: 0,
-            offset_sector: offset / 512,
-            sectors: (size / 512) as u32,
-            op,
-        })
+        Some(Request { arrival_ns, device: 0, offset_sector: offset / 512, sectors: (size / 512) as u32, op })
     }
 }
 
@@ -501,14 +437,11 @@ mod tests {
 
     #[test]
     fn parses_a_full_spec() {
-        let w = WorkloadSpec::parse("pattern=hotcold:0.8:0.2, read=0.5,size=4k@3|64k@1,arrival=poisson:100us,requests=1e3,span=0.5,align=8k").unwrap();
-        assert_eq!(
-            w.pattern,
-            Pattern::HotCold {
-                traffic: 0.8,
-                space: 0.2
-            }
-        );
+        let w = WorkloadSpec::parse(
+            "pattern=hotcold:0.8:0.2, read=0.5,size=4k@3|64k@1,arrival=poisson:100us,requests=1e3,span=0.5,align=8k",
+        )
+        .unwrap();
+        assert_eq!(w.pattern, Pattern::HotCold { traffic: 0.8, space: 0.2 });
         assert_eq!(w.sizes, vec![(4096, 3.0), (65536, 1.0)]);
         assert_eq!(w.arrival, Arrival::Poisson { mean_ns: 100_000 });
         assert_eq!(w.limit, Limit::Requests(1000));
@@ -518,10 +451,7 @@ mod tests {
     #[test]
     fn bad_specs_name_key_and_rule() {
         let e = |s: &str| WorkloadSpec::parse(s).unwrap_err().to_string();
-        assert_eq!(
-            e("read=1.5"),
-            "invalid workload spec: read = `1.5` (must be in [0, 1])"
-        );
+        assert_eq!(e("read=1.5"), "invalid workload spec: read = `1.5` (must be in [0, 1])");
         assert!(e("pattern=zipf").contains("zipf:THETA"));
         assert!(e("colour=red").contains("unknown key"));
         assert!(e("size=1000").contains("multiple of 512"));
@@ -550,22 +480,15 @@ mod tests {
     #[test]
     fn hotcold_concentrates_traffic() {
         let w = WorkloadSpec::parse("pattern=hotcold:0.9:0.1,requests=10000").unwrap();
-        let hot = Generator::new(&w, 1 << 26, 1)
-            .unwrap()
-            .filter(|r| r.offset_sector * 512 < (1 << 26) / 10)
-            .count();
+        let hot = Generator::new(&w, 1 << 26, 1).unwrap().filter(|r| r.offset_sector * 512 < (1 << 26) / 10).count();
         assert!((8800..9200).contains(&hot), "hot {hot}");
     }
 
     #[test]
     fn sequential_wraps_and_poisson_advances() {
-        let w = WorkloadSpec::parse("pattern=sequential,size=8k,requests=5,arrival=fixed:10us")
-            .unwrap();
+        let w = WorkloadSpec::parse("pattern=sequential,size=8k,requests=5,arrival=fixed:10us").unwrap();
         let v: Vec<_> = Generator::new(&w, 16384, 0).unwrap().collect();
-        assert_eq!(
-            v.iter().map(|r| r.offset_sector).collect::<Vec<_>>(),
-            vec![0, 16, 0, 16, 0]
-        );
+        assert_eq!(v.iter().map(|r| r.offset_sector).collect::<Vec<_>>(), vec![0, 16, 0, 16, 0]);
         assert_eq!(v[4].arrival_ns, 40_000);
         let w = WorkloadSpec::parse("arrival=poisson:1ms,duration=1s").unwrap();
         let n = Generator::new(&w, 1 << 24, 3).unwrap().count();

@@ -29,16 +29,11 @@ pub const FTLS: &[FtlInfo] = &[FtlInfo {
 
 /// The registry entry of an FTL name, or an error listing the names that exist.
 pub fn info(name: &str) -> Result<&'static FtlInfo, ConfigError> {
-    FTLS.iter()
-        .find(|f| f.name == name)
-        .ok_or_else(|| ConfigError::Invalid {
-            key: "ftl.name".into(),
-            value: name.into(),
-            rule: format!(
-                "unknown FTL; available: {}",
-                FTLS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
-            ),
-        })
+    FTLS.iter().find(|f| f.name == name).ok_or_else(|| ConfigError::Invalid {
+        key: "ftl.name".into(),
+        value: name.into(),
+        rule: format!("unknown FTL; available: {}", FTLS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")),
+    })
 }
 
 /// Build the FTL named by `cfg.ftl.name`.

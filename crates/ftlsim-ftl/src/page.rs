@@ -74,6 +74,22 @@ impl Relocate for PlaneMover<'_> {
         *self.moved += 1;
         Ok(())
     }
+
+    fn prefetch(&self, lpn: Lpn) {
+        prefetch_entry(self.map, lpn);
+    }
+}
+
+/// Ask the CPU to bring `map[lpn]` into cache (no effect on other targets or bad indices).
+#[inline]
+fn prefetch_entry(map: &[Ppn], lpn: Lpn) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(e) = map.get(lpn as usize) {
+        // SAFETY: a prefetch is only a hint; the pointer comes from a live reference.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((e as *const Ppn).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (map, lpn);
 }
 
 impl PageFtl {
@@ -135,8 +151,11 @@ impl PageFtl {
             return Ok(true);
         }
         let prev = ctx.set_tag(Tag::Gc);
-        let scope: Vec<PlaneId> =
-            if self.scope == GcScope::Plane { vec![plane] } else { scope_planes(&self.geo, self.scope, plane).collect() };
+        let scope: Vec<PlaneId> = if self.scope == GcScope::Plane {
+            vec![plane]
+        } else {
+            scope_planes(&self.geo, self.scope, plane).collect()
+        };
         for q in scope {
             // Each collection gains space unless FIFO moves past a fully valid block; that
             // can happen at most once per block of the plane before one gains.
@@ -144,7 +163,10 @@ impl PageFtl {
             while self.bm.free_blocks(q) < self.threshold {
                 collections += 1;
                 if collections > self.geo.blocks_per_plane {
-                    return Err(SimError::Ftl(format!("plane {q}: GC made no progress in {} collections", collections - 1)));
+                    return Err(SimError::Ftl(format!(
+                        "plane {q}: GC made no progress in {} collections",
+                        collections - 1
+                    )));
                 }
                 let mut job = match self.jobs[q as usize].take() {
                     Some(j) => j,
@@ -229,10 +251,12 @@ impl Ftl for PageFtl {
             let q = (self.bg_cursor + i) % planes;
             let mut job = match self.jobs[q as usize].take() {
                 Some(j) => j,
-                None if self.bm.free_blocks(q) < self.bg_threshold => match self.bm.peek_victim(ctx.flash(), q, false) {
-                    Some(v) => self.bm.take_victim(v),
-                    None => continue,
-                },
+                None if self.bm.free_blocks(q) < self.bg_threshold => {
+                    match self.bm.peek_victim(ctx.flash(), q, false) {
+                        Some(v) => self.bm.take_victim(v),
+                        None => continue,
+                    }
+                }
                 None => continue,
             };
             self.bg_cursor = q;

@@ -20,7 +20,8 @@ fn run(seed: u64, spec: &str, extra: &str) -> (String, usize) {
         Replay::Open { time_scale: 1.0 }
     };
     let mut rows = RowCollector::default();
-    let r = sim.run(&mut gen, &RunOptions { replay, interval_ns: 10_000_000, ..RunOptions::default() }, &mut rows).unwrap();
+    let r =
+        sim.run(&mut gen, &RunOptions { replay, interval_ns: 10_000_000, ..RunOptions::default() }, &mut rows).unwrap();
     (serde_json::to_string(&r).unwrap() + &format!("{:?}", rows.rows), rows.rows.len())
 }
 
@@ -28,7 +29,10 @@ fn run(seed: u64, spec: &str, extra: &str) -> (String, usize) {
 fn identical_inputs_give_identical_reports() {
     for (spec, extra) in [
         ("qd=16,read=0.3,size=4k|16k,requests=8000", ""),
-        ("arrival=poisson:500us,read=0.5,pattern=zipf:0.8,requests=4000", "[ftl]\nbackground_gc = true\nidle_threshold_ns = 200000"),
+        (
+            "arrival=poisson:500us,read=0.5,pattern=zipf:0.8,requests=4000",
+            "[ftl]\nbackground_gc = true\nidle_threshold_ns = 200000",
+        ),
     ] {
         let (a, rows) = run(11, spec, extra);
         let (b, _) = run(11, spec, extra);

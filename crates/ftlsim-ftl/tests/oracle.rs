@@ -5,9 +5,9 @@
 
 mod util;
 
+use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, Replay, RunOptions};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
-use ftlsim_core::metrics::NoObserver;
 use proptest::prelude::*;
 use util::{read_all, small_config};
 
@@ -39,26 +39,46 @@ fn case() -> impl Strategy<Value = Case> {
         any::<bool>(),
         prop::sample::select(vec!["read_modify_write", "zero_pad", "merge"]),
         prop::sample::select(vec!["round_robin", "static_lpn"]),
-        prop::sample::select(vec!["", "multi_plane = true", "serial = true", "plane_concurrency = \"multi_plane_only\"\nmulti_plane = true", "register_read_hits = true\nhost_mb_per_s = 600.0\ndram_access_ns = 50"]),
+        prop::sample::select(vec![
+            "",
+            "multi_plane = true",
+            "serial = true",
+            "plane_concurrency = \"multi_plane_only\"\nmulti_plane = true",
+            "register_read_hits = true\nhost_mb_per_s = 600.0\ndram_access_ns = 50",
+        ]),
         (any::<bool>(), 0.0..0.5f64, 0.0..0.15f64),
         (prop::sample::select(vec!["uniform", "hotcold:0.8:0.2", "zipf:0.9", "sequential"]), 0.0..1.0f64),
     )
-        .prop_map(|(seed, victim, scope, copyback, parity, background, partial, allocation, timing, (open_loop, read, trim), (pattern, fill))| Case {
-            seed,
-            victim,
-            scope,
-            copyback,
-            parity,
-            background,
-            partial,
-            allocation,
-            timing,
-            open_loop,
-            read,
-            trim,
-            pattern,
-            fill,
-        })
+        .prop_map(
+            |(
+                seed,
+                victim,
+                scope,
+                copyback,
+                parity,
+                background,
+                partial,
+                allocation,
+                timing,
+                (open_loop, read, trim),
+                (pattern, fill),
+            )| Case {
+                seed,
+                victim,
+                scope,
+                copyback,
+                parity,
+                background,
+                partial,
+                allocation,
+                timing,
+                open_loop,
+                read,
+                trim,
+                pattern,
+                fill,
+            },
+        )
 }
 
 fn run_case(c: &Case) -> Result<(), String> {
@@ -76,8 +96,13 @@ fn run_case(c: &Case) -> Result<(), String> {
     let cfg = small_config(24, 16, 0.25, &extra);
     let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
     let mut sim = ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?;
-    sim.precondition(&Precondition { fill: c.fill, steady_state: c.fill > 0.5, max_overwrite_passes: 1.0, seed: c.seed })
-        .map_err(|e| e.to_string())?;
+    sim.precondition(&Precondition {
+        fill: c.fill,
+        steady_state: c.fill > 0.5,
+        max_overwrite_passes: 1.0,
+        seed: c.seed,
+    })
+    .map_err(|e| e.to_string())?;
     let arrival = if c.open_loop { "poisson:300us" } else { "closed:8" };
     let spec = WorkloadSpec::parse(&format!(
         "pattern={},read={},trim={},size=512@1|4k@4|8k@2|12k@1|64k@0.3,arrival={arrival},requests=2500,align=512",

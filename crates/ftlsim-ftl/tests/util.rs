@@ -39,7 +39,6 @@ t_bers_ns = 1500000
 
 /// Read every logical page once, in order, one page per request.
 pub fn read_all(logical_pages: u32) -> impl Iterator<Item = Result<Request, SimError>> {
-    (0..logical_pages).map(|p| {
-        Ok(Request { arrival_ns: 0, device: 0, offset_sector: u64::from(p) * 8, sectors: 8, op: IoOp::Read })
-    })
+    (0..logical_pages)
+        .map(|p| Ok(Request { arrival_ns: 0, device: 0, offset_sector: u64::from(p) * 8, sectors: 8, op: IoOp::Read }))
 }

@@ -113,7 +113,8 @@ fn greedy_and_fifo_match_desnoyers_within_5_percent() {
             let (measured, a) = measure(a_target, victim, 7);
             let expected = model(a);
             let err = (measured - expected).abs() / expected;
-            report += &format!("{victim:<6} a={a:.4} measured {measured:.4} model {expected:.4} error {:.2}%\n", err * 100.0);
+            report +=
+                &format!("{victim:<6} a={a:.4} measured {measured:.4} model {expected:.4} error {:.2}%\n", err * 100.0);
             assert!(err < 0.05, "{victim} at a={a:.4}: measured WAF {measured:.4}, model {expected:.4}\n{report}");
         }
     }
