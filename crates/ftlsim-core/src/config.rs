@@ -233,11 +233,20 @@ pub struct HostConfig {
     pub partial_write: PartialWrite,
     /// Pages held by the `merge` policy's buffer.
     pub merge_buffer_pages: u32,
+    /// Whether the controller's volatile buffers (the merge buffer now, write caches later)
+    /// survive power loss (capacitor-backed). Power-loss recovery counts data acknowledged
+    /// from such a buffer as durable only when this is true.
+    pub buffer_power_protected: bool,
 }
 
 impl Default for HostConfig {
     fn default() -> Self {
-        HostConfig { queue_depth: 32, partial_write: PartialWrite::ReadModifyWrite, merge_buffer_pages: 64 }
+        HostConfig {
+            queue_depth: 32,
+            partial_write: PartialWrite::ReadModifyWrite,
+            merge_buffer_pages: 64,
+            buffer_power_protected: false,
+        }
     }
 }
 

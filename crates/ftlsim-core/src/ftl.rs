@@ -203,6 +203,12 @@ pub trait Ftl {
     /// One preemptible unit of idle-time work (one page copy or one erase); `false` when
     /// there is nothing worth doing.
     fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError>;
+    /// Start or continue GC on `plane` by one step (one page copy or the erase), whatever
+    /// its free-block count, if it has a block with an invalid page or a job under way.
+    /// This is the preemption-point interface for schedulers outside the FTL (idle time,
+    /// channel managers): they start GC here and suspend it by not calling again.
+    /// `false` when there was nothing to do.
+    fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError>;
     /// GC counters since creation.
     fn gc_counts(&self) -> GcCounts;
     /// Free blocks in the whole drive (time series).

@@ -249,24 +249,30 @@ impl Ftl for PageFtl {
         let planes = self.geo.planes();
         for i in 0..planes {
             let q = (self.bg_cursor + i) % planes;
-            let mut job = match self.jobs[q as usize].take() {
-                Some(j) => j,
-                None if self.bm.free_blocks(q) < self.bg_threshold => {
-                    match self.bm.peek_victim(ctx.flash(), q, false) {
-                        Some(v) => self.bm.take_victim(v),
-                        None => continue,
-                    }
-                }
-                None => continue,
-            };
-            self.bg_cursor = q;
-            match self.step(ctx, &mut job)? {
-                GcStep::Moved => self.jobs[q as usize] = Some(job),
-                GcStep::Erased => self.gc.background_collections += 1,
+            let wanted = self.jobs[q as usize].is_some() || self.bm.free_blocks(q) < self.bg_threshold;
+            if wanted && self.gc_step(ctx, q)? {
+                self.bg_cursor = q;
+                return Ok(true);
             }
-            return Ok(true);
         }
         Ok(false)
+    }
+
+    fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+        let mut job = match self.jobs[plane as usize].take() {
+            Some(j) => j,
+            None => match self.bm.peek_victim(ctx.flash(), plane, false) {
+                Some(v) => self.bm.take_victim(v),
+                None => return Ok(false),
+            },
+        };
+        let prev = ctx.set_tag(Tag::Gc);
+        match self.step(ctx, &mut job)? {
+            GcStep::Moved => self.jobs[plane as usize] = Some(job),
+            GcStep::Erased => self.gc.background_collections += 1,
+        }
+        ctx.set_tag(prev);
+        Ok(true)
     }
 
     fn gc_counts(&self) -> GcCounts {
