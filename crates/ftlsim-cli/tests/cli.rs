@@ -36,7 +36,7 @@ t_prog_ns = 500000
 t_bers_ns = 3000000
 "#;
 
-fn small_config(dir: &PathBuf, text: &str) -> String {
+fn small_config(dir: &std::path::Path, text: &str) -> String {
     let p = dir.join("small.toml");
     std::fs::write(&p, text).unwrap();
     p.display().to_string()

@@ -315,7 +315,7 @@ impl DriveConfig {
         if g.pages_per_block < 2 || g.pages_per_block > 65_535 {
             return Err(invalid("geometry.pages_per_block", g.pages_per_block, "must be in [2, 65535]"));
         }
-        if g.page_size_bytes < 512 || g.page_size_bytes % 512 != 0 {
+        if g.page_size_bytes < 512 || !g.page_size_bytes.is_multiple_of(512) {
             return Err(invalid("geometry.page_size_bytes", g.page_size_bytes, "must be a multiple of 512, >= 512"));
         }
         if g.spare_usable_bytes > g.spare_bytes_per_page {

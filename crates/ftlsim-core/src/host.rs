@@ -82,15 +82,22 @@ pub fn place(req: &Request, layout: DeviceLayout) -> Option<u64> {
 }
 
 /// Check a placed request against the logical capacity. `what` names the request's source
-/// (e.g. `trace.csv line 12` or `request 57`).
-pub fn check_bounds(offset: u64, sectors: u32, logical_sectors: u64, what: &str) -> Result<(), SimError> {
+/// (e.g. `trace.csv line 12` or `request 57`); it is only called on error, so the hot path
+/// does not format.
+pub fn check_bounds(
+    offset: u64,
+    sectors: u32,
+    logical_sectors: u64,
+    what: impl FnOnce() -> String,
+) -> Result<(), SimError> {
     if sectors == 0 {
-        return Err(SimError::Request(format!("{what}: length 0 sectors (must be >= 1)")));
+        return Err(SimError::Request(format!("{}: length 0 sectors (must be >= 1)", what())));
     }
     let end = offset + u64::from(sectors);
     if end > logical_sectors {
         return Err(SimError::Request(format!(
-            "{what}: sectors [{offset}, {end}) lie beyond the drive's {logical_sectors} logical sectors"
+            "{}: sectors [{offset}, {end}) lie beyond the drive's {logical_sectors} logical sectors",
+            what()
         )));
     }
     Ok(())
@@ -133,8 +140,8 @@ mod tests {
         let r = Request { arrival_ns: 0, device: 2, offset_sector: 5, sectors: 8, op: IoOp::Read };
         assert_eq!(place(&r, DeviceLayout::SideBySide { span_sectors: 100 }), Some(205));
         assert_eq!(place(&r, DeviceLayout::Only(1)), None);
-        let e = check_bounds(95, 8, 100, "request 3").unwrap_err().to_string();
+        let e = check_bounds(95, 8, 100, || "request 3".into()).unwrap_err().to_string();
         assert_eq!(e, "invalid request: request 3: sectors [95, 103) lie beyond the drive's 100 logical sectors");
-        assert!(check_bounds(0, 0, 100, "x").is_err());
+        assert!(check_bounds(0, 0, 100, || "x".into()).is_err());
     }
 }

@@ -745,7 +745,7 @@ impl Simulator {
                         match place(&r, opts.layout) {
                             None => self.host.dropped_requests += 1,
                             Some(off) => {
-                                check_bounds(off, r.sectors, logical_sectors, &format!("request {index}"))?;
+                                check_bounds(off, r.sectors, logical_sectors, || format!("request {index}"))?;
                                 pending = Some((r, off));
                             }
                         }
@@ -799,7 +799,7 @@ impl Simulator {
                         assert!(slots.len() <= qd as usize, "more slots than the queue depth");
                         heap.push(Reverse((done, seq, slot)));
                         seq += 1;
-                        if opts.check_every > 0 && index % opts.check_every == 0 {
+                        if opts.check_every > 0 && index.is_multiple_of(opts.check_every) {
                             self.check_invariants();
                         }
                         continue;
@@ -843,7 +843,7 @@ impl Simulator {
                     row_bytes += p.bytes;
                 }
             }
-            if self.host.requests % 65_536 == 0 {
+            if self.host.requests.is_multiple_of(65_536) {
                 obs.progress(self.host.requests);
             }
         }
