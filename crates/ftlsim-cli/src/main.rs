@@ -3,12 +3,14 @@
 
 mod bench;
 mod output;
+mod trace_cmd;
 
 use clap::{Args, Parser, Subcommand};
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::SimError;
 use ftlsim_core::presets;
 use ftlsim_core::sim::{Precondition, Replay, RunOptions};
+use ftlsim_core::trace::{TraceOptions, TraceSource};
 use ftlsim_core::workload::{parse_duration_ns, Arrival, Generator, Limit, WorkloadSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,13 +26,16 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Cmd {
     /// Simulate a drive under a workload and report metrics.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List the drive presets with their geometry and capacity.
     Presets,
     /// List the registered FTLs.
     Ftls,
     /// Run the standard performance benchmark (host requests per wall second, peak RSS).
     Bench(bench::BenchArgs),
+    /// Inspect or convert block traces.
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCmd),
 }
 
 /// Arguments of `ftlsim run`.
@@ -76,10 +81,22 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    trace: trace_cmd::TraceArgs,
+}
+
+/// Where requests come from.
+pub enum Source {
+    /// The synthetic generator.
+    Synthetic,
+    /// A trace file, replayed open loop at its times or closed loop at a queue depth.
+    Trace(PathBuf, TraceOptions),
 }
 
 /// Everything a run needs, resolved from the arguments.
 pub struct RunPlan {
+    /// Request source.
+    pub source: Source,
     /// Drive config with overrides applied.
     pub cfg: DriveConfig,
     /// Workload.
@@ -109,9 +126,20 @@ fn plan(a: &RunArgs) -> Result<RunPlan, SimError> {
         (Arrival::Closed { queue_depth }, _) => (Replay::Closed { queue_depth }, None),
         _ => (Replay::Open { time_scale: 1.0 }, None),
     };
-    let opts = RunOptions { replay, max_sim_ns, interval_ns, ..RunOptions::default() };
+    let mut opts = RunOptions { replay, max_sim_ns, interval_ns, ..RunOptions::default() };
+    let source = match &a.trace.trace {
+        Some(path) => {
+            opts.replay = match a.trace.qd {
+                Some(queue_depth) => Replay::Closed { queue_depth },
+                None => Replay::Open { time_scale: 1.0 },
+            };
+            opts.max_sim_ns = None;
+            Source::Trace(path.clone(), a.trace.options()?)
+        }
+        None => Source::Synthetic,
+    };
     let pre = Precondition { fill: a.fill, steady_state: a.steady_state, seed: a.seed, ..Precondition::default() };
-    Ok(RunPlan { cfg, spec, spec_text: a.workload.clone(), pre, opts })
+    Ok(RunPlan { source, cfg, spec, spec_text: a.workload.clone(), pre, opts })
 }
 
 fn run(a: &RunArgs) -> Result<(), SimError> {
@@ -126,17 +154,47 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
         );
     }
     sim.precondition(&p.pre)?;
-    let total = match p.spec.limit {
-        Limit::Requests(n) => Some(n),
-        Limit::DurationNs(_) => None,
-    };
-    let mut obs = output::CliObserver::new(&a.out, total, a.quiet).map_err(SimError::Request)?;
     let logical = sim.derived().logical_bytes;
-    let mut gen = Generator::new(&p.spec, logical, a.seed)?.map(Ok);
-    let report = sim.run(&mut gen, &p.opts, &mut obs)?;
-    obs.finish();
+    let (report, trace_info) = match &p.source {
+        Source::Synthetic => {
+            let total = match p.spec.limit {
+                Limit::Requests(n) => Some(n),
+                Limit::DurationNs(_) => None,
+            };
+            let mut obs = output::CliObserver::new(&a.out, total, a.quiet).map_err(SimError::Request)?;
+            let mut gen = Generator::new(&p.spec, logical, a.seed)?.map(Ok);
+            let report = sim.run(&mut gen, &p.opts, &mut obs)?;
+            obs.finish();
+            (report, None)
+        }
+        Source::Trace(path, topts) => {
+            let spp = p.cfg.geometry.sectors_per_page();
+            let mut src = TraceSource::open(path, topts.clone(), logical / 512, spp)?;
+            if !a.quiet {
+                let i = src.info();
+                eprintln!(
+                    "trace {}: format {}{}",
+                    i.file,
+                    i.format,
+                    if i.detected { " (detected; --format overrides)" } else { "" }
+                );
+            }
+            let mut obs = output::CliObserver::new(&a.out, None, a.quiet).map_err(SimError::Request)?;
+            let report = sim.run(&mut src, &p.opts, &mut obs)?;
+            obs.finish();
+            let mut info = serde_json::to_value(src.info()).expect("replay info serialises");
+            info["options"] = serde_json::to_value(topts).expect("options serialise");
+            info["bad_lines_skipped"] = src.bad_lines().into();
+            (report, Some(info))
+        }
+    };
     let wall = started.elapsed().as_secs_f64();
-    let json = output::result_json(&p, a.seed, &report, wall);
+    let mut json = output::result_json(&p, a.seed, &report, wall);
+    if let Some(info) = trace_info {
+        json["run"]["trace"] = info;
+        json["run"]["workload"] = serde_json::Value::Null;
+        json["run"]["workload_spec"] = serde_json::Value::Null;
+    }
     output::write_results(&a.out, &p.cfg, &json).map_err(SimError::Request)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json).expect("report serialises"));
@@ -192,6 +250,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Cmd::Bench(b) => bench::run(b),
+        Cmd::Trace(t) => trace_cmd::run(t),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

@@ -75,6 +75,13 @@ pub struct WorkloadError {
     pub rule: String,
 }
 
+impl WorkloadError {
+    /// An error for `key` holding `value`, breaking `rule`.
+    pub fn new(key: impl Into<String>, value: impl Into<String>, rule: impl Into<String>) -> WorkloadError {
+        WorkloadError { key: key.into(), value: value.into(), rule: rule.into() }
+    }
+}
+
 impl fmt::Display for WorkloadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "invalid workload spec: {} = `{}` ({})", self.key, self.value, self.rule)
@@ -173,6 +180,34 @@ impl fmt::Display for FlashError {
 
 impl std::error::Error for FlashError {}
 
+/// A trace line that cannot be used, or a trace file that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TraceError {
+    /// File path.
+    pub file: String,
+    /// 1-based line number (0 when the error is about the whole file).
+    pub line: u64,
+    /// Field name, or `file` / `line` for whole-file or whole-line problems.
+    pub field: String,
+    /// The text found.
+    pub text: String,
+    /// What was expected, and how to fix it.
+    pub rule: String,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "trace {}: {} ({})", self.file, self.text, self.rule)
+        } else {
+            write!(f, "trace {}:{}: field {} = `{}` ({})", self.file, self.line, self.field, self.text, self.rule)
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
 /// Errors of a simulation run.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -183,6 +218,8 @@ pub enum SimError {
     Workload(WorkloadError),
     /// Bad request from a trace or generator (names the source and line).
     Request(String),
+    /// Bad trace file or line.
+    Trace(TraceError),
     /// A NAND rule broken by the FTL: a bug.
     Flash(FlashError),
     /// The FTL cannot go on (for example no reclaimable block): a bug or an impossible config.
@@ -204,6 +241,7 @@ impl fmt::Display for SimError {
             SimError::Config(e) => e.fmt(f),
             SimError::Workload(e) => e.fmt(f),
             SimError::Request(m) => write!(f, "invalid request: {m}"),
+            SimError::Trace(e) => e.fmt(f),
             SimError::Flash(e) => e.fmt(f),
             SimError::Ftl(m) => write!(f, "ftl error: {m}"),
             SimError::DataMismatch { lpn, expected, found } => {
@@ -218,7 +256,7 @@ impl std::error::Error for SimError {}
 impl SimError {
     /// True for errors caused by user input (exit code 1), false for internal ones (exit 2).
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, SimError::Config(_) | SimError::Workload(_) | SimError::Request(_))
+        matches!(self, SimError::Config(_) | SimError::Workload(_) | SimError::Request(_) | SimError::Trace(_))
     }
 }
 
@@ -230,6 +268,11 @@ impl From<ConfigError> for SimError {
 impl From<WorkloadError> for SimError {
     fn from(e: WorkloadError) -> Self {
         SimError::Workload(e)
+    }
+}
+impl From<TraceError> for SimError {
+    fn from(e: TraceError) -> Self {
+        SimError::Trace(e)
     }
 }
 impl From<FlashError> for SimError {

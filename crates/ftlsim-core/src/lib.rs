@@ -18,4 +18,5 @@ pub mod metrics;
 pub mod presets;
 pub mod scheduler;
 pub mod sim;
+pub mod trace;
 pub mod workload;

@@ -1,0 +1,264 @@
+//! Trace options of `ftlsim run --trace`, and the `ftlsim trace` subcommands.
+
+use clap::{Args, ValueEnum};
+use ftlsim_core::error::{SimError, WorkloadError};
+use ftlsim_core::trace::{
+    detect, stats, write_line, Overflow, ParserOptions, RecordReader, TraceFormat, TraceOptions, TraceStats, WRITABLE,
+};
+use ftlsim_core::workload::parse_duration_ns;
+use std::path::PathBuf;
+
+/// How addresses beyond the drive are handled.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum OverflowArg {
+    /// Stop with an error naming the line.
+    Error,
+    /// Wrap modulo the logical capacity.
+    Wrap,
+    /// Remap the touched pages densely (changes spatial locality).
+    Compact,
+}
+
+/// Trace replay flags of `ftlsim run`.
+#[derive(Args, Debug, Clone)]
+pub struct TraceArgs {
+    /// Replay this trace file (plain, .gz or .zst) instead of the synthetic workload.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Trace format; detected from the content when not given.
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<TraceFormat>,
+    /// Replay only this device (disk, ASU, LUN, volume); default lays devices side by side.
+    #[arg(long)]
+    pub device: Option<u32>,
+    /// Addresses beyond the drive's logical capacity.
+    #[arg(long, value_enum, default_value = "error")]
+    pub overflow: OverflowArg,
+    /// Replay speed: 2.0 halves inter-arrival times.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Ignore timestamps and replay closed loop at this queue depth.
+    #[arg(long)]
+    pub qd: Option<u32>,
+    /// Requests held to sort out-of-order timestamps.
+    #[arg(long, default_value_t = 4096)]
+    pub reorder_window: usize,
+    /// Skip this many requests at the start.
+    #[arg(long, default_value_t = 0)]
+    pub skip: u64,
+    /// Replay at most this many requests (per pass).
+    #[arg(long)]
+    pub max_requests: Option<u64>,
+    /// Only requests in START..END after the first one (e.g. 10s..20s).
+    #[arg(long)]
+    pub time_window: Option<String>,
+    /// Replay the trace N times back to back, times shifted.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// Count and skip malformed lines instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// blkparse: replay queue (Q) instead of dispatch (D) events.
+    #[arg(long)]
+    pub blkparse_queue: bool,
+}
+
+/// Parse a `--format` name.
+pub fn parse_format(s: &str) -> Result<TraceFormat, String> {
+    TraceFormat::from_name(s).ok_or_else(|| {
+        format!(
+            "unknown trace format `{s}` (one of {})",
+            TraceFormat::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+        )
+    })
+}
+
+impl TraceArgs {
+    /// The reader's options.
+    pub fn options(&self) -> Result<TraceOptions, SimError> {
+        let time_window_ns = match &self.time_window {
+            None => None,
+            Some(w) => {
+                let (a, b) = w.split_once("..").ok_or_else(|| {
+                    WorkloadError::new("--time-window", w.clone(), "expected START..END, e.g. 10s..20s")
+                })?;
+                let (a, b) = (parse_duration_ns("--time-window", a)?, parse_duration_ns("--time-window", b)?);
+                if b <= a {
+                    return Err(WorkloadError::new("--time-window", w.clone(), "END must be after START").into());
+                }
+                Some((a, b))
+            }
+        };
+        Ok(TraceOptions {
+            format: self.format,
+            parser: ParserOptions { blkparse_event: if self.blkparse_queue { b'Q' } else { b'D' } },
+            device: self.device,
+            overflow: match self.overflow {
+                OverflowArg::Error => Overflow::Error,
+                OverflowArg::Wrap => Overflow::Wrap,
+                OverflowArg::Compact => Overflow::Compact,
+            },
+            speed: self.speed,
+            reorder_window: self.reorder_window,
+            skip: self.skip,
+            max_requests: self.max_requests,
+            time_window_ns,
+            repeat: self.repeat,
+            skip_bad_lines: self.skip_bad_lines,
+        })
+    }
+}
+
+/// `ftlsim trace` subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum TraceCmd {
+    /// Summarise a trace: requests, sizes, footprint, sequentiality, timing, hot spots.
+    Stats(StatsArgs),
+    /// Convert a trace to MQSim, SSDsim or DiskSim ASCII.
+    Convert(ConvertArgs),
+}
+
+/// Input flags shared by the `trace` subcommands.
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// Trace file (plain, .gz or .zst).
+    pub file: PathBuf,
+    /// Trace format; detected from the content when not given.
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<TraceFormat>,
+    /// Count and skip malformed lines instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// blkparse: read queue (Q) instead of dispatch (D) events.
+    #[arg(long)]
+    pub blkparse_queue: bool,
+}
+
+impl InputArgs {
+    fn open(&self, quiet: bool) -> Result<RecordReader, SimError> {
+        let opts = ParserOptions { blkparse_event: if self.blkparse_queue { b'Q' } else { b'D' } };
+        let format = match self.format {
+            Some(f) => f,
+            None => {
+                let f = detect(&self.file, &opts)?;
+                if !quiet {
+                    eprintln!("trace {}: format {f} (detected; --format overrides)", self.file.display());
+                }
+                f
+            }
+        };
+        Ok(RecordReader::new(&self.file, format, &opts, self.skip_bad_lines)?)
+    }
+}
+
+/// Arguments of `ftlsim trace stats`.
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Page size for the footprint, bytes.
+    #[arg(long, default_value_t = 4096)]
+    page_size: u32,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `ftlsim trace convert`.
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Output file.
+    out: PathBuf,
+    /// Output format: mqsim, ssdsim or disksim.
+    #[arg(long, value_parser = parse_format)]
+    to: TraceFormat,
+}
+
+/// Run a `trace` subcommand.
+pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
+    match cmd {
+        TraceCmd::Stats(a) => {
+            if a.page_size < 512 || a.page_size % 512 != 0 {
+                return Err(
+                    WorkloadError::new("--page-size", a.page_size.to_string(), "must be a multiple of 512").into()
+                );
+            }
+            let s = stats(a.input.open(a.json)?, a.page_size)?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&s).expect("stats serialise"));
+            } else {
+                print_stats(&s);
+            }
+            Ok(())
+        }
+        TraceCmd::Convert(a) => {
+            if !WRITABLE.contains(&a.to) {
+                return Err(WorkloadError::new("--to", a.to.name(), "convert writes mqsim, ssdsim or disksim").into());
+            }
+            let reader = a.input.open(false)?;
+            let io = |e: std::io::Error| SimError::Request(format!("cannot write {}: {e}", a.out.display()));
+            let mut out = std::io::BufWriter::new(std::fs::File::create(&a.out).map_err(io)?);
+            let (mut t0, mut written, mut trims) = (None, 0u64, 0u64);
+            for rec in reader {
+                let (_, r) = rec?;
+                let base = *t0.get_or_insert(r.time_ns);
+                if write_line(&mut out, a.to, &r, base).map_err(io)? {
+                    written += 1;
+                } else {
+                    trims += 1;
+                }
+            }
+            std::io::Write::flush(&mut out).map_err(io)?;
+            eprintln!(
+                "wrote {written} requests to {} as {}; {trims} trims have no {} form and were left out",
+                a.out.display(),
+                a.to,
+                a.to
+            );
+            Ok(())
+        }
+    }
+}
+
+fn print_stats(s: &TraceStats) {
+    let mb = |b: u64| b as f64 / 1e6;
+    println!("requests       {} (reads {}, writes {}, trims {})", s.requests, s.reads, s.writes, s.trims);
+    println!(
+        "bytes          read {:.1} MB, written {:.1} MB, trimmed {:.1} MB",
+        mb(s.bytes_read),
+        mb(s.bytes_written),
+        mb(s.bytes_trimmed)
+    );
+    let mut devices: Vec<(u32, u64)> = s.requests_per_device.iter().map(|(&d, &n)| (d, n)).collect();
+    devices.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let busiest: Vec<String> = devices.iter().take(10).map(|(d, n)| format!("{d}: {n}")).collect();
+    println!("devices        {} (busiest: {})", devices.len(), busiest.join(", "));
+    println!("sizes (<= B)   {:?}", s.size_histogram_bytes);
+    println!("footprint      {} pages of {} B = {:.1} MB", s.footprint_pages, s.page_size_bytes, mb(s.footprint_bytes));
+    println!("sequential     {:.1}% of requests continue the previous one", s.sequential_share * 100.0);
+    println!(
+        "duration       {:.3} s, mean {:.1} IOPS, max {} requests in one ms",
+        s.duration_ns as f64 / 1e9,
+        s.mean_iops,
+        s.max_requests_per_ms
+    );
+    let ia = &s.inter_arrival;
+    println!(
+        "inter-arrival  mean {:.1} us, p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+        ia.mean_ns as f64 / 1e3,
+        ia.p50_ns as f64 / 1e3,
+        ia.p99_ns as f64 / 1e3,
+        ia.max_ns as f64 / 1e3
+    );
+    println!("out of order   {} requests", s.out_of_order_requests);
+    println!(
+        "hot spots      top 1% of pages get {:.1}% of accesses, top 10% get {:.1}%",
+        s.top_1pct_pages_access_share * 100.0,
+        s.top_10pct_pages_access_share * 100.0
+    );
+    if s.bad_lines_skipped > 0 {
+        println!("bad lines      {} skipped", s.bad_lines_skipped);
+    }
+}

@@ -1,0 +1,443 @@
+//! Parsers of the comma-separated trace formats. Fields are split on `,` and trimmed of
+//! ASCII spaces and tabs (a trailing `\r` of CRLF files included); blank lines and lines
+//! starting with `#` carry no request. Byte offsets become sectors rounded down, byte sizes
+//! whole sectors rounded up; a size of 0 or above 2^32 - 1 sectors is an error. Decimal
+//! seconds are converted to ns exactly (no floating point, up to 9 decimals).
+//!
+//! - UMass/SPC (`umass`): `ASU,LBA,size_bytes,opcode,timestamp_s[,...]`
+//!   - `ASU`: application storage unit, the device (u32);
+//!   - `LBA`: first 512-byte sector;
+//!   - `size_bytes`: length in bytes;
+//!   - `opcode`: `r`/`R` = read, `w`/`W` = write;
+//!   - `timestamp_s`: seconds with decimals; further fields are ignored.
+//! - MSR Cambridge (`msr`): `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`
+//!   - `Timestamp`: Windows FILETIME, an integer count of 100 ns (x 100 = ns; error on overflow);
+//!   - `Hostname`: server name, non-empty, not used;
+//!   - `DiskNumber`: the device (u32);
+//!   - `Type`: `Read` or `Write` (any case);
+//!   - `Offset`, `Size`: bytes;
+//!   - `ResponseTime`: integer count of 100 ns, checked but not used.
+//! - SNIA SYSTOR'17 (`systor17`): `Timestamp,Response,IOType,LUN,Offset,Size`; a header line
+//!   whose first field is `Timestamp` is skipped
+//!   - `Timestamp`: seconds with decimals;
+//!   - `Response`: response time, seconds with decimals, checked but not used;
+//!   - `IOType`: `R` = read, `W` = write (any case);
+//!   - `LUN`: the device (u32);
+//!   - `Offset`, `Size`: bytes.
+//! - SNIA Tencent CBS (`tencent`): `timestamp_s,offset_sectors,size_sectors,io_type,volume_id`
+//!   - `timestamp_s`: seconds (integer in the published traces; decimals accepted);
+//!   - `offset_sectors`: first 512-byte sector;
+//!   - `size_sectors`: length in 512-byte sectors;
+//!   - `io_type`: 0 = read, 1 = write;
+//!   - `volume_id`: the device (u32; larger ids are an error).
+
+use super::ascii::{
+    check_end, decimal_to_ns, next_field, no_more_fields, parse_device, parse_u64, sectors_from_bytes,
+    sectors_from_count,
+};
+use crate::host::IoOp;
+use crate::trace::{FieldError, LineParser, ParserOptions, TraceFormat, TraceRecord};
+
+/// The parser for `format` if it is one of this module's.
+pub(super) fn parser(format: TraceFormat, _opts: &ParserOptions) -> Option<Box<dyn LineParser>> {
+    match format {
+        TraceFormat::UmassSpc => Some(Box::new(UmassParser)),
+        TraceFormat::Msr => Some(Box::new(MsrParser)),
+        TraceFormat::Systor17 => Some(Box::new(Systor17Parser)),
+        TraceFormat::TencentCbs => Some(Box::new(TencentParser)),
+        _ => None,
+    }
+}
+
+const NS_PER_S: u64 = 1_000_000_000;
+const BYTES_RULE: &str = "an unsigned integer number of bytes below 2^64";
+const SECTOR_RULE: &str = "an unsigned integer sector number below 2^64";
+
+/// The line without surrounding whitespace, or `None` if it is blank or a `#` comment.
+#[inline]
+fn content(line: &str) -> Option<&str> {
+    let line = line.trim_ascii();
+    if line.is_empty() || line.starts_with('#') {
+        None
+    } else {
+        Some(line)
+    }
+}
+
+/// The comma-separated fields of `line`, each trimmed.
+#[inline]
+fn fields(line: &str) -> impl Iterator<Item = &str> {
+    line.split(',').map(str::trim_ascii)
+}
+
+/// Offset and size given in bytes: (first sector rounded down, sectors rounded up).
+#[inline]
+fn byte_range(
+    offset_text: &str,
+    size_text: &str,
+    offset_field: &'static str,
+    size_field: &'static str,
+) -> Result<(u64, u32), FieldError> {
+    let offset = parse_u64(offset_text, offset_field, BYTES_RULE)? / 512;
+    let size = parse_u64(size_text, size_field, BYTES_RULE)?;
+    let sectors = sectors_from_bytes(size, size_text, size_field)?;
+    check_end(offset, sectors, offset_text, offset_field)?;
+    Ok((offset, sectors))
+}
+
+/// UMass/SPC: `ASU,LBA,size_bytes,opcode,timestamp_s[,...]`.
+struct UmassParser;
+
+impl LineParser for UmassParser {
+    fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
+        let Some(line) = content(line) else { return Ok(None) };
+        let mut f = fields(line);
+        let device = parse_device(next_field(&mut f, "ASU")?, "ASU")?;
+        let lba_text = next_field(&mut f, "LBA")?;
+        let offset_sector = parse_u64(lba_text, "LBA", SECTOR_RULE)?;
+        let size_text = next_field(&mut f, "size_bytes")?;
+        let size = parse_u64(size_text, "size_bytes", BYTES_RULE)?;
+        let sectors = sectors_from_bytes(size, size_text, "size_bytes")?;
+        check_end(offset_sector, sectors, lba_text, "LBA")?;
+        let op_text = next_field(&mut f, "opcode")?;
+        let op = match op_text {
+            "r" | "R" => IoOp::Read,
+            "w" | "W" => IoOp::Write,
+            _ => return Err(FieldError::new("opcode", op_text, "r or R (read), w or W (write)")),
+        };
+        let time_ns = decimal_to_ns(next_field(&mut f, "timestamp_s")?, NS_PER_S, "timestamp_s")?;
+        Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
+    }
+}
+
+/// MSR Cambridge: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
+struct MsrParser;
+
+impl LineParser for MsrParser {
+    fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
+        const FILETIME_RULE: &str = "an unsigned integer count of 100 ns whose value in ns is below 2^64";
+        let Some(line) = content(line) else { return Ok(None) };
+        let mut f = fields(line);
+        let time_text = next_field(&mut f, "Timestamp")?;
+        let time_ns = parse_u64(time_text, "Timestamp", FILETIME_RULE)?
+            .checked_mul(100)
+            .ok_or_else(|| FieldError::new("Timestamp", time_text, FILETIME_RULE))?;
+        if next_field(&mut f, "Hostname")?.is_empty() {
+            return Err(FieldError::new("Hostname", "", "a host name"));
+        }
+        let device = parse_device(next_field(&mut f, "DiskNumber")?, "DiskNumber")?;
+        let type_text = next_field(&mut f, "Type")?;
+        let op = if type_text.eq_ignore_ascii_case("read") {
+            IoOp::Read
+        } else if type_text.eq_ignore_ascii_case("write") {
+            IoOp::Write
+        } else {
+            return Err(FieldError::new("Type", type_text, "Read or Write"));
+        };
+        let offset_text = next_field(&mut f, "Offset")?;
+        let size_text = next_field(&mut f, "Size")?;
+        let (offset_sector, sectors) = byte_range(offset_text, size_text, "Offset", "Size")?;
+        let response_text = next_field(&mut f, "ResponseTime")?;
+        parse_u64(response_text, "ResponseTime", "an unsigned integer count of 100 ns")?;
+        no_more_fields(&mut f, "exactly 7 comma-separated fields")?;
+        Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
+    }
+}
+
+/// SNIA SYSTOR'17: `Timestamp,Response,IOType,LUN,Offset,Size` after a header line.
+struct Systor17Parser;
+
+impl LineParser for Systor17Parser {
+    fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
+        let Some(line) = content(line) else { return Ok(None) };
+        let mut f = fields(line);
+        let time_text = next_field(&mut f, "Timestamp")?;
+        if time_text.eq_ignore_ascii_case("timestamp") {
+            return Ok(None); // header
+        }
+        let time_ns = decimal_to_ns(time_text, NS_PER_S, "Timestamp")?;
+        decimal_to_ns(next_field(&mut f, "Response")?, NS_PER_S, "Response")?;
+        let op_text = next_field(&mut f, "IOType")?;
+        let op = match op_text {
+            "R" | "r" => IoOp::Read,
+            "W" | "w" => IoOp::Write,
+            _ => return Err(FieldError::new("IOType", op_text, "R (read) or W (write)")),
+        };
+        let device = parse_device(next_field(&mut f, "LUN")?, "LUN")?;
+        let offset_text = next_field(&mut f, "Offset")?;
+        let size_text = next_field(&mut f, "Size")?;
+        let (offset_sector, sectors) = byte_range(offset_text, size_text, "Offset", "Size")?;
+        no_more_fields(&mut f, "exactly 6 comma-separated fields")?;
+        Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
+    }
+}
+
+/// SNIA Tencent CBS: `timestamp_s,offset_sectors,size_sectors,io_type,volume_id`.
+struct TencentParser;
+
+impl LineParser for TencentParser {
+    fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
+        let Some(line) = content(line) else { return Ok(None) };
+        let mut f = fields(line);
+        let time_ns = decimal_to_ns(next_field(&mut f, "timestamp_s")?, NS_PER_S, "timestamp_s")?;
+        let offset_text = next_field(&mut f, "offset_sectors")?;
+        let offset_sector = parse_u64(offset_text, "offset_sectors", SECTOR_RULE)?;
+        let size_text = next_field(&mut f, "size_sectors")?;
+        let count = parse_u64(size_text, "size_sectors", "an unsigned integer number of sectors")?;
+        let sectors = sectors_from_count(count, size_text, "size_sectors")?;
+        check_end(offset_sector, sectors, offset_text, "offset_sectors")?;
+        let op_text = next_field(&mut f, "io_type")?;
+        let op = match op_text {
+            "0" => IoOp::Read,
+            "1" => IoOp::Write,
+            _ => return Err(FieldError::new("io_type", op_text, "0 (read) or 1 (write)")),
+        };
+        let device = parse_device(next_field(&mut f, "volume_id")?, "volume_id")?;
+        no_more_fields(&mut f, "exactly 5 comma-separated fields")?;
+        Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const FORMATS: [TraceFormat; 4] =
+        [TraceFormat::UmassSpc, TraceFormat::Msr, TraceFormat::Systor17, TraceFormat::TencentCbs];
+
+    fn p(format: TraceFormat) -> Box<dyn LineParser> {
+        parser(format, &ParserOptions::default()).expect("format of this module")
+    }
+
+    fn rec(format: TraceFormat, line: &str) -> TraceRecord {
+        match p(format).parse(line) {
+            Ok(Some(r)) => r,
+            other => panic!("{format} {line:?}: {other:?}"),
+        }
+    }
+
+    /// The field a bad line is blamed on.
+    fn bad(format: TraceFormat, line: &str) -> &'static str {
+        match p(format).parse(line) {
+            Err(e) => e.field,
+            other => panic!("{format} {line:?} should fail, got {other:?}"),
+        }
+    }
+
+    fn r(time_ns: u64, device: u32, offset_sector: u64, sectors: u32, op: IoOp) -> TraceRecord {
+        TraceRecord { time_ns, device, offset_sector, sectors, op }
+    }
+
+    #[test]
+    fn only_this_modules_formats() {
+        for f in TraceFormat::ALL {
+            assert_eq!(parser(f, &ParserOptions::default()).is_some(), FORMATS.contains(&f), "{f}");
+        }
+    }
+
+    #[test]
+    fn blank_and_comment_lines_carry_no_request() {
+        for f in FORMATS {
+            for skip in ["", "  ", "\t", "\r", "# a comment", "  #,1,2,3", "#"] {
+                assert_eq!(p(f).parse(skip), Ok(None), "{f} {skip:?}");
+            }
+        }
+    }
+
+    /// Hand-written lines in the UMass/SPC format (no sample file in ../shared/traces):
+    /// the first Financial1 and WebSearch1 requests.
+    #[test]
+    fn umass_lines() {
+        let f = TraceFormat::UmassSpc;
+        assert_eq!(rec(f, "0,20941264,8192,W,0.551706"), r(551_706_000, 0, 20_941_264, 16, IoOp::Write));
+        assert_eq!(rec(f, "1,3436288,15872,w,0.554041"), r(554_041_000, 1, 3_436_288, 31, IoOp::Write));
+        assert_eq!(rec(f, "0,303567,3584,R,0.000000"), r(0, 0, 303_567, 7, IoOp::Read));
+        assert_eq!(rec(f, "2,1135288,8192,r,0.004443"), r(4_443_000, 2, 1_135_288, 16, IoOp::Read));
+        assert_eq!(rec(f, "0,7,1,W,12"), r(12_000_000_000, 0, 7, 1, IoOp::Write)); // 1 byte -> 1 sector
+        assert_eq!(rec(f, "0,7,513,W,12").sectors, 2);
+        assert_eq!(rec(f, " 3 , 8 , 512 , R , 1.5 \r"), r(1_500_000_000, 3, 8, 1, IoOp::Read));
+        assert_eq!(rec(f, "3,8,512,R,1.5,extra,fields"), r(1_500_000_000, 3, 8, 1, IoOp::Read));
+        assert_eq!(rec(f, "0,0,2199023255040,W,0").sectors, u32::MAX); // (2^32 - 1) * 512 bytes
+        assert_eq!(bad(f, "x,8,512,R,1.5"), "ASU");
+        assert_eq!(bad(f, "4294967296,8,512,R,1.5"), "ASU");
+        assert_eq!(bad(f, "0"), "LBA");
+        assert_eq!(bad(f, "0,-8,512,R,1.5"), "LBA");
+        assert_eq!(bad(f, "0,18446744073709551615,512,R,1.5"), "LBA");
+        assert_eq!(bad(f, "0,8,0,R,1.5"), "size_bytes");
+        assert_eq!(bad(f, "0,8,2199023255041,R,1.5"), "size_bytes");
+        assert_eq!(bad(f, "0,8,5.5,R,1.5"), "size_bytes");
+        assert_eq!(bad(f, "0,8,512"), "opcode");
+        assert_eq!(bad(f, "0,8,512,Read,1.5"), "opcode");
+        assert_eq!(bad(f, "0,8,512,,1.5"), "opcode");
+        assert_eq!(bad(f, "0,8,512,R"), "timestamp_s");
+        assert_eq!(bad(f, "0,8,512,R,-1"), "timestamp_s");
+        assert_eq!(bad(f, "0,8,512,R,1e3"), "timestamp_s");
+        assert_eq!(bad(f, "0,8,512,R,18446744074"), "timestamp_s");
+        assert_eq!(bad(f, "0 8 512 R 1.5"), "ASU");
+        let e = p(f).parse("0,8,0,R,1.5").unwrap_err();
+        assert_eq!((e.text.as_str(), e.rule), ("0", "must be >= 1 sector"));
+    }
+
+    #[test]
+    fn msr_lines() {
+        let f = TraceFormat::Msr;
+        assert_eq!(
+            rec(f, "128166385295514663,hm,0,Write,9056014336,2048,2833"),
+            r(12_816_638_529_551_466_300, 0, 17_687_528, 4, IoOp::Write)
+        );
+        assert_eq!(rec(f, "1,src1,2,read,1000,1,5"), r(100, 2, 1, 1, IoOp::Read)); // offset floor, size ceil
+        assert_eq!(rec(f, "1,src1,2,READ,1024,1025,5"), r(100, 2, 2, 3, IoOp::Read));
+        assert_eq!(rec(f, "184467440737095516,h,0,Write,0,512,0").time_ns, 18_446_744_073_709_551_600);
+        assert_eq!(bad(f, "184467440737095517,h,0,Write,0,512,0"), "Timestamp"); // x 100 overflows
+        assert_eq!(bad(f, "1.5,h,0,Write,0,512,0"), "Timestamp");
+        assert_eq!(bad(f, "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"), "Timestamp");
+        assert_eq!(bad(f, "1"), "Hostname");
+        assert_eq!(bad(f, "1,,0,Write,0,512,0"), "Hostname");
+        assert_eq!(bad(f, "1,h,-1,Write,0,512,0"), "DiskNumber");
+        assert_eq!(bad(f, "1,h,99999999999,Write,0,512,0"), "DiskNumber");
+        assert_eq!(bad(f, "1,h,0,W,0,512,0"), "Type");
+        assert_eq!(bad(f, "1,h,0,Trim,0,512,0"), "Type");
+        assert_eq!(bad(f, "1,h,0,Write,x,512,0"), "Offset");
+        assert_eq!(bad(f, "1,h,0,Write,0,0,0"), "Size");
+        assert_eq!(bad(f, "1,h,0,Write,0,2199023255041,0"), "Size");
+        assert_eq!(bad(f, "1,h,0,Write,0,512"), "ResponseTime");
+        assert_eq!(bad(f, "1,h,0,Write,0,512,1.5"), "ResponseTime");
+        assert_eq!(bad(f, "1,h,0,Write,0,512,0,0"), "line");
+    }
+
+    #[test]
+    fn systor17_lines() {
+        let f = TraceFormat::Systor17;
+        let mut parser = p(f);
+        assert_eq!(parser.parse("Timestamp,Response,IOType,LUN,Offset,Size"), Ok(None));
+        assert_eq!(
+            parser.parse("1456095145.133076000,0.000806000,R,0,899056122368,131072"),
+            Ok(Some(r(1_456_095_145_133_076_000, 0, 1_755_968_989, 256, IoOp::Read)))
+        );
+        assert_eq!(rec(f, "1.5,0.1,w,3,513,100"), r(1_500_000_000, 3, 1, 1, IoOp::Write));
+        assert_eq!(rec(f, "1.5,0.1,W,3,512,1000\r").sectors, 2);
+        assert_eq!(bad(f, "1,5,0.1,R,0,0,512"), "IOType");
+        assert_eq!(bad(f, "-1.5,0.1,R,0,0,512"), "Timestamp");
+        assert_eq!(bad(f, "1.5"), "Response");
+        assert_eq!(bad(f, "1.5,x,R,0,0,512"), "Response");
+        assert_eq!(bad(f, "1.5,0.1,Read,0,0,512"), "IOType");
+        assert_eq!(bad(f, "1.5,0.1,R,a,0,512"), "LUN");
+        assert_eq!(bad(f, "1.5,0.1,R,0,1.5,512"), "Offset");
+        assert_eq!(bad(f, "1.5,0.1,R,0,0"), "Size");
+        assert_eq!(bad(f, "1.5,0.1,R,0,0,0"), "Size");
+        assert_eq!(bad(f, "1.5,0.1,R,0,0,512,9"), "line");
+    }
+
+    #[test]
+    fn tencent_lines() {
+        let f = TraceFormat::TencentCbs;
+        assert_eq!(
+            rec(f, "1538323200,4247200,128,1,1058"),
+            r(1_538_323_200_000_000_000, 1058, 4_247_200, 128, IoOp::Write)
+        );
+        assert_eq!(rec(f, "1538323199,13896880,128,0,1063").op, IoOp::Read);
+        assert_eq!(rec(f, "1.25,0,1,0,4294967295"), r(1_250_000_000, u32::MAX, 0, 1, IoOp::Read));
+        assert_eq!(bad(f, "x,0,1,0,1"), "timestamp_s");
+        assert_eq!(bad(f, "1"), "offset_sectors");
+        assert_eq!(bad(f, "1,-1,1,0,1"), "offset_sectors");
+        assert_eq!(bad(f, "1,18446744073709551615,1,0,1"), "offset_sectors");
+        assert_eq!(bad(f, "1,0,0,0,1"), "size_sectors");
+        assert_eq!(bad(f, "1,0,4294967296,0,1"), "size_sectors");
+        assert_eq!(bad(f, "1,0,1,2,1"), "io_type");
+        assert_eq!(bad(f, "1,0,1,R,1"), "io_type");
+        assert_eq!(bad(f, "1,0,1,0"), "volume_id");
+        assert_eq!(bad(f, "1,0,1,0,4294967296"), "volume_id");
+        assert_eq!(bad(f, "1,0,1,0,1,1"), "line");
+    }
+
+    /// Requests, reads, bytes (sectors * 512, byte sizes rounded up) and skipped lines of a
+    /// sample trace, each line asserted to parse.
+    fn tally(format: TraceFormat, file: &str) -> (u64, u64, u64, u64) {
+        let path = format!("{}/../../../shared/traces/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut parser = p(format);
+        let (mut n, mut reads, mut bytes, mut skipped) = (0, 0, 0, 0);
+        for (i, line) in text.lines().enumerate() {
+            match parser.parse(line) {
+                Ok(Some(rec)) => {
+                    n += 1;
+                    reads += u64::from(rec.op == IoOp::Read);
+                    bytes += u64::from(rec.sectors) * 512;
+                }
+                Ok(None) => skipped += 1,
+                Err(e) => panic!("{file}:{}: {e:?}", i + 1),
+            }
+        }
+        (n, reads, bytes, skipped)
+    }
+
+    #[test]
+    fn real_msr_hm0() {
+        // All offsets and sizes are multiples of 512, so rounding changes nothing.
+        // awk -F, '{n++; if(tolower($4)=="read") r++; s+=int(($6+511)/512)*512} END {printf "%d %d %d\n", n, r, s}' \
+        //     /work/shared/traces/msr-hm0-first1k.csv   -> 1000 508 9689600
+        assert_eq!(tally(TraceFormat::Msr, "msr-hm0-first1k.csv"), (1_000, 508, 9_689_600, 0));
+    }
+
+    #[test]
+    fn real_systor17() {
+        // One header line skipped. All offsets and sizes are multiples of 512.
+        // awk -F, 'NR>1 {n++; if($3=="R") r++; s+=int(($6+511)/512)*512} END {printf "%d %d %d\n", n, r, s}' \
+        //     /work/shared/traces/systor17-sample.csv   -> 999 826 39122432
+        assert_eq!(tally(TraceFormat::Systor17, "systor17-sample.csv"), (999, 826, 39_122_432, 1));
+    }
+
+    #[test]
+    fn real_tencent_cbs() {
+        // awk -F, '{n++; if($4==0) r++; s+=$3*512} END {printf "%d %d %d\n", n, r, s}' \
+        //     /work/shared/traces/tencent-cbs-sample.csv   -> 50000 24521 1518392320
+        assert_eq!(tally(TraceFormat::TencentCbs, "tencent-cbs-sample.csv"), (50_000, 24_521, 1_518_392_320, 0));
+    }
+
+    #[test]
+    fn real_systor17_timestamps_are_out_of_order() {
+        // The sample is not sorted by time: 243 of its 999 requests come before the one above.
+        // awk -F, 'NR>2 && $1+0<p {o++} NR>1 {p=$1+0} END {print o}' /work/shared/traces/systor17-sample.csv -> 243
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/systor17-sample.csv");
+        let text = std::fs::read_to_string(path).expect("sample trace");
+        let mut parser = p(TraceFormat::Systor17);
+        let times: Vec<u64> = text.lines().filter_map(|l| parser.parse(l).ok().flatten()).map(|r| r.time_ns).collect();
+        assert_eq!(times.windows(2).filter(|w| w[1] < w[0]).count(), 243);
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_strings(line in proptest::string::string_regex(".{0,200}").expect("regex")) {
+            for f in FORMATS {
+                let _ = p(f).parse(&line);
+            }
+        }
+
+        #[test]
+        fn never_panics_on_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let line = String::from_utf8_lossy(&bytes);
+            for f in FORMATS {
+                let _ = p(f).parse(&line);
+            }
+        }
+
+        #[test]
+        fn never_panics_on_csv_like_lines(
+            fields in proptest::collection::vec(
+                prop_oneof![
+                    proptest::string::string_regex("[0-9]{1,22}").expect("regex"),
+                    proptest::string::string_regex("[0-9]{0,21}\\.[0-9]{0,11}").expect("regex"),
+                    proptest::string::string_regex("(r|R|w|W|0|1|Read|write|hm| )").expect("regex"),
+                    proptest::string::string_regex("[-+# ]?[0-9]{0,3}").expect("regex"),
+                ],
+                0..9,
+            ),
+        ) {
+            let line = fields.join(",");
+            for f in FORMATS {
+                let _ = p(f).parse(&line);
+            }
+        }
+    }
+}
