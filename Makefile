@@ -21,6 +21,7 @@ test:
 bench: build
 	$(FTLSIM) bench
 	$(FTLSIM) bench --scaling
+	$(FTLSIM) bench --parse ../shared/traces
 
 clean:
 	$(CARGO) clean

@@ -8,7 +8,9 @@ use ftlsim_core::error::SimError;
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::presets;
 use ftlsim_core::sim::{Precondition, Replay, RunOptions};
+use ftlsim_core::trace::{detect, parser, ParserOptions};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Arguments of `ftlsim bench`.
@@ -23,6 +25,47 @@ pub struct BenchArgs {
     /// Preset to benchmark.
     #[arg(long, default_value = "default")]
     preset: String,
+    /// Instead: measure trace parsing throughput of every trace file in this directory.
+    #[arg(long)]
+    parse: Option<PathBuf>,
+}
+
+/// Parse every trace in `dir` from memory (so disk speed does not count), repeated until
+/// at least half a second has passed, and print lines per second per file and format.
+fn parse_throughput(dir: &Path) -> Result<(), SimError> {
+    let io = |e: std::io::Error| SimError::Request(format!("{}: {e}", dir.display()));
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(dir).map_err(io)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    println!("{:<36} {:<9} {:>9} {:>14}", "file", "format", "lines", "lines/s");
+    for path in files {
+        let Ok(format) = detect(&path, &ParserOptions::default()) else { continue };
+        let text = std::fs::read_to_string(&path).map_err(io)?;
+        let lines: Vec<&str> = text.lines().collect();
+        let (mut passes, mut records) = (0u64, 0u64);
+        let t = Instant::now();
+        while t.elapsed().as_secs_f64() < 0.5 {
+            let mut p = parser(format, &ParserOptions::default());
+            for l in &lines {
+                if let Ok(Some(r)) = p.parse(l) {
+                    records += 1;
+                    std::hint::black_box(r);
+                }
+            }
+            passes += 1;
+        }
+        let secs = t.elapsed().as_secs_f64();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        println!(
+            "{:<36} {:<9} {:>9} {:>14.0}   ({} requests per pass)",
+            name,
+            format.name(),
+            lines.len(),
+            (passes * lines.len() as u64) as f64 / secs,
+            records / passes
+        );
+    }
+    Ok(())
 }
 
 /// Peak resident set size of this process in bytes (Linux), if known.
@@ -35,6 +78,9 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 /// Run the benchmark and print its figures.
 pub fn run(a: &BenchArgs) -> Result<(), SimError> {
+    if let Some(dir) = &a.parse {
+        return parse_throughput(dir);
+    }
     let cfg = presets::load(&a.preset)?;
     let t0 = Instant::now();
     let mut sim = ftlsim_ftl::simulator(cfg, false)?;

@@ -236,7 +236,16 @@ fn list_presets() {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Bad flags are bad input: exit 1 (clap's own convention would be 2, our internal error).
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 1 } else { 0 };
+            // Printing can only fail if stdout/stderr are closed; the exit code still tells.
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
     let res = match &cli.cmd {
         Cmd::Run(a) => run(a),
         Cmd::Presets => {

@@ -42,7 +42,7 @@ const SSDSIM_FIELDS: [&str; 5] = ["time_ns", "device", "lsn", "size_sectors", "o
 const MQSIM_FIELDS: [&str; 5] = ["time_ns", "device", "start_sector", "size_sectors", "type"];
 const DISKSIM_FIELDS: [&str; 5] = ["time_ms", "device", "block_number", "block_count", "flags"];
 
-/// 10^n for n = 0..=9 (the fractional digits [`decimal_to_ns`] accepts).
+/// 10^n for n = 0..=9 (how [`decimal_to_ns`] pads 1 to 9 fractional digits to 9).
 const POW10: [u64; 10] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000];
 
 /// Exact conversion of a non-negative decimal number of `unit_ns`-long units (e.g.
