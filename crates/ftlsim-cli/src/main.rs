@@ -153,7 +153,9 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
             if p.pre.steady_state { " + steady state" } else { "" }
         );
     }
-    sim.precondition(&p.pre)?;
+    let mut bar = output::PreconditionBar::new(a.quiet);
+    sim.precondition_observed(&p.pre, &mut bar)?;
+    bar.finish();
     let logical = sim.derived().logical_bytes;
     let (report, trace_info) = match &p.source {
         Source::Synthetic => {

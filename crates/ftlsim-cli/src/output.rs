@@ -80,6 +80,45 @@ impl Observer for CliObserver {
     }
 }
 
+/// Progress of preconditioning on stderr (hidden when quiet or not a terminal).
+pub struct PreconditionBar {
+    bar: Option<ProgressBar>,
+}
+
+impl PreconditionBar {
+    /// A bar, unless `quiet`.
+    pub fn new(quiet: bool) -> PreconditionBar {
+        let bar = (!quiet).then(|| {
+            let b = ProgressBar::new(0);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "precondition {elapsed_precise} [{bar:40}] {pos}/{len} pages (at most; eta {eta})",
+                )
+                .expect("static template")
+                .progress_chars("=> "),
+            );
+            b
+        });
+        PreconditionBar { bar }
+    }
+
+    /// Clear the bar.
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for PreconditionBar {
+    fn precondition(&mut self, written: u64, most: u64) {
+        if let Some(b) = &self.bar {
+            b.set_length(most);
+            b.set_position(written);
+        }
+    }
+}
+
 /// The JSON written to results.json: what was run, the report, and the wall time (the only
 /// field that differs between identical runs).
 pub fn result_json(p: &RunPlan, seed: u64, report: &Report, wall_s: f64) -> Value {

@@ -145,6 +145,8 @@ pub trait Observer {
     fn interval(&mut self, _row: &IntervalRow) {}
     /// `done` requests have completed.
     fn progress(&mut self, _done: u64) {}
+    /// Preconditioning has written `written` pages of at most `most`.
+    fn precondition(&mut self, _written: u64, _most: u64) {}
 }
 
 /// An observer that ignores everything.

@@ -474,15 +474,28 @@ impl Simulator {
     /// Precondition functionally; counters are then reset so that the run measures only
     /// itself (erase counts stay, as wear).
     pub fn precondition(&mut self, p: &Precondition) -> Result<PreconditionReport, SimError> {
+        self.precondition_observed(p, &mut crate::metrics::NoObserver)
+    }
+
+    /// [`Simulator::precondition`], reporting pages written to `obs` as it goes.
+    pub fn precondition_observed(
+        &mut self,
+        p: &Precondition,
+        obs: &mut dyn Observer,
+    ) -> Result<PreconditionReport, SimError> {
         if !(0.0..=1.0).contains(&p.fill) {
             return Err(crate::error::invalid("precondition.fill", p.fill, "must be in [0, 1]").into());
         }
         let logical = u64::from(self.d.logical_pages);
         let filled = (logical as f64 * p.fill) as u64;
         let mut rep = PreconditionReport { fill_pages: filled, ..Default::default() };
+        let most = filled + if p.steady_state { (filled as f64 * p.max_overwrite_passes) as u64 } else { 0 };
         for lpn in 0..filled {
             let v = self.version();
             self.ftl_write(lpn as Lpn, v, false)?;
+            if lpn % 65_536 == 0 {
+                obs.precondition(lpn, most);
+            }
         }
         if p.steady_state && filled > 0 {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(p.seed ^ 0x5eed_c0de);
@@ -499,6 +512,7 @@ impl Simulator {
                     self.ftl_write(lpn, v, false)?;
                 }
                 rep.overwrite_pages += window;
+                obs.precondition(filled + rep.overwrite_pages, most);
                 let waf = (self.counts.pages_programmed() - before) as f64 / window as f64;
                 rep.final_window_waf = r6(waf);
                 let gc_active = self.ftl.gc_counts().collections() > gc_before;

@@ -257,6 +257,7 @@ pub struct TraceSource {
     pass_requests: u64,
     pass_skipped: u64,
     exhausted: bool,
+    bad_lines_before: u64,
     info: ReplayInfo,
 }
 
@@ -349,7 +350,11 @@ impl TraceSource {
             file: path.display().to_string(),
             format: format.name().into(),
             detected,
-            device_offsets_sectors: if opts.device.is_none() { device_offsets.clone() } else { BTreeMap::new() },
+            device_offsets_sectors: if opts.device.is_none() && opts.overflow != Overflow::Compact {
+                device_offsets.clone()
+            } else {
+                BTreeMap::new()
+            },
             compacted_pages,
         };
         Ok(TraceSource {
@@ -371,6 +376,7 @@ impl TraceSource {
             pass_requests: 0,
             pass_skipped: 0,
             exhausted: false,
+            bad_lines_before: 0,
             info,
         })
     }
@@ -380,9 +386,9 @@ impl TraceSource {
         &self.info
     }
 
-    /// Malformed lines skipped in the current pass.
+    /// Malformed lines skipped, over all passes so far.
     pub fn bad_lines(&self) -> u64 {
-        self.reader.bad_lines()
+        self.bad_lines_before + self.reader.bad_lines()
     }
 
     fn err(&self, line: u64, field: &str, text: String, rule: String) -> TraceError {
@@ -447,6 +453,7 @@ impl TraceSource {
         self.first_ns = None;
         self.last_released_ns = 0;
         self.exhausted = false;
+        self.bad_lines_before += self.reader.bad_lines();
         self.reader = RecordReader::new(&self.path, self.format, &self.opts.parser, self.opts.skip_bad_lines)?;
         Ok(true)
     }
