@@ -2,9 +2,9 @@
 //!
 //! A request covers `sectors` 512-byte sectors from `offset_sector`. Pages are
 //! `page_size / 512` sectors; a request touches pages `offset / spp ..= (offset + len - 1) / spp`,
-//! and its first and last page may be partial. Requests from several devices (multi-disk
-//! traces) are laid out side by side in the logical space, never overlaid, or filtered to
-//! one device.
+//! and its first and last page may be partial. Requests arrive already placed in the
+//! drive's logical space: trace sources lay several devices side by side or select one
+//! (`trace::TraceSource`), never overlaid.
 
 use crate::error::SimError;
 use crate::geometry::Lpn;
@@ -37,19 +37,6 @@ pub struct Request {
     pub op: IoOp,
 }
 
-/// How requests of several devices map onto the drive's logical space.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeviceLayout {
-    /// Device `d` starts at sector `d * span_sectors`.
-    SideBySide {
-        /// Sectors given to each device.
-        span_sectors: u64,
-    },
-    /// Only this device's requests are replayed; others are dropped (and counted).
-    Only(u32),
-}
-
 /// One logical page touched by a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageSpan {
@@ -70,14 +57,6 @@ impl PageSpan {
     pub fn sector_mask(&self) -> u64 {
         let ones = if self.sectors >= 64 { u64::MAX } else { (1u64 << self.sectors) - 1 };
         ones << self.first_sector
-    }
-}
-
-/// Map a request to the drive's sector space; `None` when the layout drops it.
-pub fn place(req: &Request, layout: DeviceLayout) -> Option<u64> {
-    match layout {
-        DeviceLayout::SideBySide { span_sectors } => Some(u64::from(req.device) * span_sectors + req.offset_sector),
-        DeviceLayout::Only(d) => (req.device == d).then_some(req.offset_sector),
     }
 }
 
@@ -136,10 +115,7 @@ mod tests {
     }
 
     #[test]
-    fn layout_and_bounds() {
-        let r = Request { arrival_ns: 0, device: 2, offset_sector: 5, sectors: 8, op: IoOp::Read };
-        assert_eq!(place(&r, DeviceLayout::SideBySide { span_sectors: 100 }), Some(205));
-        assert_eq!(place(&r, DeviceLayout::Only(1)), None);
+    fn bounds() {
         let e = check_bounds(95, 8, 100, || "request 3".into()).unwrap_err().to_string();
         assert_eq!(e, "invalid request: request 3: sectors [95, 103) lie beyond the drive's 100 logical sectors");
         assert!(check_bounds(0, 0, 100, || "x".into()).is_err());

@@ -18,7 +18,7 @@ use crate::error::SimError;
 use crate::flash::FlashArray;
 use crate::ftl::{FlashCounts, FlashCtx, Ftl, GcCounts};
 use crate::geometry::Lpn;
-use crate::host::{check_bounds, pages, place, DeviceLayout, IoOp, PageSpan, Request};
+use crate::host::{check_bounds, pages, IoOp, PageSpan, Request};
 use crate::metrics::{mean_std, r6, ByTag, IntervalRow, LatencyHistogram, LatencyStats, Observer};
 use crate::scheduler::{BatchEnd, FlashOp, Scheduler, SimTime, Tag};
 use rand::{Rng, SeedableRng};
@@ -53,8 +53,6 @@ pub struct RunOptions {
     pub max_sim_ns: Option<u64>,
     /// Time-series interval, ns of simulated time (0 = no time series).
     pub interval_ns: u64,
-    /// Multi-device layout.
-    pub layout: DeviceLayout,
     /// Check FTL and flash invariants after every this many requests (0 = never; tests).
     pub check_every: u64,
 }
@@ -65,7 +63,6 @@ impl Default for RunOptions {
             replay: Replay::Closed { queue_depth: 32 },
             max_sim_ns: None,
             interval_ns: 100_000_000,
-            layout: DeviceLayout::Only(0),
             check_every: 0,
         }
     }
@@ -115,8 +112,6 @@ pub struct HostCounts {
     pub writes: u64,
     /// Trim requests.
     pub trims: u64,
-    /// Requests of other devices dropped by the layout.
-    pub dropped_requests: u64,
     /// Bytes read by the host.
     pub bytes_read: u64,
     /// Bytes written by the host.
@@ -618,7 +613,8 @@ impl Simulator {
     }
 
     /// Dispatch one request at `t`; returns its completion time.
-    fn dispatch(&mut self, req: &Request, offset: u64, t: SimTime) -> Result<SimTime, SimError> {
+    fn dispatch(&mut self, req: &Request, t: SimTime) -> Result<SimTime, SimError> {
+        let offset = req.offset_sector;
         self.sched.set_now(t);
         let spp = self.cfg.geometry.sectors_per_page();
         let bytes = u64::from(req.sectors) * 512;
@@ -736,7 +732,7 @@ impl Simulator {
         let mut start: Option<SimTime> = None;
         let mut last_completion: SimTime = 0;
         let mut first_arrival: Option<u64> = None;
-        let mut pending: Option<(Request, u64)> = None;
+        let mut pending: Option<Request> = None;
         let mut source_done = false;
         let mut index = 0u64;
 
@@ -756,20 +752,15 @@ impl Simulator {
                     Some(r) => {
                         let r = r?;
                         index += 1;
-                        match place(&r, opts.layout) {
-                            None => self.host.dropped_requests += 1,
-                            Some(off) => {
-                                check_bounds(off, r.sectors, logical_sectors, || format!("request {index}"))?;
-                                pending = Some((r, off));
-                            }
-                        }
+                        check_bounds(r.offset_sector, r.sectors, logical_sectors, || format!("request {index}"))?;
+                        pending = Some(r);
                     }
                 }
             }
             let stop_issuing = opts.max_sim_ns.is_some_and(|m| now >= m);
             let outstanding = slots.len() - free_slots.len();
             let next_completion = heap.peek().map(|e| e.0 .0);
-            if let (Some((req, off)), false) = (pending.as_ref(), stop_issuing) {
+            if let (Some(req), false) = (pending.as_ref(), stop_issuing) {
                 if outstanding < qd as usize {
                     let arrival = if closed {
                         now
@@ -785,7 +776,7 @@ impl Simulator {
                     };
                     let t = arrival.max(now);
                     if next_completion.is_none_or(|c| t < c) {
-                        let (req, off) = (*req, *off);
+                        let req = *req;
                         pending = None;
                         if outstanding == 0 && start.is_some() && t > last_completion {
                             let gap = t - last_completion;
@@ -798,7 +789,7 @@ impl Simulator {
                         start.get_or_insert(t);
                         let t = t.max(self.sched.now());
                         now = t;
-                        let done = self.dispatch(&req, off, t)?;
+                        let done = self.dispatch(&req, t)?;
                         let slot = match free_slots.pop() {
                             Some(s) => {
                                 slots[s as usize] =
