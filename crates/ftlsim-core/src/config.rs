@@ -191,6 +191,9 @@ pub struct FtlConfig {
     pub idle_threshold_ns: u64,
     /// Host write streams (open active blocks) per plane; GC has its own stream besides.
     pub write_streams: u32,
+    /// SRAM for the mapping cache of demand-based FTLs, bytes; each FTL converts it to
+    /// entries with its own entry size. Default: each FTL's thesis configuration (Table 5.2).
+    pub mapping_cache_bytes: Option<u64>,
 }
 
 impl Default for FtlConfig {
@@ -206,6 +209,7 @@ impl Default for FtlConfig {
             background_gc_threshold_blocks: None,
             idle_threshold_ns: 1_000_000,
             write_streams: 1,
+            mapping_cache_bytes: None,
         }
     }
 }

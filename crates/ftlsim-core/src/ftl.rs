@@ -215,6 +215,9 @@ pub trait Ftl {
     fn free_blocks(&self) -> u64;
     /// Controller SRAM used by the mapping, bytes.
     fn mapping_sram_bytes(&self) -> u64;
+    /// The measured run starts: reset the counters behind [`Ftl::extra_metrics`] so they
+    /// cover the run only (GC counts are differenced by the engine instead).
+    fn begin_measurement(&mut self) {}
     /// FTL-specific metrics, by name with units in the names.
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
         serde_json::Map::new()

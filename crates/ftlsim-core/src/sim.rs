@@ -691,6 +691,7 @@ impl Simulator {
         obs: &mut dyn Observer,
     ) -> Result<Report, SimError> {
         self.host = HostCounts::default();
+        self.ftl.begin_measurement();
         let counts0 = self.counts.clone();
         let gc0 = self.ftl.gc_counts();
         let plane0 = self.flash.plane_programs().to_vec();

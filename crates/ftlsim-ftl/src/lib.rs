@@ -2,6 +2,9 @@
 //! names them for the CLI, Python and tests.
 #![deny(missing_docs)]
 
+pub mod block;
+pub mod dftl;
+pub mod fast;
 pub mod page;
 
 use ftlsim_core::config::DriveConfig;
@@ -21,11 +24,28 @@ pub struct FtlInfo {
 }
 
 /// Every FTL, in the order `ftlsim ftls` lists them.
-pub const FTLS: &[FtlInfo] = &[FtlInfo {
-    name: "page",
-    description: "ideal page-level FTL: whole map in SRAM, greedy/FIFO/cost-benefit GC",
-    source: "baseline of seeds 000-004 (e.g. seed 001 Ch. 4, seed 002 Sec. V)",
-}];
+pub const FTLS: &[FtlInfo] = &[
+    FtlInfo {
+        name: "page",
+        description: "ideal page-level FTL: whole map in SRAM, greedy/FIFO/cost-benefit GC",
+        source: "baseline of seeds 000-004 (e.g. seed 001 Ch. 4, seed 002 Sec. V)",
+    },
+    FtlInfo {
+        name: "dftl",
+        description: "demand-based page FTL: translation pages on flash, GTD, segmented-LRU CMT",
+        source: "Gupta et al. ASPLOS'09; seed 001 Sec. 3.3, Table 5.2",
+    },
+    FtlInfo {
+        name: "block",
+        description: "block-level FTL: one physical block per logical block, page updates rewrite the block",
+        source: "BFTL of seed 001 Sec. 3.2, Table 5.3",
+    },
+    FtlInfo {
+        name: "fast",
+        description: "FAST hybrid FTL: block-mapped data, one SW log block, fully associative RW log blocks",
+        source: "Lee et al. TECS'07; seed 001 Sec. 3.2, Table 5.3; seed 002 Sec. V; seed 004 Sec. 4.2",
+    },
+];
 
 /// The registry entry of an FTL name, or an error listing the names that exist.
 pub fn info(name: &str) -> Result<&'static FtlInfo, ConfigError> {
@@ -40,6 +60,9 @@ pub fn info(name: &str) -> Result<&'static FtlInfo, ConfigError> {
 pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
     match info(&cfg.ftl.name)?.name {
         "page" => Ok(Box::new(page::PageFtl::new(cfg)?)),
+        "block" => Ok(Box::new(block::BlockFtl::new(cfg)?)),
+        "fast" => Ok(Box::new(fast::FastFtl::new(cfg)?)),
+        "dftl" => Ok(Box::new(dftl::Dftl::new(cfg)?)),
         other => unreachable!("FTL `{other}` is registered but not built"),
     }
 }

@@ -1,0 +1,127 @@
+//! DFTL: the data oracle with a tiny cache (constant write-backs) and heavy GC of data and
+//! translation blocks; the thesis's Table 5.2 SRAM figures; cache-access classes.
+
+mod util;
+
+use ftlsim_core::flash::FlashArray;
+use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
+use ftlsim_core::metrics::NoObserver;
+use ftlsim_core::presets;
+use ftlsim_core::sim::{Precondition, Replay, RunOptions};
+use ftlsim_core::workload::{Generator, WorkloadSpec};
+use ftlsim_ftl::dftl::Dftl;
+use proptest::prelude::*;
+use util::{read_all, small_config};
+
+fn run(
+    seed: u64,
+    cache_bytes: u64,
+    pattern: &str,
+    read: f64,
+    trim: f64,
+    victim: &str,
+    open_loop: bool,
+) -> Result<(), String> {
+    let extra = format!(
+        "[ftl]\nname = \"dftl\"\nmapping_cache_bytes = {cache_bytes}\ngc_victim = \"{victim}\"\n[host]\nqueue_depth = 8"
+    );
+    // 2 KiB pages: 512 entries per translation page, so the small drive has several.
+    let mut cfg = small_config(64, 16, 0.3, &extra);
+    cfg.geometry.page_size_bytes = 512;
+    let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
+    let mut sim = ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?;
+    sim.precondition(&Precondition { fill: 1.0, steady_state: true, max_overwrite_passes: 1.0, seed })
+        .map_err(|e| e.to_string())?;
+    let arrival = if open_loop { "poisson:400us" } else { "closed:8" };
+    let spec = WorkloadSpec::parse(&format!(
+        "pattern={pattern},read={read},trim={trim},size=512@4|1k@1|4k@1,align=512,arrival={arrival},requests=3000"
+    ))
+    .map_err(|e| e.to_string())?;
+    let bytes = sim.derived().logical_bytes;
+    let mut gen = Generator::new(&spec, bytes, seed).map_err(|e| e.to_string())?.map(Ok);
+    let replay = if open_loop { Replay::Open { time_scale: 1.0 } } else { Replay::Closed { queue_depth: 8 } };
+    let r = sim
+        .run(
+            &mut gen,
+            &RunOptions { replay, check_every: 53, interval_ns: 0, ..RunOptions::default() },
+            &mut NoObserver,
+        )
+        .map_err(|e| e.to_string())?;
+    if r.host.writes > 100 && r.flash.programs.mapping == 0 {
+        return Err("a tiny cache must write translation pages back".into());
+    }
+    sim.check_invariants();
+    let back = RunOptions { replay: Replay::Closed { queue_depth: 4 }, interval_ns: 0, ..RunOptions::default() };
+    // One sector per logical page of 512 bytes.
+    let reqs = (0..logical).map(|p| {
+        Ok(ftlsim_core::host::Request {
+            arrival_ns: 0,
+            device: 0,
+            offset_sector: u64::from(p),
+            sectors: 1,
+            op: ftlsim_core::host::IoOp::Read,
+        })
+    });
+    let _ = read_all;
+    sim.run(&mut reqs.into_iter(), &back, &mut NoObserver).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dftl_reads_return_the_newest_version(
+        seed in any::<u64>(),
+        cache in prop::sample::select(vec![17u64, 66, 264, 2112]),
+        pattern in prop::sample::select(vec!["uniform", "hotcold:0.8:0.2", "sequential", "zipf:1.1"]),
+        read in 0.0..0.5f64,
+        trim in 0.0..0.1f64,
+        victim in prop::sample::select(vec!["greedy", "fifo", "cost_benefit"]),
+        open_loop in any::<bool>(),
+    ) {
+        if let Err(e) = run(seed, cache, pattern, read, trim, victim, open_loop) {
+            prop_assert!(false, "{e}\nseed {seed} cache {cache} pattern {pattern} read {read} trim {trim} victim {victim}");
+        }
+    }
+}
+
+#[test]
+fn sram_matches_thesis_table_5_2() {
+    // Table 5.2: GTD 2.00 KB (512 translation pages), CMT 16.50 KB (2,048 entries of 8.25 B),
+    // total 18.50 KB without GC metadata, 146.50 KB with 128 KB of GC metadata.
+    let mut cfg = presets::load("thesis").unwrap();
+    cfg.ftl.name = "dftl".into();
+    let f = Dftl::new(&cfg).unwrap();
+    assert_eq!(f.sram_components(), (2048, 16_896, 131_072));
+    assert_eq!(f.mapping_sram_bytes(), 18_944, "18.50 KB");
+    let (g, c, m) = f.sram_components();
+    assert_eq!(g + c + m, 150_016, "146.50 KB");
+}
+
+#[test]
+fn cache_classes_are_counted() {
+    let cfg = small_config(32, 16, 0.25, "[ftl]\nname = \"dftl\"\nmapping_cache_bytes = 17");
+    let mut flash = FlashArray::new(&cfg.geometry, false);
+    let mut f = Dftl::new(&cfg).unwrap();
+    let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
+    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, true);
+    // Two entries fit. Writes of never-mapped LPNs: misses without penalty (no translation page yet).
+    f.write(&mut ctx, 0, 1).unwrap();
+    f.write(&mut ctx, 1, 2).unwrap();
+    assert_eq!(f.cache_counts().misses_no_penalty, 2);
+    // Hit.
+    assert_eq!(f.read(&mut ctx, 0).unwrap(), Some(1));
+    assert_eq!(f.cache_counts().hits, 1);
+    // A third LPN evicts a modified entry: write-back (translation page written, batch of both).
+    f.write(&mut ctx, 2, 3).unwrap();
+    assert_eq!(f.cache_counts().misses_write_back, 1);
+    assert_eq!(f.cache_counts().translation_writes, 1);
+    // LPN 1 was written back with LPN 0 (same translation page) and evicted later: fetching it
+    // reads the translation page; the victim (clean, batch-updated) costs no write-back.
+    assert_eq!(f.read(&mut ctx, 1).unwrap(), Some(2));
+    assert_eq!(f.cache_counts().misses_fetch + f.cache_counts().misses_write_back, 2);
+    assert!(f.cache_counts().translation_reads >= 1);
+    drop(ctx);
+    f.check_invariants(&flash);
+}
