@@ -262,6 +262,11 @@ pub struct GcSummary {
     pub pages_moved_per_collection: f64,
     /// FTL-specific fallbacks.
     pub fallbacks: u64,
+    /// Block utilisation BU = host pages written / pages erased (thesis Eq. 4.4; 0 when
+    /// nothing was erased).
+    pub block_utilization: f64,
+    /// Valid page move rate MR = pages moved / pages erased (thesis Eq. 4.5).
+    pub valid_page_move_rate: f64,
 }
 
 /// Erase counts per block over the drive's life (preconditioning included).
@@ -951,6 +956,7 @@ impl Simulator {
         let ch_busy: u64 = ch.iter().sum();
         let idle_ns = channel_total.saturating_sub(ch_busy);
         let [lat_all, lat_read, lat_write, lat_trim] = lat;
+        let pages_erased = c.erases.iter().sum::<u64>() * u64::from(self.cfg.geometry.pages_per_block);
         Report {
             drive: DriveSummary {
                 name: self.cfg.name.clone(),
@@ -996,6 +1002,10 @@ impl Simulator {
                 pages_moved: gc.pages_moved,
                 pages_moved_per_collection: r6(gc.pages_moved as f64 / gc.collections().max(1) as f64),
                 fallbacks: gc.fallbacks,
+                block_utilization: r6(
+                    h.pages_written as f64 / pages_erased.max(1) as f64 * f64::from(u8::from(pages_erased > 0))
+                ),
+                valid_page_move_rate: r6(gc.pages_moved as f64 / pages_erased.max(1) as f64),
             },
             wear: Wear {
                 erase_count_min: ec.iter().copied().min().unwrap_or(0),

@@ -11,7 +11,7 @@ use ftlsim_core::sim::{Precondition, Replay, RunOptions};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
 use ftlsim_ftl::dftl::Dftl;
 use proptest::prelude::*;
-use util::{read_all, small_config};
+use util::small_config;
 
 fn run(
     seed: u64,
@@ -62,7 +62,6 @@ fn run(
             op: ftlsim_core::host::IoOp::Read,
         })
     });
-    let _ = read_all;
     sim.run(&mut reqs.into_iter(), &back, &mut NoObserver).map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -122,6 +121,5 @@ fn cache_classes_are_counted() {
     assert_eq!(f.read(&mut ctx, 1).unwrap(), Some(2));
     assert_eq!(f.cache_counts().misses_fetch + f.cache_counts().misses_write_back, 2);
     assert!(f.cache_counts().translation_reads >= 1);
-    drop(ctx);
     f.check_invariants(&flash);
 }
