@@ -7,11 +7,13 @@ mod trace_cmd;
 
 use clap::{Args, Parser, Subcommand};
 use ftlsim_core::config::DriveConfig;
-use ftlsim_core::error::SimError;
+use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::presets;
+use ftlsim_core::sim::Report;
 use ftlsim_core::sim::{Precondition, Replay, RunOptions};
 use ftlsim_core::trace::{TraceOptions, TraceSource};
 use ftlsim_core::workload::{parse_duration_ns, Arrival, Generator, Limit, WorkloadSpec};
+use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -36,6 +38,9 @@ enum Cmd {
     /// Inspect or convert block traces.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
+    /// Run several FTLs (`--ftl page,dftl,fast,block`) on the same drive and workload in
+    /// parallel and compare them against a baseline.
+    Compare(Box<CompareArgs>),
 }
 
 /// Arguments of `ftlsim run`.
@@ -142,18 +147,19 @@ fn plan(a: &RunArgs) -> Result<RunPlan, SimError> {
     Ok(RunPlan { source, cfg, spec, spec_text: a.workload.clone(), pre, opts })
 }
 
-fn run(a: &RunArgs) -> Result<(), SimError> {
-    let p = plan(a)?;
+/// Simulate one plan and write its result files under `out`; returns the report and the
+/// result JSON.
+fn simulate(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report, serde_json::Value), SimError> {
     let started = std::time::Instant::now();
     let mut sim = ftlsim_ftl::simulator(p.cfg.clone(), a.verify)?;
-    if !a.quiet {
+    if !quiet {
         eprintln!(
             "preconditioning: fill {:.0}%{}",
             p.pre.fill * 100.0,
             if p.pre.steady_state { " + steady state" } else { "" }
         );
     }
-    let mut bar = output::PreconditionBar::new(a.quiet);
+    let mut bar = output::PreconditionBar::new(quiet);
     sim.precondition_observed(&p.pre, &mut bar)?;
     bar.finish();
     let logical = sim.derived().logical_bytes;
@@ -163,7 +169,7 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
                 Limit::Requests(n) => Some(n),
                 Limit::DurationNs(_) => None,
             };
-            let mut obs = output::CliObserver::new(&a.out, total, a.quiet).map_err(SimError::Request)?;
+            let mut obs = output::CliObserver::new(out, total, quiet).map_err(SimError::Request)?;
             let mut gen = Generator::new(&p.spec, logical, a.seed)?.map(Ok);
             let report = sim.run(&mut gen, &p.opts, &mut obs)?;
             obs.finish();
@@ -172,7 +178,7 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
         Source::Trace(path, topts) => {
             let spp = p.cfg.geometry.sectors_per_page();
             let mut src = TraceSource::open(path, topts.clone(), logical / 512, spp)?;
-            if !a.quiet {
+            if !quiet {
                 let i = src.info();
                 eprintln!(
                     "trace {}: format {}{}",
@@ -181,7 +187,7 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
                     if i.detected { " (detected; --format overrides)" } else { "" }
                 );
             }
-            let mut obs = output::CliObserver::new(&a.out, None, a.quiet).map_err(SimError::Request)?;
+            let mut obs = output::CliObserver::new(out, None, quiet).map_err(SimError::Request)?;
             let report = sim.run(&mut src, &p.opts, &mut obs)?;
             obs.finish();
             let mut info = serde_json::to_value(src.info()).expect("replay info serialises");
@@ -191,20 +197,92 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
         }
     };
     let wall = started.elapsed().as_secs_f64();
-    let mut json = output::result_json(&p, a.seed, &report, wall);
+    let mut json = output::result_json(p, a.seed, &report, wall);
     if let Some(info) = trace_info {
         json["run"]["trace"] = info;
         json["run"]["workload"] = serde_json::Value::Null;
         json["run"]["workload_spec"] = serde_json::Value::Null;
     }
-    output::write_results(&a.out, &p.cfg, &json).map_err(SimError::Request)?;
+    output::write_results(out, &p.cfg, &json).map_err(SimError::Request)?;
+    Ok((report, json))
+}
+
+fn run(a: &RunArgs) -> Result<(), SimError> {
+    let p = plan(a)?;
+    let started = std::time::Instant::now();
+    let (report, json) = simulate(a, &p, &a.out, a.quiet)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json).expect("report serialises"));
     } else {
-        print!("{}", output::summary_table(&report, wall));
+        print!("{}", output::summary_table(&report, started.elapsed().as_secs_f64()));
         println!("results: {}", a.out.join("results.json").display());
     }
     Ok(())
+}
+
+/// `ftlsim compare`: the same drive and workload under several FTLs, one thread each,
+/// normalised to a baseline.
+fn compare(c: &CompareArgs) -> Result<(), SimError> {
+    let a = &c.run;
+    let names: Vec<String> =
+        a.ftl.as_deref().unwrap_or("page,dftl,fast,block").split(',').map(|s| s.trim().to_string()).collect();
+    for n in &names {
+        ftlsim_ftl::info(n)?;
+    }
+    if !names.contains(&c.baseline) {
+        return Err(WorkloadError::new(
+            "--baseline",
+            c.baseline.clone(),
+            format!("must be one of --ftl {}", names.join(",")),
+        )
+        .into());
+    }
+    let plans: Vec<(String, RunPlan)> = names
+        .iter()
+        .map(|n| {
+            let mut one = a.clone();
+            one.ftl = Some(n.clone());
+            plan(&one).map(|p| (n.clone(), p))
+        })
+        .collect::<Result<_, _>>()?;
+    let results: Vec<Result<(String, Report), SimError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = plans
+            .iter()
+            .map(|(n, p)| {
+                let out = a.out.join(n);
+                scope.spawn(move || {
+                    let r = simulate(a, p, &out, true).map(|(r, _)| (n.clone(), r));
+                    if !a.quiet {
+                        eprintln!("{n}: done");
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("simulation thread panicked")).collect()
+    });
+    let reports: Vec<(String, Report)> = results.into_iter().collect::<Result<_, _>>()?;
+    let table = output::compare_table(&reports, &c.baseline);
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| SimError::Request(format!("cannot create {}: {e}", a.out.display())))?;
+    output::write_compare(&a.out, &table).map_err(SimError::Request)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&table).expect("table serialises"));
+    } else {
+        print!("{}", output::compare_text(&table));
+        println!("results: {} and {}", a.out.join("compare.csv").display(), a.out.join("compare.json").display());
+    }
+    Ok(())
+}
+
+/// Arguments of `ftlsim compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// FTL the others are normalised to.
+    #[arg(long, default_value = "page")]
+    baseline: String,
 }
 
 fn list_presets() {
@@ -262,6 +340,7 @@ fn main() -> ExitCode {
         }
         Cmd::Bench(b) => bench::run(b),
         Cmd::Trace(t) => trace_cmd::run(t),
+        Cmd::Compare(c) => compare(c),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

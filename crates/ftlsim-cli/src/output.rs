@@ -230,3 +230,90 @@ pub fn summary_table(r: &Report, wall_s: f64) -> String {
     s += &format!("mapping SRAM {}\n", bytes(r.mapping_sram_bytes));
     s
 }
+
+/// One row of `ftlsim compare`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CompareRow {
+    /// FTL.
+    pub ftl: String,
+    /// Mean response time, us.
+    pub mean_response_us: f64,
+    /// Normalised response time NT = mean response / the baseline's (thesis Eq. 4.3).
+    pub normalized_response_time: f64,
+    /// 99th-percentile response time, us.
+    pub p99_response_us: f64,
+    /// Requests per simulated second.
+    pub iops: f64,
+    /// Write amplification.
+    pub waf: f64,
+    /// GC collections (merges for FAST, rewrites for block).
+    pub gc_collections: u64,
+    /// Block utilisation BU (Eq. 4.4).
+    pub block_utilization: f64,
+    /// Valid page move rate MR (Eq. 4.5).
+    pub valid_page_move_rate: f64,
+    /// Mapping-cache hit ratio, if the FTL caches mappings.
+    pub cache_hit_ratio: Option<f64>,
+    /// Mapping SRAM, bytes.
+    pub mapping_sram_bytes: u64,
+}
+
+/// Rows normalised to `baseline` (which must be among them).
+pub fn compare_table(reports: &[(String, Report)], baseline: &str) -> Vec<CompareRow> {
+    let base = reports.iter().find(|(n, _)| n == baseline).map(|(_, r)| r.response_time.all.mean_ns).unwrap_or(0);
+    reports
+        .iter()
+        .map(|(n, r)| CompareRow {
+            ftl: n.clone(),
+            mean_response_us: r.response_time.all.mean_ns as f64 / 1e3,
+            normalized_response_time: if base > 0 { r.response_time.all.mean_ns as f64 / base as f64 } else { 0.0 },
+            p99_response_us: r.response_time.all.p99_ns as f64 / 1e3,
+            iops: r.performance.iops,
+            waf: r.write_amplification.total,
+            gc_collections: r.gc.collections,
+            block_utilization: r.gc.block_utilization,
+            valid_page_move_rate: r.gc.valid_page_move_rate,
+            cache_hit_ratio: r.ftl_metrics.get("cache_hit_ratio").and_then(|v| v.as_f64()),
+            mapping_sram_bytes: r.mapping_sram_bytes,
+        })
+        .collect()
+}
+
+/// The comparison as text.
+pub fn compare_text(rows: &[CompareRow]) -> String {
+    let mut s = format!(
+        "{:<8} {:>11} {:>7} {:>11} {:>10} {:>8} {:>9} {:>6} {:>6} {:>7} {:>11}\n",
+        "ftl", "mean us", "NT", "p99 us", "IOPS", "WAF", "GCs", "BU", "MR", "hit", "SRAM"
+    );
+    for r in rows {
+        let hit = r.cache_hit_ratio.map_or("-".to_string(), |h| format!("{:.1}%", h * 100.0));
+        s += &format!(
+            "{:<8} {:>11.1} {:>7.3} {:>11.1} {:>10.0} {:>8.3} {:>9} {:>6.3} {:>6.3} {:>7} {:>11}\n",
+            r.ftl,
+            r.mean_response_us,
+            r.normalized_response_time,
+            r.p99_response_us,
+            r.iops,
+            r.waf,
+            r.gc_collections,
+            r.block_utilization,
+            r.valid_page_move_rate,
+            hit,
+            bytes(r.mapping_sram_bytes)
+        );
+    }
+    s
+}
+
+/// Write compare.csv and compare.json.
+pub fn write_compare(out: &Path, rows: &[CompareRow]) -> Result<(), String> {
+    let path = out.join("compare.csv");
+    let mut w = csv::Writer::from_path(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    for r in rows {
+        w.serialize(r).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    w.flush().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let path = out.join("compare.json");
+    std::fs::write(&path, serde_json::to_string_pretty(rows).expect("rows serialise"))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

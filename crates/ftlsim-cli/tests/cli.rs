@@ -205,3 +205,36 @@ fn trace_stats_and_convert_round_trip() {
     let o = ftlsim(&["trace", "convert", &shared_trace("msr-hm0-first1k.csv"), out.to_str().unwrap(), "--to", "msr"]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn compare_runs_ftls_side_by_side_normalised_to_the_baseline() {
+    let d = tmp("compare");
+    let cfg = small_config(&d, &SMALL.replace("share = 0.1", "share = 0.3"));
+    let out = d.join("cmp");
+    let o = ftlsim(&[
+        "compare",
+        "--config",
+        &cfg,
+        "--ftl",
+        "page,dftl,fast",
+        "--workload",
+        "requests=2000,qd=4",
+        "--quiet",
+        "--json",
+        "--verify",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.iter().map(|r| r["ftl"].as_str().unwrap()).collect::<Vec<_>>(), vec!["page", "dftl", "fast"]);
+    assert_eq!(rows[0]["normalized_response_time"], 1.0);
+    assert!(rows[1]["cache_hit_ratio"].is_number() && rows[0]["cache_hit_ratio"].is_null());
+    for f in ["compare.csv", "compare.json", "page/results.json", "dftl/results.json", "fast/timeseries.csv"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let o = ftlsim(&["compare", "--config", &cfg, "--ftl", "page,dftl", "--baseline", "fast"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--baseline"));
+}
