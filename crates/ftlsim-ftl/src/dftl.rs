@@ -39,6 +39,11 @@ use std::collections::{BTreeSet, HashMap};
 const ENTRY_QUARTER_BYTES: u64 = 33;
 /// Default CMT: 2,048 entries (Table 5.2), 16,896 bytes.
 const DEFAULT_CACHE_BYTES: u64 = 16_896;
+/// CDFTL default (Table 5.2): 256 CMT entries (2,112 B) and two 8 KB translation pages.
+const CDFTL_DEFAULT_CACHE_BYTES: u64 = 2_112 + 16_384;
+/// CDFTL's GTD entry: a 4-byte PPN and 3 bits locating the page in the CTP (Table 5.2's
+/// 2.19 KB for 512 entries).
+const CDFTL_GTD_ENTRY_BITS: u64 = 35;
 const HOST: u32 = 0;
 const TRANSLATION: u32 = 1;
 const GC: u32 = 2;
@@ -60,6 +65,8 @@ pub struct CacheCounts {
     pub translation_reads: u64,
     /// Translation pages written.
     pub translation_writes: u64,
+    /// Hits in the cached translation pages (CDFTL's second level), also counted in `hits`.
+    pub second_level_hits: u64,
 }
 
 /// Segmented-LRU cache of mapping entries, O(1) per operation.
@@ -189,11 +196,27 @@ pub struct Dftl {
     gtd_bytes: u64,
     cmt_bytes: u64,
     gc_metadata_bytes: u64,
+    name: &'static str,
+    /// Cached translation pages, least recent first, with their modified flag (CDFTL).
+    ctp: Vec<(u32, bool)>,
+    ctp_cap: usize,
+    ctp_bytes: u64,
+    write_back_events: u64,
 }
 
 impl Dftl {
-    /// Build for a validated config.
+    /// DFTL for a validated config.
     pub fn new(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
+        Dftl::build(cfg, false)
+    }
+
+    /// CDFTL for a validated config: the DFTL engine with a second-level cache of whole
+    /// translation pages (see `cdftl.rs`).
+    pub fn cdftl(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
+        Dftl::build(cfg, true)
+    }
+
+    fn build(cfg: &DriveConfig, second_level: bool) -> Result<Dftl, ConfigError> {
         let d = cfg.derive()?;
         let g = &cfg.geometry;
         if cfg.ftl.allocation != Allocation::RoundRobin {
@@ -205,8 +228,17 @@ impl Dftl {
         }
         let per_tp = g.page_size_bytes / 4;
         let tps = d.logical_pages.div_ceil(per_tp);
-        let bytes = cfg.ftl.mapping_cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES);
-        let entries = (bytes * 4 / ENTRY_QUARTER_BYTES) as usize;
+        let page = u64::from(g.page_size_bytes);
+        let bytes = cfg.ftl.mapping_cache_bytes.unwrap_or(if second_level {
+            CDFTL_DEFAULT_CACHE_BYTES
+        } else {
+            DEFAULT_CACHE_BYTES
+        });
+        // CDFTL splits its SRAM 8:1 between cached translation pages and CMT entries (Table
+        // 5.2: 2 pages of 8 KB and 256 entries).
+        let ctp_cap = if second_level { (bytes * 8 / 9 / page).max(1) as usize } else { 0 };
+        let ctp_bytes = ctp_cap as u64 * page;
+        let entries = (bytes.saturating_sub(ctp_bytes) * 4 / ENTRY_QUARTER_BYTES) as usize;
         if entries < 2 {
             return Err(ConfigError::Invalid {
                 key: "ftl.mapping_cache_bytes".into(),
@@ -229,9 +261,18 @@ impl Dftl {
             jobs: vec![None; g.planes() as usize],
             gc: GcCounts::default(),
             cache: CacheCounts::default(),
-            gtd_bytes: u64::from(d.physical_pages / per_tp) * 4,
+            gtd_bytes: if second_level {
+                (u64::from(d.physical_pages / per_tp) * CDFTL_GTD_ENTRY_BITS).div_ceil(8)
+            } else {
+                u64::from(d.physical_pages / per_tp) * 4
+            },
             cmt_bytes: (entries as u64 * ENTRY_QUARTER_BYTES).div_ceil(4),
             gc_metadata_bytes: u64::from(d.physical_pages).div_ceil(8),
+            name: if second_level { "cdftl" } else { "dftl" },
+            ctp: Vec::with_capacity(ctp_cap),
+            ctp_cap,
+            ctp_bytes,
+            write_back_events: 0,
         })
     }
 
@@ -240,9 +281,62 @@ impl Dftl {
         &self.cache
     }
 
-    /// SRAM of the GTD, the CMT and the GC metadata, bytes.
-    pub fn sram_components(&self) -> (u64, u64, u64) {
-        (self.gtd_bytes, self.cmt_bytes, self.gc_metadata_bytes)
+    /// SRAM of the GTD, the CMT, the cached translation pages and the GC metadata, bytes.
+    pub fn sram_components(&self) -> (u64, u64, u64, u64) {
+        (self.gtd_bytes, self.cmt_bytes, self.ctp_bytes, self.gc_metadata_bytes)
+    }
+
+    /// Bring translation page `tvpn` into the CTP (most recent), reading it from flash;
+    /// a modified page evicted to make room is written back (deferred during GC).
+    fn ctp_load(&mut self, ctx: &mut FlashCtx, tvpn: u32) -> Result<(), SimError> {
+        // A write-back may run GC, which may load pages itself: evict until there is room.
+        for _ in 0..=self.ctp_cap + self.geo.pages_per_block as usize {
+            if self.ctp_touch(tvpn) {
+                return Ok(());
+            }
+            if self.ctp.len() < self.ctp_cap {
+                let tp = self.gtd[tvpn as usize];
+                if tp != NONE {
+                    let prev = ctx.set_tag(Tag::Mapping);
+                    ctx.read(tp)?;
+                    ctx.set_tag(prev);
+                    self.cache.translation_reads += 1;
+                }
+                self.ctp.push((tvpn, false));
+                return Ok(());
+            }
+            let (victim, dirty) = self.ctp.remove(0);
+            if dirty {
+                self.write_back_events += 1;
+                if self.in_gc {
+                    self.pending_write_back.insert(victim);
+                } else {
+                    self.program_translation(ctx, victim, true)?;
+                }
+            }
+        }
+        unreachable!("cdftl: translation-page cache does not drain")
+    }
+
+    /// Make `tvpn` the most recent cached translation page, if it is cached.
+    fn ctp_touch(&mut self, tvpn: u32) -> bool {
+        match self.ctp.iter().position(|e| e.0 == tvpn) {
+            Some(i) => {
+                let e = self.ctp.remove(i);
+                self.ctp.push(e);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Record a modification of translation page `tvpn` in the CTP, loading it if needed.
+    fn ctp_modify(&mut self, ctx: &mut FlashCtx, tvpn: u32) -> Result<(), SimError> {
+        self.ctp_load(ctx, tvpn)?;
+        let last = self.ctp.last_mut().expect("page just loaded");
+        assert_eq!(last.0, tvpn, "ctp_load leaves the page most recent");
+        last.1 = true;
+        Ok(())
     }
 
     fn current(&self, lpn: Lpn) -> Ppn {
@@ -264,6 +358,7 @@ impl Dftl {
             }
         }
         // The evicted entry itself was copied to `flash_map` by `evict_for`.
+        self.write_back_events += 1;
         if self.in_gc {
             self.pending_write_back.insert(tvpn);
             return Ok(());
@@ -271,11 +366,12 @@ impl Dftl {
         self.program_translation(ctx, tvpn, true)
     }
 
-    /// Read (if it exists) and rewrite translation page `tvpn`.
+    /// Rewrite translation page `tvpn`, reading the old copy first unless the whole page is
+    /// held in SRAM (CDFTL).
     fn program_translation(&mut self, ctx: &mut FlashCtx, tvpn: u32, may_gc: bool) -> Result<(), SimError> {
         let prev = ctx.set_tag(Tag::Mapping);
         let old = self.gtd[tvpn as usize];
-        if old != NONE {
+        if old != NONE && self.ctp_cap == 0 {
             ctx.read(old)?;
             self.cache.translation_reads += 1;
         }
@@ -298,31 +394,50 @@ impl Dftl {
             self.cache.hits += 1;
             return Ok(self.cmt.ppn[s as usize]);
         }
-        let (evicted_dirty, present) = self.room_for(ctx, lpn)?;
-        if present.is_some() {
-            let s = self.cmt.touch(lpn).expect("present entry");
-            if evicted_dirty {
-                self.cache.misses_write_back += 1
-            } else {
-                self.cache.misses_no_penalty += 1
+        let (reads, write_backs) = (self.cache.translation_reads, self.write_back_events);
+        // Fetch first, then make room: nothing may run between making room and inserting
+        // (a fetch may write back, which may run GC, which inserts entries).
+        let tvpn = lpn / self.per_tp;
+        let mut second_level = false;
+        if self.ctp_cap > 0 {
+            second_level = self.ctp_touch(tvpn);
+            if !second_level {
+                self.ctp_load(ctx, tvpn)?;
             }
-            return Ok(self.cmt.ppn[s as usize]);
-        }
-        let tp = self.gtd[(lpn / self.per_tp) as usize];
-        if tp != NONE {
+        } else if self.gtd[tvpn as usize] != NONE {
             let prev = ctx.set_tag(Tag::Mapping);
-            ctx.read(tp)?;
+            ctx.read(self.gtd[tvpn as usize])?;
             ctx.set_tag(prev);
             self.cache.translation_reads += 1;
         }
-        match (evicted_dirty, tp != NONE) {
-            (true, _) => self.cache.misses_write_back += 1,
-            (false, true) => self.cache.misses_fetch += 1,
-            (false, false) => self.cache.misses_no_penalty += 1,
-        }
-        let ppn = self.flash_map[lpn as usize];
-        self.cmt.insert(lpn, ppn, false);
+        let ppn = match self.room_for(ctx, lpn)? {
+            (_, Some(_)) => {
+                let slot = self.cmt.touch(lpn).expect("present entry");
+                self.cmt.ppn[slot as usize]
+            }
+            (_, None) => {
+                let ppn = self.flash_map[lpn as usize];
+                self.cmt.insert(lpn, ppn, false);
+                ppn
+            }
+        };
+        self.classify(reads, write_backs, second_level);
         Ok(ppn)
+    }
+
+    /// Count a miss by what it cost since the counters read `reads` and `write_backs`.
+    fn classify(&mut self, reads: u64, write_backs: u64, second_level: bool) {
+        let c = &mut self.cache;
+        if self.write_back_events > write_backs {
+            c.misses_write_back += 1;
+        } else if c.translation_reads > reads {
+            c.misses_fetch += 1;
+        } else if second_level {
+            c.hits += 1;
+            c.second_level_hits += 1;
+        } else {
+            c.misses_no_penalty += 1;
+        }
     }
 
     /// Evict until there is a free slot, unless `lpn` got cached meanwhile (a write-back may
@@ -350,7 +465,12 @@ impl Dftl {
         let (lpn, ppn, dirty) = self.cmt.evict();
         if dirty {
             self.flash_map[lpn as usize] = ppn;
-            self.write_back(ctx, lpn / self.per_tp)?;
+            if self.ctp_cap > 0 {
+                // CDFTL: a modified entry goes to its cached translation page.
+                self.ctp_modify(ctx, lpn / self.per_tp)?;
+            } else {
+                self.write_back(ctx, lpn / self.per_tp)?;
+            }
         }
         Ok(dirty)
     }
@@ -385,20 +505,26 @@ impl Dftl {
     }
 
     /// A page of `stream` without GC (used while GC's deferred write-backs are flushed).
+    /// Prefers planes whose open block has room, then planes that keep two free blocks
+    /// after opening one (GC may open a data and a translation block), then any room.
     fn allocate_now(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Ppn, SimError> {
         let planes = self.geo.planes();
-        for _ in 0..planes {
-            let plane = self.next_plane();
-            if self.bm.free_blocks(plane) > 0
-                || self
-                    .bm
-                    .active(plane, stream)
-                    .is_some_and(|b| ctx.flash().write_pointer(b) < self.geo.pages_per_block)
-            {
-                return self.bm.allocate(ctx.flash(), plane, stream);
+        let ppb = self.geo.pages_per_block;
+        let start = self.next_plane;
+        let has_room =
+            |f: &Dftl, p: PlaneId| f.bm.active(p, stream).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
+        let pick = (0..planes)
+            .map(|i| (start + i) % planes)
+            .find(|&p| has_room(self, p))
+            .or_else(|| (0..planes).map(|i| (start + i) % planes).find(|&p| self.bm.free_blocks(p) >= 3))
+            .or_else(|| (0..planes).map(|i| (start + i) % planes).find(|&p| self.bm.free_blocks(p) >= 1));
+        match pick {
+            Some(p) => {
+                self.next_plane = (p + 1) % planes;
+                self.bm.allocate(ctx.flash(), p, stream)
             }
+            None => Err(SimError::Ftl("dftl: no plane has room for a translation page".into())),
         }
-        Err(SimError::Ftl("dftl: no plane has room for a translation page".into()))
     }
 
     fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
@@ -477,18 +603,22 @@ impl Relocate for Mover<'_> {
             }
             _ => {
                 assert_eq!(f.current(oob.lpn), src, "lpn {} moved from a stale copy", oob.lpn);
+                let tvpn = oob.lpn / f.per_tp;
                 if let Some(&s) = f.cmt.index.get(&oob.lpn) {
                     f.cache.hits += 1;
                     f.cmt.ppn[s as usize] = dst;
                     f.cmt.dirty[s as usize] = true;
+                } else if f.ctp_touch(tvpn) {
+                    // CDFTL: the page's translation page is cached; update it there.
+                    f.flash_map[oob.lpn as usize] = dst;
+                    f.ctp.last_mut().expect("touched page").1 = true;
+                    f.cache.hits += 1;
+                    f.cache.second_level_hits += 1;
                 } else {
-                    let (evicted_dirty, present) = f.room_for(ctx, oob.lpn)?;
+                    let (reads, write_backs) = (f.cache.translation_reads, f.write_back_events);
+                    let (_, present) = f.room_for(ctx, oob.lpn)?;
                     assert!(present.is_none(), "gc does not re-enter, so the entry cannot appear");
-                    if evicted_dirty {
-                        f.cache.misses_write_back += 1
-                    } else {
-                        f.cache.misses_no_penalty += 1
-                    }
+                    f.classify(reads, write_backs, false);
                     f.cmt.insert(oob.lpn, dst, true);
                 }
             }
@@ -499,7 +629,7 @@ impl Relocate for Mover<'_> {
 
 impl Ftl for Dftl {
     fn name(&self) -> &'static str {
-        "dftl"
+        self.name
     }
 
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
@@ -570,7 +700,7 @@ impl Ftl for Dftl {
     }
 
     fn mapping_sram_bytes(&self) -> u64 {
-        self.gtd_bytes + self.cmt_bytes
+        self.gtd_bytes + self.cmt_bytes + self.ctp_bytes
     }
 
     fn begin_measurement(&mut self) {
@@ -598,6 +728,11 @@ impl Ftl for Dftl {
         put("sram_cmt_bytes", self.cmt_bytes.into());
         put("sram_gc_metadata_bytes", self.gc_metadata_bytes.into());
         put("cmt_entries", (self.cmt.cap as u64).into());
+        if self.ctp_cap > 0 {
+            put("sram_ctp_bytes", self.ctp_bytes.into());
+            put("ctp_pages", (self.ctp_cap as u64).into());
+            put("cache_second_level_hits", c.second_level_hits.into());
+        }
         m
     }
 
@@ -624,6 +759,11 @@ impl Ftl for Dftl {
         let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
         assert_eq!(mapped + tps, valid, "mapped data {mapped} + translation pages {tps} != valid pages {valid}");
         assert!(self.pending_write_back.is_empty(), "write-backs left pending after GC");
+        assert!(self.ctp.len() <= self.ctp_cap, "ctp holds {} pages, capacity {}", self.ctp.len(), self.ctp_cap);
+        let mut seen: Vec<u32> = self.ctp.iter().map(|e| e.0).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), self.ctp.len(), "a translation page is cached twice");
         assert_eq!(self.cmt.index.len(), self.cmt.cap - self.cmt.free.len(), "cmt index and slots disagree");
     }
 }

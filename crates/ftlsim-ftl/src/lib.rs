@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod block;
+pub mod cdftl;
 pub mod dftl;
 pub mod fast;
 pub mod page;
@@ -36,6 +37,11 @@ pub const FTLS: &[FtlInfo] = &[
         source: "Gupta et al. ASPLOS'09; seed 001 Sec. 3.3, Table 5.2",
     },
     FtlInfo {
+        name: "cdftl",
+        description: "DFTL with a second-level cache of whole translation pages (CTP)",
+        source: "Qin et al. RTAS'11; seed 001 Sec. 3.3, Fig. 3.5, Table 5.2",
+    },
+    FtlInfo {
         name: "block",
         description: "block-level FTL: one physical block per logical block, page updates rewrite the block",
         source: "BFTL of seed 001 Sec. 3.2, Table 5.3",
@@ -63,6 +69,7 @@ pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
         "block" => Ok(Box::new(block::BlockFtl::new(cfg)?)),
         "fast" => Ok(Box::new(fast::FastFtl::new(cfg)?)),
         "dftl" => Ok(Box::new(dftl::Dftl::new(cfg)?)),
+        "cdftl" => Ok(Box::new(cdftl::new(cfg)?)),
         other => unreachable!("FTL `{other}` is registered but not built"),
     }
 }

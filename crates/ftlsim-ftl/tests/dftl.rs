@@ -1,5 +1,5 @@
-//! DFTL: the data oracle with a tiny cache (constant write-backs) and heavy GC of data and
-//! translation blocks; the thesis's Table 5.2 SRAM figures; cache-access classes.
+//! DFTL and CDFTL: the data oracle with tiny caches (constant write-backs) and heavy GC of
+//! data and translation blocks; the thesis's Table 5.2 SRAM figures; cache-access classes.
 
 mod util;
 
@@ -13,7 +13,9 @@ use ftlsim_ftl::dftl::Dftl;
 use proptest::prelude::*;
 use util::small_config;
 
+#[allow(clippy::too_many_arguments)]
 fn run(
+    ftl: &str,
     seed: u64,
     cache_bytes: u64,
     pattern: &str,
@@ -23,9 +25,9 @@ fn run(
     open_loop: bool,
 ) -> Result<(), String> {
     let extra = format!(
-        "[ftl]\nname = \"dftl\"\nmapping_cache_bytes = {cache_bytes}\ngc_victim = \"{victim}\"\n[host]\nqueue_depth = 8"
+        "[ftl]\nname = \"{ftl}\"\nmapping_cache_bytes = {cache_bytes}\ngc_victim = \"{victim}\"\n[host]\nqueue_depth = 8"
     );
-    // 2 KiB pages: 512 entries per translation page, so the small drive has several.
+    // 512-byte pages: 128 entries per translation page, so the small drive has several.
     let mut cfg = small_config(64, 16, 0.3, &extra);
     cfg.geometry.page_size_bytes = 512;
     let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
@@ -67,10 +69,11 @@ fn run(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 40, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn dftl_reads_return_the_newest_version(
+    fn demand_ftls_read_the_newest_version(
+        ftl in prop::sample::select(vec!["dftl", "cdftl"]),
         seed in any::<u64>(),
         cache in prop::sample::select(vec![17u64, 66, 264, 2112]),
         pattern in prop::sample::select(vec!["uniform", "hotcold:0.8:0.2", "sequential", "zipf:1.1"]),
@@ -79,8 +82,10 @@ proptest! {
         victim in prop::sample::select(vec!["greedy", "fifo", "cost_benefit"]),
         open_loop in any::<bool>(),
     ) {
-        if let Err(e) = run(seed, cache, pattern, read, trim, victim, open_loop) {
-            prop_assert!(false, "{e}\nseed {seed} cache {cache} pattern {pattern} read {read} trim {trim} victim {victim}");
+        // CDFTL needs room for one translation page (512 B here) besides its CMT entries.
+        let cache = if ftl == "cdftl" { cache + 600 } else { cache };
+        if let Err(e) = run(ftl, seed, cache, pattern, read, trim, victim, open_loop) {
+            prop_assert!(false, "{e}\n{ftl} seed {seed} cache {cache} pattern {pattern} read {read} trim {trim} victim {victim}");
         }
     }
 }
@@ -92,10 +97,10 @@ fn sram_matches_thesis_table_5_2() {
     let mut cfg = presets::load("thesis").unwrap();
     cfg.ftl.name = "dftl".into();
     let f = Dftl::new(&cfg).unwrap();
-    assert_eq!(f.sram_components(), (2048, 16_896, 131_072));
+    assert_eq!(f.sram_components(), (2048, 16_896, 0, 131_072));
     assert_eq!(f.mapping_sram_bytes(), 18_944, "18.50 KB");
-    let (g, c, m) = f.sram_components();
-    assert_eq!(g + c + m, 150_016, "146.50 KB");
+    let (g, c, t, m) = f.sram_components();
+    assert_eq!(g + c + t + m, 150_016, "146.50 KB");
 }
 
 #[test]
@@ -121,5 +126,42 @@ fn cache_classes_are_counted() {
     assert_eq!(f.read(&mut ctx, 1).unwrap(), Some(2));
     assert_eq!(f.cache_counts().misses_fetch + f.cache_counts().misses_write_back, 2);
     assert!(f.cache_counts().translation_reads >= 1);
+    f.check_invariants(&flash);
+}
+
+#[test]
+fn cdftl_sram_matches_thesis_table_5_2() {
+    // Table 5.2: GTD 2.19 KB, CMT 2.06 KB (256 entries), CTP 16 KB (2 x 8 KB): 20.25 KB.
+    let mut cfg = presets::load("thesis").unwrap();
+    cfg.ftl.name = "cdftl".into();
+    let f = ftlsim_ftl::cdftl::new(&cfg).unwrap();
+    assert_eq!(f.sram_components(), (2_240, 2_112, 16_384, 131_072));
+    assert_eq!(f.mapping_sram_bytes(), 20_736, "20.25 KB");
+}
+
+#[test]
+fn cdftl_serves_neighbours_from_the_cached_translation_page() {
+    let mut cfg = small_config(32, 16, 0.25, "[ftl]\nname = \"cdftl\"\nmapping_cache_bytes = 4130");
+    cfg.geometry.page_size_bytes = 512;
+    let f0 = ftlsim_ftl::cdftl::new(&cfg).unwrap();
+    // 4130 B split 8:1: floor(3671 / 512) = 7 pages, and (4130 - 3584) / 8.25 = 66 entries.
+    assert_eq!(f0.sram_components().2, 7 * 512);
+    assert_eq!(f0.sram_components().1, 545, "66 entries of 8.25 B, rounded up");
+    let mut flash = FlashArray::new(&cfg.geometry, false);
+    let mut f = f0;
+    let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
+    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, true);
+    for lpn in 0..200 {
+        f.write(&mut ctx, lpn, lpn + 1).unwrap();
+    }
+    let before = f.cache_counts().clone();
+    // 128 entries per translation page; LPNs 0..128 share one. Read them: one fetch at most,
+    // then second-level hits for the rest.
+    for lpn in 0..128 {
+        assert_eq!(f.read(&mut ctx, lpn).unwrap(), Some(lpn + 1));
+    }
+    let c = f.cache_counts();
+    assert!(c.translation_reads - before.translation_reads <= 1, "{c:?}");
+    assert!(c.second_level_hits - before.second_level_hits > 100, "{c:?}");
     f.check_invariants(&flash);
 }
