@@ -24,7 +24,10 @@
 //! over all 4096 x 256 pages: 512 entries = 2.00 KB), CMT = 8.25 B per entry, GC metadata =
 //! one validity bit per physical page (128 KB for the 8 GB chip), reported apart.
 //! Departures: data and translation pages share the round-robin plane allocation; the
-//! protected segment is half the CMT (the source does not give its size).
+//! protected segment is half the CMT (the source does not give its size); pages moved by GC
+//! share one GC block per plane whatever their kind (translation pages written by the FTL
+//! still go to translation blocks), because two GC destinations could each need a fresh
+//! block in one collection and exhaust the plane (found by the property test).
 
 use ftlsim_core::config::{Allocation, DriveConfig, GcCopy};
 use ftlsim_core::error::{ConfigError, SimError};
@@ -497,16 +500,26 @@ impl Dftl {
         p
     }
 
-    /// A page of `stream` after foreground GC made room.
+    /// A page of `stream` after foreground GC made room. The last free block of a plane is
+    /// left to GC (which needs one to relocate into): GC's own deferred writes may have
+    /// used the room it made, so the plane is checked again and the next one tried.
     fn allocate(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Ppn, SimError> {
-        let plane = self.next_plane();
-        self.ensure_space(ctx, plane)?;
-        self.bm.allocate(ctx.flash(), plane, stream)
+        let ppb = self.geo.pages_per_block;
+        for _ in 0..2 * self.geo.planes() {
+            let plane = self.next_plane();
+            self.ensure_space(ctx, plane)?;
+            let room = self.bm.active(plane, stream).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
+            if room || self.bm.free_blocks(plane) >= 2 {
+                return self.bm.allocate(ctx.flash(), plane, stream);
+            }
+        }
+        Err(SimError::Ftl("dftl: every plane is down to its last free block".into()))
     }
 
     /// A page of `stream` without GC (used while GC's deferred write-backs are flushed).
     /// Prefers planes whose open block has room, then planes that keep two free blocks
-    /// after opening one (GC may open a data and a translation block), then any room.
+    /// after opening one (GC may open a data and a translation block); when every plane is
+    /// low, it collects first.
     fn allocate_now(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Ppn, SimError> {
         let planes = self.geo.planes();
         let ppb = self.geo.pages_per_block;
@@ -516,14 +529,17 @@ impl Dftl {
         let pick = (0..planes)
             .map(|i| (start + i) % planes)
             .find(|&p| has_room(self, p))
-            .or_else(|| (0..planes).map(|i| (start + i) % planes).find(|&p| self.bm.free_blocks(p) >= 3))
-            .or_else(|| (0..planes).map(|i| (start + i) % planes).find(|&p| self.bm.free_blocks(p) >= 1));
+            .or_else(|| (0..planes).map(|i| (start + i) % planes).find(|&p| self.bm.free_blocks(p) >= 3));
         match pick {
             Some(p) => {
                 self.next_plane = (p + 1) % planes;
                 self.bm.allocate(ctx.flash(), p, stream)
             }
-            None => Err(SimError::Ftl("dftl: no plane has room for a translation page".into())),
+            // Every plane is low: collect first (flushes run outside GC, so this nests once).
+            None => {
+                assert!(!self.in_gc, "allocate_now inside GC with every plane low");
+                self.allocate(ctx, stream)
+            }
         }
     }
 
@@ -590,8 +606,9 @@ impl Relocate for Mover<'_> {
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
         let f = &mut *self.ftl;
         let plane = f.geo.plane_of(src);
-        let stream = if oob.kind == PageKind::Translation { TRANSLATION } else { GC };
-        let dst = f.bm.allocate(ctx.flash(), plane, stream)?;
+        // One GC destination for data and translation pages alike: a collection then opens at
+        // most the one block its erase gives back, so GC cannot run out of blocks.
+        let dst = f.bm.allocate(ctx.flash(), plane, GC)?;
         ctx.copy(src, dst, f.copyback && !ctx.flash().copyback_same_parity())?;
         ctx.invalidate(src)?;
         f.bm.on_invalidate(ctx.flash(), src);

@@ -165,3 +165,11 @@ fn cdftl_serves_neighbours_from_the_cached_translation_page() {
     assert!(c.second_level_hits - before.second_level_hits > 100, "{c:?}");
     f.check_invariants(&flash);
 }
+
+/// A flush of deferred translation writes once drained a plane below GC's reserve
+/// ("plane 3 has no free block left"); found by the property test above.
+#[test]
+fn regression_deferred_write_backs_keep_the_gc_reserve() {
+    run("dftl", 6_672_842_048_342_455_573, 17, "uniform", 0.0, 0.0, "cost_benefit", false).unwrap();
+    run("cdftl", 16_951_632_486_262_944_834, 617, "uniform", 0.0, 0.003_070_155_915_768_697_6, "fifo", false).unwrap();
+}
