@@ -7,6 +7,7 @@ pub mod cdftl;
 pub mod dftl;
 pub mod fast;
 pub mod page;
+pub mod scftl;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::{ConfigError, SimError};
@@ -42,6 +43,11 @@ pub const FTLS: &[FtlInfo] = &[
         source: "Qin et al. RTAS'11; seed 001 Sec. 3.3, Fig. 3.5, Table 5.2",
     },
     FtlInfo {
+        name: "scftl",
+        description: "SCFTL: TPD with modified counters, consecutive CMT entries, spatial fetching, D-NRU",
+        source: "seed 001 Ch. 5 (Sec. 5.1, Figs. 5.1-5.2, Tables 5.1-5.2)",
+    },
+    FtlInfo {
         name: "block",
         description: "block-level FTL: one physical block per logical block, page updates rewrite the block",
         source: "BFTL of seed 001 Sec. 3.2, Table 5.3",
@@ -69,6 +75,7 @@ pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
         "block" => Ok(Box::new(block::BlockFtl::new(cfg)?)),
         "fast" => Ok(Box::new(fast::FastFtl::new(cfg)?)),
         "dftl" => Ok(Box::new(dftl::Dftl::new(cfg)?)),
+        "scftl" => Ok(Box::new(scftl::Scftl::new(cfg)?)),
         "cdftl" => Ok(Box::new(cdftl::new(cfg)?)),
         other => unreachable!("FTL `{other}` is registered but not built"),
     }

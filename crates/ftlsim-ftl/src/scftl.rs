@@ -1,0 +1,1244 @@
+//! SCFTL, the thesis's demand-based page-level FTL with an efficient caching strategy
+//! (seed 001 Ch. 5: Sec. 5.1 design, Figs. 5.1-5.2, Table 5.1 D-NRU, Table 5.2 sizes).
+//!
+//! - Two-level translation (Sec. 5.1.1): the page map lives in translation pages on flash
+//!   (page kind `Translation`, OOB LPN = translation page number); the translation page
+//!   directory (TPD) in SRAM holds, per translation page, its PPN, a 3-bit modified counter
+//!   (MC, saturating at 7) and a modified flag (Fig. 5.1, Table 5.2: 4.5 B per entry).
+//! - CMT (Sec. 5.1.2.1): small entries of (start LPN tag, start PPN, 5-bit consecutive field
+//!   C, valid/modified/recently-accessed bits), 9 B each (Table 5.2); an entry maps
+//!   LPN..=LPN+C to PPN..=PPN+C (C <= 31). Entries never overlap nor span two translation
+//!   pages. `ftl.mapping_cache_bytes` / 9 gives the entries (default 18,432 B = 2,048).
+//! - Spatial fetching (Sec. 5.1.2.1, Fig. 5.1): a miss reads the translation page once and
+//!   caches the requested entry (with the run of consecutively mapped neighbours that contains
+//!   it, as one consecutive entry) by normal fetching, then the other entries of a window of
+//!   up to 64 LPNs (Sec. 5.2: "the number of fetches in each access is limited to 64") by
+//!   spatial fetching, nearest runs first. The window takes neighbours on both sides like
+//!   Fig. 5.1 (10-13 for 11: (n-1)/2 before, n/2 after) and slides to stay inside the
+//!   translation page. Spatial fetching stops when D-NRU finds no admissible victim.
+//! - The four update cases of Fig. 5.2: (a) C = 0, updated in place; (b) head and (c) tail
+//!   of a consecutive entry: the entry shrinks and a new entry holds the update; (d) middle:
+//!   the entry splits into head, updated entry and tail. A split needs free slots, so an
+//!   update hit can evict. Re-merge (Fig. 5.2b): if the page programmed just before the new
+//!   PPN (same block, PPN - 1) holds LPN - 1 and the cached entry covering LPN - 1 ends there
+//!   at that PPN, the update extends that entry instead (only the LPN of the previously
+//!   programmed PPN is checked, as the thesis says).
+//! - Replacement (Sec. 5.1.2.2, Table 5.1): D-NRU by default; `Replacement::Lru` and
+//!   `Replacement::Nru` for the Fig. 5.13 comparison. D-NRU normal fetching takes, in order,
+//!   !A&!M, !A&M&MC>=c, !A&M&MC<c, A&!M, A&M&MC>=c, A&M&MC<c; spatial fetching takes !A&!M,
+//!   !A&M&MC>=c, A&!M, A&M&MC>=c and never an entry with MC < c. c defaults to 7 (the 3-bit
+//!   maximum). Ties within a class go to the first entry found by a clock hand that moves
+//!   past each victim. Recently-accessed (A) bits: set by host hits, host updates and normal
+//!   fetches; not set by D-NRU spatial fetches nor by GC relocations; all A bits are cleared
+//!   at once whenever a victim had to be taken with its A bit set (no admissible entry had A
+//!   clear): the NRU epoch ends. NRU uses the classes !A&!M, !A&M, A&!M, A&M for every fetch
+//!   and sets A on spatial fetches too; LRU evicts the least recently used entry.
+//! - MC counts the mapping entries of the translation page that became modified in the cache
+//!   (an update of an LPN whose covering entry was not already modified), saturating at 7.
+//! - Write-back with batch update: evicting a modified entry re-reads its translation page
+//!   (SCFTL does not cache it, Sec. 5.1.2.1) and writes it anew with every modified cached
+//!   entry of that page, which become clean; the TPD's MC and modified flag reset.
+//! - As in `dftl`: translation pages have their own write stream and are garbage-collected
+//!   like data pages (GC moves both kinds into one GC block per plane); GC updates mappings
+//!   through the cache (a miss without penalty, Sec. 5.2.1); write-backs raised during GC
+//!   are programmed when GC ends.
+//!
+//! Departures: unmapped neighbours are not spatially fetched (only mapped runs are); the
+//! window slides inside the translation page; GC relocations do not set A; host and
+//! translation pages are allocated round-robin over the planes with separate pointers
+//! (`dftl` shares one: with several write-backs per host write that piles host data on one
+//! plane until it has nothing to reclaim).
+
+use ftlsim_core::config::{Allocation, DriveConfig, GcCopy};
+use ftlsim_core::error::{ConfigError, SimError};
+use ftlsim_core::flash::{FlashArray, Oob, PageKind};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
+use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
+use ftlsim_core::geometry::{Geometry, Lpn, PlaneId, Ppn, NONE};
+use ftlsim_core::scheduler::Tag;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// CMT entry size, bytes (Table 5.2).
+const ENTRY_BYTES: u64 = 9;
+/// TPD entry size in half bytes: 4.5 B (Table 5.2).
+const TPD_HALF_BYTES: u64 = 9;
+/// Default CMT: 2,048 entries (Table 5.2), 18,432 bytes.
+const DEFAULT_CACHE_BYTES: u64 = 18_432;
+/// Largest consecutive field (5 bits).
+pub const MAX_CONSECUTIVE: u32 = 31;
+/// Largest MC (3 bits); also the default threshold c.
+pub const MC_MAX: u8 = 7;
+/// Mapping entries fetched per translation-page read (Sec. 5.2).
+pub const FETCH_LIMIT: u32 = 64;
+const HOST: u32 = 0;
+const TRANSLATION: u32 = 1;
+const GC: u32 = 2;
+
+/// CMT replacement policy (Sec. 5.3.1 compares all three).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replacement {
+    /// Least recently used.
+    Lru,
+    /// Not recently used (classes !A&!M, !A&M, A&!M, A&M).
+    Nru,
+    /// D-NRU of Table 5.1 (the default).
+    DNru,
+}
+
+/// Why an entry is being brought into the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fetch {
+    Normal,
+    Spatial,
+}
+
+/// Cache-access classes (thesis Sec. 4.1.1), translation traffic and SCFTL events.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheCounts {
+    /// Hits.
+    pub hits: u64,
+    /// Misses needing neither a fetch nor a write-back.
+    pub misses_no_penalty: u64,
+    /// Misses that read one translation page and evicted no modified entry.
+    pub misses_fetch: u64,
+    /// Misses that evicted a modified entry (a translation page write-back).
+    pub misses_write_back: u64,
+    /// Translation pages read.
+    pub translation_reads: u64,
+    /// Translation pages written.
+    pub translation_writes: u64,
+    /// Cache entries brought in by spatial fetching.
+    pub spatial_entries: u64,
+    /// Consecutive entries split by an update (Fig. 5.2b-d).
+    pub splits: u64,
+    /// Updates merged into the entry of the previous LPN (Fig. 5.2b).
+    pub merges: u64,
+}
+
+/// One CMT entry; `lpn..=lpn+cons` maps to `ppn..=ppn+cons` (`ppn` NONE only with cons 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    lpn: Lpn,
+    ppn: Ppn,
+    cons: u32,
+    modified: bool,
+    accessed: bool,
+}
+
+impl Entry {
+    fn end(&self) -> Lpn {
+        self.lpn + self.cons
+    }
+    fn ppn_of(&self, lpn: Lpn) -> Ppn {
+        if self.ppn == NONE {
+            NONE
+        } else {
+            self.ppn + (lpn - self.lpn)
+        }
+    }
+}
+
+/// Fully associative CMT indexed by start LPN.
+struct Cmt {
+    cap: usize,
+    slots: Vec<Entry>,
+    used: Vec<bool>,
+    stamp: Vec<u64>,
+    index: BTreeMap<Lpn, u32>,
+    lru: BTreeSet<(u64, u32)>,
+    free: Vec<u32>,
+    clock: usize,
+    now: u64,
+}
+
+impl Cmt {
+    fn new(cap: usize) -> Cmt {
+        let blank = Entry { lpn: NONE, ppn: NONE, cons: 0, modified: false, accessed: false };
+        Cmt {
+            cap,
+            slots: vec![blank; cap],
+            used: vec![false; cap],
+            stamp: vec![0; cap],
+            index: BTreeMap::new(),
+            lru: BTreeSet::new(),
+            free: (0..cap as u32).rev().collect(),
+            clock: 0,
+            now: 0,
+        }
+    }
+
+    /// The slot whose entry covers `lpn`.
+    fn find(&self, lpn: Lpn) -> Option<u32> {
+        let (_, &s) = self.index.range(..=lpn).next_back()?;
+        (self.slots[s as usize].end() >= lpn).then_some(s)
+    }
+
+    fn free_slots(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Mark used now (LRU order), and recently accessed if `accessed`.
+    fn touch(&mut self, s: u32, accessed: bool) {
+        self.lru.remove(&(self.stamp[s as usize], s));
+        self.now += 1;
+        self.stamp[s as usize] = self.now;
+        self.lru.insert((self.now, s));
+        if accessed {
+            self.slots[s as usize].accessed = true;
+        }
+    }
+
+    fn insert(&mut self, e: Entry) -> u32 {
+        let s = self.free.pop().expect("insert into a full cache");
+        debug_assert!(self.find(e.lpn).is_none() && self.find(e.end()).is_none(), "overlapping entry {e:?}");
+        self.slots[s as usize] = e;
+        self.used[s as usize] = true;
+        self.index.insert(e.lpn, s);
+        self.touch(s, false);
+        s
+    }
+
+    fn remove(&mut self, s: u32) -> Entry {
+        let e = self.slots[s as usize];
+        self.index.remove(&e.lpn);
+        self.lru.remove(&(self.stamp[s as usize], s));
+        self.used[s as usize] = false;
+        self.free.push(s);
+        e
+    }
+
+    /// Move the start of entry `s` up by one LPN (head split).
+    fn drop_head(&mut self, s: u32) {
+        let e = &mut self.slots[s as usize];
+        self.index.remove(&e.lpn);
+        e.lpn += 1;
+        e.ppn += 1;
+        e.cons -= 1;
+        let lpn = e.lpn;
+        self.index.insert(lpn, s);
+    }
+}
+
+/// The SCFTL.
+pub struct Scftl {
+    geo: Geometry,
+    per_tp: u32,
+    policy: Replacement,
+    c: u8,
+    tpd_ppn: Vec<Ppn>,
+    tpd_mc: Vec<u8>,
+    tpd_modified: Vec<bool>,
+    flash_map: Vec<Ppn>,
+    cmt: Cmt,
+    bm: BlockManager,
+    next_plane: [u32; 3],
+    threshold: u32,
+    copyback: bool,
+    in_gc: bool,
+    pending_write_back: BTreeSet<u32>,
+    jobs: Vec<Option<GcJob>>,
+    gc: GcCounts,
+    cache: CacheCounts,
+    tpd_bytes: u64,
+    cmt_bytes: u64,
+    gc_metadata_bytes: u64,
+}
+
+impl Scftl {
+    /// Build for a validated config, with D-NRU replacement.
+    pub fn new(cfg: &DriveConfig) -> Result<Scftl, ConfigError> {
+        Scftl::with_policy(cfg, Replacement::DNru)
+    }
+
+    /// Build with the given replacement policy.
+    pub fn with_policy(cfg: &DriveConfig, policy: Replacement) -> Result<Scftl, ConfigError> {
+        let d = cfg.derive()?;
+        let g = &cfg.geometry;
+        if cfg.ftl.allocation != Allocation::RoundRobin {
+            return Err(ConfigError::Invalid {
+                key: "ftl.allocation".into(),
+                value: "static_lpn".into(),
+                rule: "scftl allocates round-robin only".into(),
+            });
+        }
+        let per_tp = g.page_size_bytes / 4;
+        let tps = d.logical_pages.div_ceil(per_tp);
+        let bytes = cfg.ftl.mapping_cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES);
+        let entries = (bytes / ENTRY_BYTES) as usize;
+        if entries < 2 {
+            return Err(ConfigError::Invalid {
+                key: "ftl.mapping_cache_bytes".into(),
+                value: bytes.to_string(),
+                rule: "must hold at least 2 SCFTL entries of 9 bytes (18 bytes)".into(),
+            });
+        }
+        Ok(Scftl {
+            geo: g.clone(),
+            per_tp,
+            policy,
+            c: MC_MAX,
+            tpd_ppn: vec![NONE; tps as usize],
+            tpd_mc: vec![0; tps as usize],
+            tpd_modified: vec![false; tps as usize],
+            flash_map: vec![NONE; d.logical_pages as usize],
+            cmt: Cmt::new(entries),
+            bm: BlockManager::new(g, 3, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
+            next_plane: [0; 3],
+            threshold: d.gc_threshold_blocks,
+            copyback: cfg.ftl.gc_copy == GcCopy::Copyback,
+            in_gc: false,
+            pending_write_back: BTreeSet::new(),
+            jobs: vec![None; g.planes() as usize],
+            gc: GcCounts::default(),
+            cache: CacheCounts::default(),
+            // Sized over every translation page of the chip, as the thesis does (512 entries).
+            tpd_bytes: (u64::from(d.physical_pages / per_tp) * TPD_HALF_BYTES).div_ceil(2),
+            cmt_bytes: entries as u64 * ENTRY_BYTES,
+            gc_metadata_bytes: u64::from(d.physical_pages).div_ceil(8),
+        })
+    }
+
+    /// Cache counters.
+    pub fn cache_counts(&self) -> &CacheCounts {
+        &self.cache
+    }
+
+    /// SRAM of the TPD, the CMT and the GC metadata, bytes.
+    pub fn sram_components(&self) -> (u64, u64, u64) {
+        (self.tpd_bytes, self.cmt_bytes, self.gc_metadata_bytes)
+    }
+
+    /// CMT capacity in entries.
+    pub fn cmt_entries(&self) -> usize {
+        self.cmt.cap
+    }
+
+    /// Cached entries as (start LPN, start PPN, consecutive, modified, recently accessed), by LPN.
+    pub fn cached_entries(&self) -> Vec<(Lpn, Ppn, u32, bool, bool)> {
+        self.cmt
+            .index
+            .values()
+            .map(|&s| {
+                let e = self.cmt.slots[s as usize];
+                (e.lpn, e.ppn, e.cons, e.modified, e.accessed)
+            })
+            .collect()
+    }
+
+    /// MC of translation page `tvpn`.
+    pub fn modified_counter(&self, tvpn: u32) -> u8 {
+        self.tpd_mc[tvpn as usize]
+    }
+
+    fn tp_of(&self, lpn: Lpn) -> u32 {
+        lpn / self.per_tp
+    }
+
+    fn current(&self, lpn: Lpn) -> Ppn {
+        match self.cmt.find(lpn) {
+            Some(s) => self.cmt.slots[s as usize].ppn_of(lpn),
+            None => self.flash_map[lpn as usize],
+        }
+    }
+
+    /// Victim class (1 = first choice) of entry `e`, None if `fetch` may not evict it.
+    fn class(&self, e: &Entry, fetch: Fetch) -> Option<u8> {
+        let (a, m) = (e.accessed, e.modified);
+        match self.policy {
+            Replacement::Lru => Some(1),
+            Replacement::Nru => Some(1 + 2 * u8::from(a) + u8::from(m)),
+            Replacement::DNru => {
+                let high = self.tpd_mc[self.tp_of(e.lpn) as usize] >= self.c;
+                match (fetch, a, m, high) {
+                    (_, false, false, _) => Some(1),
+                    (_, false, true, true) => Some(2),
+                    (Fetch::Normal, false, true, false) => Some(3),
+                    (Fetch::Normal, true, false, _) => Some(4),
+                    (Fetch::Normal, true, true, true) => Some(5),
+                    (Fetch::Normal, true, true, false) => Some(6),
+                    (Fetch::Spatial, true, false, _) => Some(3),
+                    (Fetch::Spatial, true, true, true) => Some(4),
+                    (Fetch::Spatial, _, true, false) => None,
+                }
+            }
+        }
+    }
+
+    /// The victim slot for `fetch`, if any entry may be evicted.
+    fn pick_victim(&self, fetch: Fetch) -> Option<u32> {
+        if self.policy == Replacement::Lru {
+            return self.cmt.lru.iter().next().map(|&(_, s)| s);
+        }
+        let mut best: Option<(u8, u32)> = None;
+        for i in 0..self.cmt.cap {
+            let s = (self.cmt.clock + i) % self.cmt.cap;
+            if !self.cmt.used[s] {
+                continue;
+            }
+            if let Some(k) = self.class(&self.cmt.slots[s], fetch) {
+                if best.is_none_or(|(b, _)| k < b) {
+                    best = Some((k, s as u32));
+                    if k == 1 {
+                        break;
+                    }
+                }
+            }
+        }
+        best.map(|(_, s)| s)
+    }
+
+    /// Evict one entry for `fetch`, writing it back if modified. None if nothing may go.
+    fn evict_one(&mut self, ctx: &mut FlashCtx, fetch: Fetch) -> Result<Option<bool>, SimError> {
+        let Some(s) = self.pick_victim(fetch) else { return Ok(None) };
+        self.cmt.clock = (s as usize + 1) % self.cmt.cap;
+        let e = self.cmt.remove(s);
+        if e.accessed && self.policy != Replacement::Lru {
+            // No admissible entry had A clear: the NRU epoch ends.
+            for (slot, used) in self.cmt.slots.iter_mut().zip(&self.cmt.used) {
+                if *used {
+                    slot.accessed = false;
+                }
+            }
+        }
+        if e.modified {
+            for l in e.lpn..=e.end() {
+                self.flash_map[l as usize] = e.ppn_of(l);
+            }
+            self.write_back(ctx, self.tp_of(e.lpn))?;
+        }
+        Ok(Some(e.modified))
+    }
+
+    /// Batch update: every modified cached entry of translation page `tvpn` goes to flash.
+    fn write_back(&mut self, ctx: &mut FlashCtx, tvpn: u32) -> Result<(), SimError> {
+        let lo = tvpn * self.per_tp;
+        let hi = lo + self.per_tp;
+        let slots: Vec<u32> = self.cmt.index.range(lo..hi).map(|(_, &s)| s).collect();
+        for s in slots {
+            let e = self.cmt.slots[s as usize];
+            if e.modified {
+                for l in e.lpn..=e.end() {
+                    self.flash_map[l as usize] = e.ppn_of(l);
+                }
+                self.cmt.slots[s as usize].modified = false;
+            }
+        }
+        self.tpd_mc[tvpn as usize] = 0;
+        self.tpd_modified[tvpn as usize] = false;
+        if self.in_gc {
+            self.pending_write_back.insert(tvpn);
+            return Ok(());
+        }
+        self.program_translation(ctx, tvpn, true)
+    }
+
+    /// Read (if it exists) and rewrite translation page `tvpn`.
+    fn program_translation(&mut self, ctx: &mut FlashCtx, tvpn: u32, may_gc: bool) -> Result<(), SimError> {
+        let prev = ctx.set_tag(Tag::Mapping);
+        let old = self.tpd_ppn[tvpn as usize];
+        if old != NONE {
+            ctx.read(old)?;
+            self.cache.translation_reads += 1;
+        }
+        let ppn = if may_gc { self.allocate(ctx, TRANSLATION)? } else { self.allocate_now(ctx, TRANSLATION)? };
+        ctx.program(ppn, Oob { lpn: tvpn, version: 0, kind: PageKind::Translation })?;
+        let old = self.tpd_ppn[tvpn as usize];
+        if old != NONE {
+            ctx.invalidate(old)?;
+            self.bm.on_invalidate(ctx.flash(), old);
+        }
+        self.tpd_ppn[tvpn as usize] = ppn;
+        self.cache.translation_writes += 1;
+        ctx.set_tag(prev);
+        Ok(())
+    }
+
+    /// Evict (normal fetching) until there is a free slot, unless `lpn` got cached meanwhile
+    /// (a write-back may run GC, which caches the pages it moves). Returns whether a
+    /// modified entry was evicted, and the slot covering `lpn` if it is now cached.
+    fn room_for(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(bool, Option<u32>), SimError> {
+        let mut dirty = false;
+        for _ in 0..=self.cmt.cap + self.geo.pages_per_block as usize {
+            if let Some(s) = self.cmt.find(lpn) {
+                return Ok((dirty, Some(s)));
+            }
+            if self.cmt.free_slots() > 0 {
+                return Ok((dirty, None));
+            }
+            dirty |= self.evict_one(ctx, Fetch::Normal)?.expect("normal fetching can always evict");
+        }
+        unreachable!("scftl: cache does not drain (capacity {})", self.cmt.cap)
+    }
+
+    /// The fetch window of `lpn`: up to FETCH_LIMIT LPNs around it inside its translation page.
+    fn window(&self, lpn: Lpn) -> (Lpn, Lpn) {
+        let tp_lo = self.tp_of(lpn) * self.per_tp;
+        let tp_hi = (tp_lo + self.per_tp).min(self.flash_map.len() as u32);
+        let n = FETCH_LIMIT;
+        let lo = lpn.saturating_sub((n - 1) / 2).max(tp_lo);
+        let hi = (lo + n).min(tp_hi);
+        (hi.saturating_sub(n).max(tp_lo), hi)
+    }
+
+    /// The run of uncached LPNs around `lpn` in `lo..hi` whose on-flash mappings are
+    /// consecutive (at most MAX_CONSECUTIVE + 1 long), as (start, length).
+    fn run_at(&self, lpn: Lpn, lo: Lpn, hi: Lpn) -> (Lpn, u32) {
+        let m = &self.flash_map;
+        let linked = |a: Lpn| m[a as usize] != NONE && m[a as usize + 1] == m[a as usize] + 1;
+        let (mut start, mut end) = (lpn, lpn);
+        while end - start < MAX_CONSECUTIVE && end + 1 < hi && linked(end) && self.cmt.find(end + 1).is_none() {
+            end += 1;
+        }
+        while end - start < MAX_CONSECUTIVE && start > lo && linked(start - 1) && self.cmt.find(start - 1).is_none() {
+            start -= 1;
+        }
+        (start, end - start + 1)
+    }
+
+    /// Look an entry up for the host, fetching it (and its neighbours) on a miss.
+    fn access(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Ppn, SimError> {
+        if let Some(s) = self.cmt.find(lpn) {
+            self.cache.hits += 1;
+            self.cmt.touch(s, true);
+            return Ok(self.cmt.slots[s as usize].ppn_of(lpn));
+        }
+        let (mut dirty, present) = self.room_for(ctx, lpn)?;
+        if let Some(s) = present {
+            self.cmt.touch(s, true);
+            if dirty {
+                self.cache.misses_write_back += 1
+            } else {
+                self.cache.misses_no_penalty += 1
+            }
+            return Ok(self.cmt.slots[s as usize].ppn_of(lpn));
+        }
+        let tvpn = self.tp_of(lpn);
+        let tp = self.tpd_ppn[tvpn as usize];
+        let (lo, hi) = self.window(lpn);
+        if tp != NONE {
+            let prev = ctx.set_tag(Tag::Mapping);
+            ctx.read(tp)?;
+            ctx.set_tag(prev);
+            self.cache.translation_reads += 1;
+        }
+        let (start, len) = if tp == NONE { (lpn, 1) } else { self.run_at(lpn, lo, hi) };
+        let ppn = self.flash_map[start as usize];
+        let s = self.cmt.insert(Entry { lpn: start, ppn, cons: len - 1, modified: false, accessed: false });
+        self.cmt.touch(s, true);
+        if tp != NONE {
+            dirty |= self.spatial_fetch(ctx, lpn, lo, hi)?;
+        }
+        match (dirty, tp != NONE) {
+            (true, _) => self.cache.misses_write_back += 1,
+            (false, true) => self.cache.misses_fetch += 1,
+            (false, false) => self.cache.misses_no_penalty += 1,
+        }
+        // A write-back during spatial fetching may have run GC and moved the page.
+        Ok(self.current(lpn))
+    }
+
+    /// Cache the other mapped runs of the window `lo..hi` of `lpn`, nearest first, while
+    /// the replacement policy admits a victim. Returns whether a modified entry was evicted.
+    fn spatial_fetch(&mut self, ctx: &mut FlashCtx, lpn: Lpn, lo: Lpn, hi: Lpn) -> Result<bool, SimError> {
+        let mut runs = Vec::new();
+        let mut l = lo;
+        while l < hi {
+            if let Some(s) = self.cmt.find(l) {
+                l = self.cmt.slots[s as usize].end() + 1;
+            } else if self.flash_map[l as usize] == NONE {
+                l += 1;
+            } else {
+                let (start, len) = self.run_at(l, l, hi);
+                runs.push((start, len));
+                l = start + len;
+            }
+        }
+        runs.sort_by_key(|&(start, len)| if start > lpn { start - lpn } else { lpn - (start + len - 1) });
+        let mut dirty = false;
+        for (start, len) in runs {
+            let mut fits = false;
+            for _ in 0..=self.cmt.cap + self.geo.pages_per_block as usize {
+                if self.cmt.free_slots() > 0 {
+                    fits = true;
+                    break;
+                }
+                match self.evict_one(ctx, Fetch::Spatial)? {
+                    Some(d) => dirty |= d,
+                    None => return Ok(dirty),
+                }
+            }
+            if !fits {
+                return Ok(dirty);
+            }
+            // A write-back may have run GC, which caches what it moves: re-derive the run.
+            if self.cmt.find(start).is_some() || self.flash_map[start as usize] == NONE {
+                continue;
+            }
+            let (s0, n) = self.run_at(start, start, start + len);
+            let ppn = self.flash_map[s0 as usize];
+            let accessed = self.policy != Replacement::DNru;
+            let s = self.cmt.insert(Entry { lpn: s0, ppn, cons: n - 1, modified: false, accessed: false });
+            self.cmt.touch(s, accessed);
+            self.cache.spatial_entries += 1;
+        }
+        Ok(dirty)
+    }
+
+    /// The entry that the update `lpn -> ppn` re-merges into (Fig. 5.2b): the page programmed
+    /// just before `ppn` holds `lpn - 1`, whose cached entry ends there at that page.
+    fn merge_target(&self, ctx: &FlashCtx, lpn: Lpn, ppn: Ppn) -> Option<u32> {
+        if ppn == NONE || lpn.is_multiple_of(self.per_tp) || self.geo.page_in_block(ppn) == 0 {
+            return None;
+        }
+        let prev = ppn - 1;
+        let oob = ctx.flash().read(prev).ok()?;
+        if oob.kind != PageKind::Data || oob.lpn != lpn - 1 {
+            return None;
+        }
+        let p = self.cmt.find(lpn - 1)?;
+        let e = self.cmt.slots[p as usize];
+        (e.end() == lpn - 1 && e.ppn != NONE && e.ppn_of(lpn - 1) == prev && e.cons < MAX_CONSECUTIVE).then_some(p)
+    }
+
+    /// Set the mapping of `lpn` to `ppn` (modified) with the four cases of Fig. 5.2,
+    /// evicting for splits. `accessed`: a host update (sets A). Returns (hit, evicted dirty).
+    fn update(&mut self, ctx: &mut FlashCtx, lpn: Lpn, ppn: Ppn, accessed: bool) -> Result<(bool, bool), SimError> {
+        let hit = self.cmt.find(lpn).is_some();
+        let mut dirty = false;
+        for _ in 0..=2 * (self.cmt.cap + self.geo.pages_per_block as usize) {
+            let cover = self.cmt.find(lpn);
+            let merge = self.merge_target(ctx, lpn, ppn).filter(|&p| Some(p) != cover);
+            let newly_modified = cover.is_none_or(|s| !self.cmt.slots[s as usize].modified);
+            let need = match cover {
+                None => usize::from(merge.is_none()),
+                Some(s) => {
+                    let e = self.cmt.slots[s as usize];
+                    if e.cons == 0 || (lpn == e.lpn && merge.is_some()) {
+                        0
+                    } else if lpn == e.lpn || lpn == e.end() {
+                        1
+                    } else {
+                        2
+                    }
+                }
+            };
+            if self.cmt.free_slots() < need {
+                dirty |= self.evict_one(ctx, Fetch::Normal)?.expect("normal fetching can always evict");
+                continue;
+            }
+            let tvpn = self.tp_of(lpn);
+            if newly_modified {
+                self.tpd_mc[tvpn as usize] = (self.tpd_mc[tvpn as usize] + 1).min(MC_MAX);
+            }
+            self.tpd_modified[tvpn as usize] = true;
+            let single = Entry { lpn, ppn, cons: 0, modified: true, accessed: false };
+            if let Some(s) = cover {
+                let e = self.cmt.slots[s as usize];
+                if e.cons == 0 {
+                    // (a) normal update (or re-merge of a single entry).
+                    if merge.is_some() {
+                        self.cmt.remove(s);
+                    } else {
+                        self.cmt.slots[s as usize].ppn = ppn;
+                        self.cmt.slots[s as usize].modified = true;
+                        self.cmt.touch(s, accessed);
+                    }
+                } else if lpn == e.lpn {
+                    // (b) head update.
+                    self.cmt.drop_head(s);
+                    self.cache.splits += 1;
+                    if merge.is_none() {
+                        let n = self.cmt.insert(single);
+                        self.cmt.touch(n, accessed);
+                    }
+                } else if lpn == e.end() {
+                    // (c) tail update.
+                    self.cmt.slots[s as usize].cons -= 1;
+                    self.cache.splits += 1;
+                    let n = self.cmt.insert(single);
+                    self.cmt.touch(n, accessed);
+                } else {
+                    // (d) middle update: head, the updated entry, tail.
+                    let tail = Entry { lpn: lpn + 1, ppn: e.ppn_of(lpn + 1), cons: e.end() - lpn - 1, ..e };
+                    self.cmt.slots[s as usize].cons = lpn - e.lpn - 1;
+                    self.cache.splits += 1;
+                    let t = self.cmt.insert(tail);
+                    self.cmt.touch(t, false);
+                    let n = self.cmt.insert(single);
+                    self.cmt.touch(n, accessed);
+                }
+            } else if merge.is_none() {
+                let n = self.cmt.insert(single);
+                self.cmt.touch(n, accessed);
+            }
+            if let Some(p) = merge {
+                let e = &mut self.cmt.slots[p as usize];
+                e.cons += 1;
+                e.modified = true;
+                self.cmt.touch(p, accessed);
+                self.cache.merges += 1;
+            }
+            return Ok((hit, dirty));
+        }
+        unreachable!("scftl: update of lpn {lpn} does not find room")
+    }
+
+    /// Round-robin plane of `stream`: host and translation pages keep their own pointers, so
+    /// a fixed number of write-backs per host write cannot pile host data on one plane.
+    fn next_plane(&mut self, stream: u32) -> PlaneId {
+        let p = self.next_plane[stream as usize];
+        self.next_plane[stream as usize] = (p + 1) % self.geo.planes();
+        p
+    }
+
+    /// A page of `stream` after foreground GC made room.
+    fn allocate(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Ppn, SimError> {
+        let plane = self.next_plane(stream);
+        self.ensure_space(ctx, plane)?;
+        self.bm.allocate(ctx.flash(), plane, stream)
+    }
+
+    /// A page of `stream` without GC (used while GC's deferred write-backs are flushed).
+    /// Prefers planes whose open block has room, then planes that keep two free blocks after
+    /// opening one; when every plane is low, it collects first (as `dftl`).
+    fn allocate_now(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Ppn, SimError> {
+        let planes = self.geo.planes();
+        let ppb = self.geo.pages_per_block;
+        let start = self.next_plane[stream as usize];
+        let has_room =
+            |f: &Scftl, p: PlaneId| f.bm.active(p, stream).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
+        let pick = (0..planes)
+            .map(|i| (start + i) % planes)
+            .find(|&p| has_room(self, p))
+            .or_else(|| (0..planes).map(|i| (start + i) % planes).find(|&p| self.bm.free_blocks(p) >= 3));
+        match pick {
+            Some(p) => {
+                self.next_plane[stream as usize] = (p + 1) % planes;
+                self.bm.allocate(ctx.flash(), p, stream)
+            }
+            // Every plane is low: collect first (flushes run outside GC, so this nests once).
+            None => {
+                assert!(!self.in_gc, "allocate_now inside GC with every plane low");
+                self.allocate(ctx, stream)
+            }
+        }
+    }
+
+    fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
+        let mut mover = Mover { ftl: self };
+        let s = job.step(ctx, &mut mover)?;
+        if s == GcStep::Erased {
+            self.bm.release(ctx.flash(), job.victim);
+        }
+        Ok(s)
+    }
+
+    fn ensure_space(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<(), SimError> {
+        if self.in_gc || self.bm.free_blocks(plane) >= self.threshold {
+            return Ok(());
+        }
+        let prev = ctx.set_tag(Tag::Gc);
+        self.in_gc = true;
+        let mut collections = 0;
+        while self.bm.free_blocks(plane) < self.threshold {
+            collections += 1;
+            let limit = self.geo.pages_per_block * (self.threshold + 1) + self.geo.blocks_per_plane;
+            assert!(collections <= limit, "scftl: gc on plane {plane} makes no progress in {limit} collections");
+            let mut job = match self.jobs[plane as usize].take() {
+                Some(j) => j,
+                None => match self.bm.peek_victim(ctx.flash(), plane, true) {
+                    Some(v) => self.bm.take_victim(v),
+                    None if self.bm.free_blocks(plane) > 0 => break,
+                    None => {
+                        return Err(SimError::Ftl(format!(
+                            "scftl: plane {plane} has no free block and nothing to reclaim"
+                        )))
+                    }
+                },
+            };
+            let mut steps = 0;
+            while self.step(ctx, &mut job)? == GcStep::Moved {
+                steps += 1;
+                assert!(steps <= self.geo.pages_per_block, "gc job does not end");
+            }
+            self.gc.foreground_collections += 1;
+        }
+        self.in_gc = false;
+        ctx.set_tag(prev);
+        self.flush_pending(ctx)
+    }
+
+    fn flush_pending(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        while let Some(tvpn) = self.pending_write_back.pop_first() {
+            self.program_translation(ctx, tvpn, false)?;
+        }
+        Ok(())
+    }
+}
+
+/// GC relocation: data pages remap through the cache, translation pages through the TPD.
+struct Mover<'a> {
+    ftl: &'a mut Scftl,
+}
+
+impl Relocate for Mover<'_> {
+    fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
+        let f = &mut *self.ftl;
+        let plane = f.geo.plane_of(src);
+        // One GC destination for data and translation pages alike (as `dftl`): a collection
+        // then opens at most the one block its erase gives back.
+        let dst = f.bm.allocate(ctx.flash(), plane, GC)?;
+        ctx.copy(src, dst, f.copyback && !ctx.flash().copyback_same_parity())?;
+        ctx.invalidate(src)?;
+        f.bm.on_invalidate(ctx.flash(), src);
+        f.gc.pages_moved += 1;
+        match oob.kind {
+            PageKind::Translation => {
+                assert_eq!(f.tpd_ppn[oob.lpn as usize], src, "translation page {} moved from a stale copy", oob.lpn);
+                f.tpd_ppn[oob.lpn as usize] = dst;
+            }
+            _ => {
+                assert_eq!(f.current(oob.lpn), src, "lpn {} moved from a stale copy", oob.lpn);
+                // The new PPN is known: a miss fetches nothing (Sec. 5.2.1).
+                let (hit, dirty) = f.update(ctx, oob.lpn, dst, false)?;
+                if hit {
+                    f.cache.hits += 1
+                } else if dirty {
+                    f.cache.misses_write_back += 1
+                } else {
+                    f.cache.misses_no_penalty += 1
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Ftl for Scftl {
+    fn name(&self) -> &'static str {
+        "scftl"
+    }
+
+    fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
+        let ppn = self.access(ctx, lpn)?;
+        if ppn == NONE {
+            return Ok(None);
+        }
+        let oob = ctx.read(ppn)?;
+        assert_eq!(oob.lpn, lpn, "page {ppn} mapped for lpn {lpn} holds lpn {}", oob.lpn);
+        Ok(Some(oob.version))
+    }
+
+    fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
+        self.access(ctx, lpn)?;
+        let ppn = self.allocate(ctx, HOST)?;
+        // GC during the allocation may have moved the old copy: invalidate where it is now.
+        let old = self.current(lpn);
+        if old != NONE {
+            ctx.invalidate(old)?;
+            self.bm.on_invalidate(ctx.flash(), old);
+        }
+        ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
+        self.update(ctx, lpn, ppn, true)?;
+        Ok(())
+    }
+
+    fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
+        let old = self.access(ctx, lpn)?;
+        if old != NONE {
+            ctx.invalidate(old)?;
+            self.bm.on_invalidate(ctx.flash(), old);
+            self.update(ctx, lpn, NONE, true)?;
+        }
+        Ok(())
+    }
+
+    fn background_step(&mut self, _ctx: &mut FlashCtx) -> Result<bool, SimError> {
+        // Greedy GC on demand only (the thesis's setup, Sec. 4.2).
+        Ok(false)
+    }
+
+    fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+        let mut job = match self.jobs[plane as usize].take() {
+            Some(j) => j,
+            None => match self.bm.peek_victim(ctx.flash(), plane, false) {
+                Some(v) => self.bm.take_victim(v),
+                None => return Ok(false),
+            },
+        };
+        let prev = ctx.set_tag(Tag::Gc);
+        self.in_gc = true;
+        let r = self.step(ctx, &mut job);
+        self.in_gc = false;
+        ctx.set_tag(prev);
+        match r? {
+            GcStep::Moved => self.jobs[plane as usize] = Some(job),
+            GcStep::Erased => self.gc.background_collections += 1,
+        }
+        self.flush_pending(ctx)?;
+        Ok(true)
+    }
+
+    fn gc_counts(&self) -> GcCounts {
+        self.gc.clone()
+    }
+
+    fn free_blocks(&self) -> u64 {
+        self.bm.free_blocks_total()
+    }
+
+    fn mapping_sram_bytes(&self) -> u64 {
+        self.tpd_bytes + self.cmt_bytes
+    }
+
+    fn begin_measurement(&mut self) {
+        self.cache = CacheCounts::default();
+    }
+
+    fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
+        let c = &self.cache;
+        let accesses = c.hits + c.misses_no_penalty + c.misses_fetch + c.misses_write_back;
+        let share = |n: u64| if accesses == 0 { 0.0 } else { n as f64 / accesses as f64 };
+        let mut m = serde_json::Map::new();
+        let mut put = |k: &str, v: serde_json::Value| {
+            m.insert(k.to_string(), v);
+        };
+        put("cache_accesses", accesses.into());
+        put("cache_hits", c.hits.into());
+        put("cache_misses_no_penalty", c.misses_no_penalty.into());
+        put("cache_misses_fetch", c.misses_fetch.into());
+        put("cache_misses_write_back", c.misses_write_back.into());
+        put("cache_hit_ratio", share(c.hits).into());
+        put("cache_miss_ratio", (1.0 - share(c.hits)).into());
+        put("translation_pages_read", c.translation_reads.into());
+        put("translation_pages_written", c.translation_writes.into());
+        put("cmt_spatial_entries", c.spatial_entries.into());
+        put("cmt_splits", c.splits.into());
+        put("cmt_merges", c.merges.into());
+        put("sram_tpd_bytes", self.tpd_bytes.into());
+        put("sram_cmt_bytes", self.cmt_bytes.into());
+        put("sram_gc_metadata_bytes", self.gc_metadata_bytes.into());
+        put("cmt_entries", (self.cmt.cap as u64).into());
+        let policy = match self.policy {
+            Replacement::Lru => "lru",
+            Replacement::Nru => "nru",
+            Replacement::DNru => "d-nru",
+        };
+        put("cmt_replacement", policy.into());
+        m
+    }
+
+    fn check_invariants(&self, flash: &FlashArray) {
+        self.bm.check_invariants(flash);
+        assert_eq!(self.cmt.index.len(), self.cmt.cap - self.cmt.free.len(), "cmt index and slots disagree");
+        let mut last_end: Option<Lpn> = None;
+        for (&start, &s) in &self.cmt.index {
+            let e = self.cmt.slots[s as usize];
+            assert!(self.cmt.used[s as usize] && e.lpn == start, "cmt slot {s} indexed at {start} holds {e:?}");
+            assert!(last_end.is_none_or(|l| l < start), "cmt entries overlap at {start}");
+            assert!(e.cons <= MAX_CONSECUTIVE && (e.cons == 0 || e.ppn != NONE), "bad entry {e:?}");
+            assert_eq!(self.tp_of(e.lpn), self.tp_of(e.end()), "entry {e:?} spans translation pages");
+            assert!(!e.modified || self.tpd_modified[self.tp_of(e.lpn) as usize], "modified {e:?}, TPD clean");
+            if !e.modified {
+                for l in e.lpn..=e.end() {
+                    assert_eq!(self.flash_map[l as usize], e.ppn_of(l), "clean entry {e:?} differs at {l}");
+                }
+            }
+            last_end = Some(e.end());
+        }
+        let mut mapped = 0u64;
+        for lpn in 0..self.flash_map.len() as Lpn {
+            let ppn = self.current(lpn);
+            if ppn == NONE {
+                continue;
+            }
+            mapped += 1;
+            assert!(flash.is_valid(ppn), "lpn {lpn} maps to invalid page {ppn}");
+            assert_eq!(flash.read(ppn).expect("mapped page readable").lpn, lpn, "page {ppn} holds another lpn");
+        }
+        let mut tps = 0u64;
+        for (tvpn, &ppn) in self.tpd_ppn.iter().enumerate() {
+            if ppn != NONE {
+                tps += 1;
+                let oob = flash.read(ppn).expect("translation page readable");
+                assert_eq!((oob.kind, oob.lpn as usize), (PageKind::Translation, tvpn), "tpd {tvpn} -> page {ppn}");
+            }
+        }
+        let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
+        assert_eq!(mapped + tps, valid, "mapped data {mapped} + translation pages {tps} != valid pages {valid}");
+        assert!(self.pending_write_back.is_empty(), "write-backs left pending after GC");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ftlsim_core::ftl::FlashCounts;
+
+    /// 4 planes of 32 blocks of 16 pages of 4 KiB (1,024 entries per translation page).
+    fn config(cache_bytes: u64) -> DriveConfig {
+        let text = format!(
+            r#"
+name = "unit"
+source = "test"
+[geometry]
+channels = 2
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 32
+pages_per_block = 16
+page_size_bytes = 4096
+spare_bytes_per_page = 128
+spare_usable_bytes = 32
+[overprovisioning]
+share = 0.25
+[timing]
+cmd_addr_ns = 100
+channel_mb_per_s = 81.92
+t_r_ns = 25000
+t_prog_ns = 200000
+t_bers_ns = 1500000
+[ftl]
+name = "scftl"
+mapping_cache_bytes = {cache_bytes}
+"#
+        );
+        DriveConfig::from_toml(&text, "unit").unwrap()
+    }
+
+    fn entry(lpn: Lpn, ppn: Ppn, cons: u32, modified: bool, accessed: bool) -> Entry {
+        Entry { lpn, ppn, cons, modified, accessed }
+    }
+
+    /// Cache `e` as if fetched (clean entries also on "flash").
+    fn put(f: &mut Scftl, e: Entry) -> u32 {
+        if !e.modified {
+            for l in e.lpn..=e.end() {
+                f.flash_map[l as usize] = e.ppn_of(l);
+            }
+        } else {
+            let tp = f.tp_of(e.lpn) as usize;
+            f.tpd_modified[tp] = true;
+        }
+        f.cmt.insert(e)
+    }
+
+    fn entries(f: &Scftl) -> Vec<(Lpn, Ppn, u32, bool)> {
+        f.cached_entries().into_iter().map(|(l, p, c, m, _)| (l, p, c, m)).collect()
+    }
+
+    /// Run `body` with an SCFTL and a flash context.
+    fn with_ctx(cache_bytes: u64, body: impl FnOnce(&mut Scftl, &mut FlashCtx)) {
+        let cfg = config(cache_bytes);
+        let mut flash = FlashArray::new(&cfg.geometry, false);
+        let mut f = Scftl::new(&cfg).unwrap();
+        let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
+        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, true);
+        body(&mut f, &mut ctx);
+    }
+
+    #[test]
+    fn update_case_a_normal() {
+        with_ctx(9 * 8, |f, ctx| {
+            put(f, entry(5, 40, 0, false, false));
+            // PPN 16 is the first page of block 1: no previously programmed page to merge with.
+            assert_eq!(f.update(ctx, 5, 16, true).unwrap(), (true, false));
+            assert_eq!(entries(f), vec![(5, 16, 0, true)]);
+            assert_eq!((f.cache.splits, f.cache.merges, f.modified_counter(0)), (0, 0, 1));
+        });
+    }
+
+    #[test]
+    fn update_case_b_head_splits() {
+        with_ctx(9 * 8, |f, ctx| {
+            put(f, entry(8, 40, 3, false, false));
+            f.update(ctx, 8, 16, true).unwrap();
+            assert_eq!(entries(f), vec![(8, 16, 0, true), (9, 41, 2, false)]);
+            assert_eq!(f.cache.splits, 1);
+        });
+    }
+
+    #[test]
+    fn update_case_c_tail_splits() {
+        with_ctx(9 * 8, |f, ctx| {
+            put(f, entry(8, 40, 3, false, false));
+            f.update(ctx, 11, 16, true).unwrap();
+            assert_eq!(entries(f), vec![(8, 40, 2, false), (11, 16, 0, true)]);
+        });
+    }
+
+    #[test]
+    fn update_case_d_middle_splits_in_three() {
+        with_ctx(9 * 8, |f, ctx| {
+            put(f, entry(8, 40, 4, false, false));
+            f.update(ctx, 10, 16, true).unwrap();
+            assert_eq!(entries(f), vec![(8, 40, 1, false), (10, 16, 0, true), (11, 43, 1, false)]);
+            assert_eq!(f.current(12), 44);
+        });
+    }
+
+    #[test]
+    fn split_in_a_full_cache_evicts() {
+        with_ctx(9 * 2, |f, ctx| {
+            put(f, entry(100, 60, 0, false, false));
+            put(f, entry(8, 40, 4, false, true));
+            f.update(ctx, 10, 16, true).unwrap();
+            // The middle split needs two slots; the cache has two: both entries go, and the
+            // update lands alone (the split entry itself was evicted).
+            assert_eq!(entries(f), vec![(10, 16, 0, true)]);
+            assert_eq!(f.current(12), 44, "evicted clean entries are on flash");
+        });
+    }
+
+    #[test]
+    fn update_re_merges_with_the_previous_lpn() {
+        with_ctx(9 * 8, |f, ctx| {
+            // Pages 0 and 1 of block 0 hold LPNs 7 and 8, programmed in sequence.
+            ctx.program(0, Oob { lpn: 7, version: 1, kind: PageKind::Data }).unwrap();
+            ctx.program(1, Oob { lpn: 8, version: 1, kind: PageKind::Data }).unwrap();
+            put(f, entry(7, 0, 0, true, true));
+            put(f, entry(8, 40, 2, false, false));
+            // Head update of 8..=10 at PPN 1 joins LPN 7's entry instead of a new one.
+            f.update(ctx, 8, 1, true).unwrap();
+            assert_eq!(entries(f), vec![(7, 0, 1, true), (9, 41, 1, false)]);
+            assert_eq!((f.cache.splits, f.cache.merges), (1, 1));
+            // A single-entry update merges and frees its slot; the next sequential write too.
+            ctx.program(2, Oob { lpn: 9, version: 1, kind: PageKind::Data }).unwrap();
+            f.update(ctx, 9, 2, true).unwrap();
+            assert_eq!(entries(f), vec![(7, 0, 2, true), (10, 42, 0, false)]);
+            ctx.program(3, Oob { lpn: 10, version: 1, kind: PageKind::Data }).unwrap();
+            f.update(ctx, 10, 3, true).unwrap();
+            assert_eq!(entries(f), vec![(7, 0, 3, true)]);
+        });
+    }
+
+    #[test]
+    fn only_the_lpn_of_the_previous_page_is_checked() {
+        with_ctx(9 * 8, |f, ctx| {
+            // Page 0 holds LPN 3, not 7: no merge although 7's entry would fit by PPN.
+            ctx.program(0, Oob { lpn: 3, version: 1, kind: PageKind::Data }).unwrap();
+            ctx.program(1, Oob { lpn: 8, version: 1, kind: PageKind::Data }).unwrap();
+            put(f, entry(7, 0, 0, true, true));
+            f.update(ctx, 8, 1, true).unwrap();
+            assert_eq!(entries(f), vec![(7, 0, 0, true), (8, 1, 0, true)]);
+            assert_eq!(f.cache.merges, 0);
+        });
+    }
+
+    #[test]
+    fn consecutive_field_saturates_at_31() {
+        with_ctx(9 * 8, |f, ctx| {
+            // Block 8 (PPNs 128..) holds LPNs 28..=31 in its first pages.
+            for i in 0..4u32 {
+                ctx.program(128 + i, Oob { lpn: 28 + i, version: 1, kind: PageKind::Data }).unwrap();
+            }
+            // LPNs 1..=31 at PPNs 101..=131: C = 30, LPN 32 at PPN 132 may still join.
+            let s = put(f, entry(1, 101, 30, true, true));
+            assert_eq!(f.merge_target(ctx, 32, 132), Some(s));
+            // LPNs 0..=31 at PPNs 100..=131: C = 31, the 5-bit maximum, so it may not.
+            f.cmt.remove(s);
+            put(f, entry(0, 100, 31, true, true));
+            assert_eq!(f.merge_target(ctx, 32, 132), None);
+        });
+    }
+
+    /// Evict repeatedly with `fetch` and list the LPNs in victim order.
+    fn victims(f: &mut Scftl, fetch: Fetch) -> Vec<Lpn> {
+        let mut out = Vec::new();
+        while let Some(s) = f.pick_victim(fetch) {
+            out.push(f.cmt.remove(s).lpn);
+        }
+        out
+    }
+
+    /// One entry of each Table 5.1 class, in scrambled slot order: translation page 0 has
+    /// MC = 7 (>= c), translation page 1 has MC = 2 (< c). 1,024 entries per page.
+    fn table_5_1(f: &mut Scftl) {
+        f.tpd_mc[0] = 7;
+        f.tpd_mc[1] = 2;
+        let (hi, lo) = (0, 1024);
+        put(f, entry(lo + 6, 6, 0, true, true)); // A & M & MC < c: 6th / never
+        put(f, entry(hi + 5, 5, 0, true, true)); // A & M & MC >= c: 5th / 4th
+        put(f, entry(lo + 4, 4, 0, false, true)); // A & !M: 4th / 3rd
+        put(f, entry(lo + 3, 3, 0, true, false)); // !A & M & MC < c: 3rd / never
+        put(f, entry(hi + 2, 2, 0, true, false)); // !A & M & MC >= c: 2nd / 2nd
+        put(f, entry(lo + 1, 1, 0, false, false)); // !A & !M: 1st / 1st
+    }
+
+    #[test]
+    fn dnru_normal_fetching_order_of_table_5_1() {
+        with_ctx(9 * 8, |f, _| {
+            table_5_1(f);
+            assert_eq!(victims(f, Fetch::Normal), vec![1025, 2, 1027, 1028, 5, 1030]);
+        });
+    }
+
+    #[test]
+    fn dnru_spatial_fetching_order_of_table_5_1() {
+        with_ctx(9 * 8, |f, _| {
+            table_5_1(f);
+            assert_eq!(victims(f, Fetch::Spatial), vec![1025, 2, 1028, 5], "MC < c entries are never victims");
+            assert_eq!(victims(f, Fetch::Normal), vec![1027, 1030]);
+        });
+    }
+
+    #[test]
+    fn nru_and_lru_orders() {
+        with_ctx(9 * 8, |f, _| {
+            f.policy = Replacement::Nru;
+            table_5_1(f);
+            assert_eq!(
+                victims(f, Fetch::Spatial),
+                vec![1025, 1027, 2, 1028, 1030, 5],
+                "NRU ignores MC; ties go by the clock hand"
+            );
+        });
+        with_ctx(9 * 8, |f, _| {
+            f.policy = Replacement::Lru;
+            table_5_1(f);
+            let s = f.cmt.find(1030).unwrap();
+            f.cmt.touch(s, true);
+            assert_eq!(victims(f, Fetch::Spatial), vec![5, 1028, 1027, 2, 1025, 1030]);
+        });
+    }
+
+    #[test]
+    fn recently_accessed_bits_clear_when_a_victim_had_a_set() {
+        with_ctx(9 * 2, |f, ctx| {
+            put(f, entry(1, 1, 0, false, true));
+            put(f, entry(2, 2, 0, false, true));
+            // Every entry is recently accessed: the victim has A set, and the rest lose A.
+            assert_eq!(f.evict_one(ctx, Fetch::Normal).unwrap(), Some(false));
+            assert!(f.cached_entries().iter().all(|e| !e.4));
+        });
+    }
+
+    #[test]
+    fn spatial_fetching_takes_both_sides_of_the_miss() {
+        with_ctx(9 * 64, |f, ctx| {
+            assert_eq!(f.window(11), (0, 64));
+            assert_eq!(f.window(100), (69, 133), "31 before, 32 after");
+            assert_eq!(f.window(1023), (960, 1024), "slid inside the translation page");
+            // Translation page 0 on flash; LPNs 0..=99 mapped, runs of 4 consecutive PPNs.
+            ctx.program(0, Oob { lpn: 0, version: 0, kind: PageKind::Translation }).unwrap();
+            f.tpd_ppn[0] = 0;
+            for l in 0..100u32 {
+                f.flash_map[l as usize] = 1000 + (l / 4) * 10 + l % 4;
+            }
+            assert_eq!(f.access(ctx, 50).unwrap(), 1000 + 120 + 2);
+            assert_eq!(f.cache.misses_fetch, 1);
+            assert_eq!(f.cache.translation_reads, 1);
+            let got = entries(f);
+            // Window 19..=82: runs 19 (tail of 16..19), 20..23, ..., 80..82: 1 + 15 + 1 entries.
+            assert_eq!(got.len(), 17);
+            assert_eq!(got[0], (19, 1000 + 40 + 3, 0, false));
+            assert_eq!(got[16], (80, 1200, 2, false));
+            assert_eq!(f.cache.spatial_entries, 16);
+            // The requested entry is recently accessed, the spatially fetched ones are not.
+            assert!(f.cached_entries().iter().all(|e| e.4 == (e.0 == 48)));
+            assert_eq!(f.access(ctx, 21).unwrap(), 1051);
+            assert_eq!(f.cache.hits, 1);
+        });
+    }
+}
