@@ -10,9 +10,11 @@
 //! - a modified CMT entry, when evicted, goes to its cached translation page (loaded if
 //!   needed); only a modified page evicted from the CTP is written to flash, without
 //!   reading it first since it is held whole.
+//!
 //! SRAM (Table 5.2, 8 GB chip): GTD 2.19 KB (512 entries of 4 B + 3 bits), CMT 2.06 KB
 //! (256 entries), CTP 16 KB (two 8 KB pages): 20.25 KB. A `ftl.mapping_cache_bytes` budget
 //! is split 8:1 between the CTP (whole pages, at least one) and the CMT.
+//!
 //! Departures: the first level is the DFTL's segmented LRU rather than plain LRU.
 
 use crate::dftl::Dftl;

@@ -188,7 +188,9 @@ pub struct Dftl {
     flash_map: Vec<Ppn>,
     cmt: Cmt,
     bm: BlockManager,
-    next_plane: u32,
+    /// Round-robin plane pointer per write stream: with one shared pointer, a fixed number
+    /// of translation writes per host write could pin host data to one plane.
+    next_plane: [u32; 3],
     threshold: u32,
     copyback: bool,
     in_gc: bool,
@@ -256,7 +258,7 @@ impl Dftl {
             flash_map: vec![NONE; d.logical_pages as usize],
             cmt: Cmt::new(entries),
             bm: BlockManager::new(g, 3, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
-            next_plane: 0,
+            next_plane: [0; 3],
             threshold: d.gc_threshold_blocks,
             copyback: cfg.ftl.gc_copy == GcCopy::Copyback,
             in_gc: false,
@@ -494,9 +496,9 @@ impl Dftl {
         Ok(())
     }
 
-    fn next_plane(&mut self) -> PlaneId {
-        let p = self.next_plane;
-        self.next_plane = (p + 1) % self.geo.planes();
+    fn next_plane(&mut self, stream: u32) -> PlaneId {
+        let p = self.next_plane[stream as usize];
+        self.next_plane[stream as usize] = (p + 1) % self.geo.planes();
         p
     }
 
@@ -506,7 +508,7 @@ impl Dftl {
     fn allocate(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Ppn, SimError> {
         let ppb = self.geo.pages_per_block;
         for _ in 0..2 * self.geo.planes() {
-            let plane = self.next_plane();
+            let plane = self.next_plane(stream);
             self.ensure_space(ctx, plane)?;
             let room = self.bm.active(plane, stream).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
             if room || self.bm.free_blocks(plane) >= 2 {
@@ -523,7 +525,7 @@ impl Dftl {
     fn allocate_now(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Ppn, SimError> {
         let planes = self.geo.planes();
         let ppb = self.geo.pages_per_block;
-        let start = self.next_plane;
+        let start = self.next_plane[stream as usize];
         let has_room =
             |f: &Dftl, p: PlaneId| f.bm.active(p, stream).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
         let pick = (0..planes)
@@ -532,7 +534,7 @@ impl Dftl {
             .or_else(|| (0..planes).map(|i| (start + i) % planes).find(|&p| self.bm.free_blocks(p) >= 3));
         match pick {
             Some(p) => {
-                self.next_plane = (p + 1) % planes;
+                self.next_plane[stream as usize] = (p + 1) % planes;
                 self.bm.allocate(ctx.flash(), p, stream)
             }
             // Every plane is low: collect first (flushes run outside GC, so this nests once).
