@@ -299,6 +299,18 @@ impl BlockManager {
             .filter(|&b| flash.valid_count(b) < self.geo.pages_per_block || (fifo && must_advance))
     }
 
+    /// The GC job to run next on `plane`: the suspended one in `suspended` if any, else a
+    /// new job on the best victim ([`BlockManager::peek_victim`]), else `None`.
+    pub fn next_job(
+        &mut self,
+        suspended: &mut Option<GcJob>,
+        flash: &FlashArray,
+        plane: PlaneId,
+        must_advance: bool,
+    ) -> Option<GcJob> {
+        suspended.take().or_else(|| self.peek_victim(flash, plane, must_advance).map(|v| self.take_victim(v)))
+    }
+
     /// Take a victim out of the index: a [`GcJob`] will collect it.
     pub fn take_victim(&mut self, block: BlockId) -> GcJob {
         self.victims.remove(block);

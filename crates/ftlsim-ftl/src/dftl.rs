@@ -567,17 +567,12 @@ impl Dftl {
             // block is gained within pages_per_block collections.
             let limit = self.geo.pages_per_block * (self.threshold + 1) + self.geo.blocks_per_plane;
             assert!(collections <= limit, "dftl: gc on plane {plane} makes no progress in {limit} collections");
-            let mut job = match self.jobs[plane as usize].take() {
+            let mut job = match self.bm.next_job(&mut self.jobs[plane as usize], ctx.flash(), plane, true) {
                 Some(j) => j,
-                None => match self.bm.peek_victim(ctx.flash(), plane, true) {
-                    Some(v) => self.bm.take_victim(v),
-                    None if self.bm.free_blocks(plane) > 0 => break,
-                    None => {
-                        return Err(SimError::Ftl(format!(
-                            "dftl: plane {plane} has no free block and nothing to reclaim"
-                        )))
-                    }
-                },
+                None if self.bm.free_blocks(plane) > 0 => break,
+                None => {
+                    return Err(SimError::Ftl(format!("dftl: plane {plane} has no free block and nothing to reclaim")))
+                }
             };
             let mut steps = 0;
             while self.step(ctx, &mut job)? == GcStep::Moved {
@@ -690,12 +685,9 @@ impl Ftl for Dftl {
     }
 
     fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        let mut job = match self.jobs[plane as usize].take() {
+        let mut job = match self.bm.next_job(&mut self.jobs[plane as usize], ctx.flash(), plane, false) {
             Some(j) => j,
-            None => match self.bm.peek_victim(ctx.flash(), plane, false) {
-                Some(v) => self.bm.take_victim(v),
-                None => return Ok(false),
-            },
+            None => return Ok(false),
         };
         let prev = ctx.set_tag(Tag::Gc);
         self.in_gc = true;

@@ -168,17 +168,14 @@ impl PageFtl {
                         collections - 1
                     )));
                 }
-                let mut job = match self.jobs[q as usize].take() {
+                let mut job = match self.bm.next_job(&mut self.jobs[q as usize], ctx.flash(), q, true) {
                     Some(j) => j,
-                    None => match self.bm.peek_victim(ctx.flash(), q, true) {
-                        Some(v) => self.bm.take_victim(v),
-                        None if q == plane && self.bm.free_blocks(q) == 0 => {
-                            ctx.set_tag(prev);
-                            return Ok(false);
-                        }
-                        // Below the threshold but with a free block: the write can proceed.
-                        None => break,
-                    },
+                    None if q == plane && self.bm.free_blocks(q) == 0 => {
+                        ctx.set_tag(prev);
+                        return Ok(false);
+                    }
+                    // Below the threshold but with a free block: the write can proceed.
+                    None => break,
                 };
                 let mut steps = 0;
                 while self.step(ctx, &mut job)? == GcStep::Moved {
@@ -259,12 +256,9 @@ impl Ftl for PageFtl {
     }
 
     fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        let mut job = match self.jobs[plane as usize].take() {
+        let mut job = match self.bm.next_job(&mut self.jobs[plane as usize], ctx.flash(), plane, false) {
             Some(j) => j,
-            None => match self.bm.peek_victim(ctx.flash(), plane, false) {
-                Some(v) => self.bm.take_victim(v),
-                None => return Ok(false),
-            },
+            None => return Ok(false),
         };
         let prev = ctx.set_tag(Tag::Gc);
         match self.step(ctx, &mut job)? {
