@@ -194,6 +194,57 @@ pub struct FtlConfig {
     /// SRAM for the mapping cache of demand-based FTLs, bytes; each FTL converts it to
     /// entries with its own entry size. Default: each FTL's thesis configuration (Table 5.2).
     pub mapping_cache_bytes: Option<u64>,
+    /// SCFTL's cache options (seed 001 Ch. 5).
+    pub scftl: ScftlConfig,
+    /// FAST's log area.
+    pub fast: FastConfig,
+}
+
+/// Mapping-cache replacement of SCFTL (seed 001 Sec. 5.1.2.2; Sec. 5.3.1 compares all three).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum CacheReplacement {
+    /// Least recently used.
+    #[serde(rename = "lru")]
+    Lru,
+    /// Not recently used (classes !A&!M, !A&M, A&!M, A&M).
+    #[serde(rename = "nru")]
+    Nru,
+    /// D-NRU of Table 5.1.
+    #[default]
+    #[serde(rename = "d-nru")]
+    DNru,
+}
+
+/// SCFTL options (`[ftl.scftl]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScftlConfig {
+    /// CMT replacement policy.
+    pub replacement: CacheReplacement,
+    /// D-NRU's modified-counter threshold c (Table 5.1), in [1, 7] (3-bit counters).
+    pub modified_threshold: u8,
+    /// Mapping entries fetched per translation-page read (Sec. 5.2: 64).
+    pub fetch_limit: u32,
+}
+
+impl Default for ScftlConfig {
+    fn default() -> Self {
+        ScftlConfig { replacement: CacheReplacement::DNru, modified_threshold: 7, fetch_limit: 64 }
+    }
+}
+
+/// FAST options (`[ftl.fast]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FastConfig {
+    /// Share of all blocks used as log blocks, percent (thesis Table 5.3: 3).
+    pub log_blocks_percent: f64,
+}
+
+impl Default for FastConfig {
+    fn default() -> Self {
+        FastConfig { log_blocks_percent: 3.0 }
+    }
 }
 
 impl Default for FtlConfig {
@@ -210,6 +261,8 @@ impl Default for FtlConfig {
             idle_threshold_ns: 1_000_000,
             write_streams: 1,
             mapping_cache_bytes: None,
+            scftl: ScftlConfig::default(),
+            fast: FastConfig::default(),
         }
     }
 }
@@ -387,6 +440,26 @@ impl DriveConfig {
         if logical_pages == 0 {
             return Err(invalid("overprovisioning", "100%", "leaves no logical pages"));
         }
+        let sc = &self.ftl.scftl;
+        if !(1..=7).contains(&sc.modified_threshold) {
+            return Err(invalid(
+                "ftl.scftl.modified_threshold",
+                sc.modified_threshold,
+                "must be in [1, 7] (3-bit counters)",
+            ));
+        }
+        let entries_per_translation_page = g.page_size_bytes / 4;
+        if sc.fetch_limit == 0 || sc.fetch_limit > entries_per_translation_page {
+            return Err(invalid(
+                "ftl.scftl.fetch_limit",
+                sc.fetch_limit,
+                format!("must be in [1, {entries_per_translation_page}] (the entries of one translation page)"),
+            ));
+        }
+        let log = self.ftl.fast.log_blocks_percent;
+        if !(log > 0.0 && log < 100.0) {
+            return Err(invalid("ftl.fast.log_blocks_percent", log, "must be in (0, 100)"));
+        }
         let streams = self.ftl.write_streams;
         if streams == 0 || streams > 16 {
             return Err(invalid("ftl.write_streams", streams, "must be in [1, 16]"));
@@ -546,6 +619,25 @@ t_bers_ns = 1500000
         assert!(e.contains("t_foo"), "{e}");
         let e = err_of(&tiny_toml().replace("channels = 2", "channels = \"two\""));
         assert!(e.contains("channels"), "{e}");
+    }
+
+    #[test]
+    fn ftl_sections_are_validated() {
+        let with = |section: &str| err_of(&format!("{}\n{section}", tiny_toml()));
+        let e = with("[ftl.scftl]\nmodified_threshold = 8");
+        assert_eq!(e, "invalid config: ftl.scftl.modified_threshold = 8 (must be in [1, 7] (3-bit counters))");
+        let e = with("[ftl.scftl]\nfetch_limit = 2000");
+        assert!(e.contains("ftl.scftl.fetch_limit = 2000 (must be in [1, 1024]"), "{e}");
+        let e = with("[ftl.scftl]\nreplacement = \"fifo\"");
+        assert!(e.contains("replacement") && e.contains("d-nru"), "{e}");
+        let e = with("[ftl.fast]\nlog_blocks_percent = 0.0");
+        assert!(e.contains("ftl.fast.log_blocks_percent = 0 (must be in (0, 100))"), "{e}");
+        let ok = format!("{}\n[ftl.scftl]\nreplacement = \"lru\"\nmodified_threshold = 3", tiny_toml());
+        let c = DriveConfig::from_toml(&ok, "t").unwrap();
+        assert_eq!(
+            c.ftl.scftl,
+            ScftlConfig { replacement: CacheReplacement::Lru, modified_threshold: 3, fetch_limit: 64 }
+        );
     }
 
     #[test]

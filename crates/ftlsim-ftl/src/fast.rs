@@ -140,9 +140,9 @@ pub struct FastFtl {
 }
 
 impl FastFtl {
-    /// Build for a validated config with the default log share.
+    /// Build for a validated config (`ftl.fast.log_blocks_percent` sets the log area).
     pub fn new(cfg: &DriveConfig) -> Result<FastFtl, ConfigError> {
-        FastFtl::with_log_share(cfg, DEFAULT_LOG_SHARE)
+        FastFtl::with_log_share(cfg, cfg.ftl.fast.log_blocks_percent / 100.0)
     }
 
     /// Build with `share` of all blocks as log blocks (at least 2: one SW, one RW).

@@ -12,8 +12,8 @@
 //! - Spatial fetching (Sec. 5.1.2.1, Fig. 5.1): a miss reads the translation page once and
 //!   caches the requested entry (with the run of consecutively mapped neighbours that contains
 //!   it, as one consecutive entry) by normal fetching, then the other entries of a window of
-//!   up to 64 LPNs (Sec. 5.2: "the number of fetches in each access is limited to 64") by
-//!   spatial fetching, nearest runs first. The window takes neighbours on both sides like
+//!   up to 64 LPNs (`ftl.scftl.fetch_limit`; Sec. 5.2: "the number of fetches in each access
+//!   is limited to 64") by spatial fetching, nearest runs first. The window takes neighbours on both sides like
 //!   Fig. 5.1 (10-13 for 11: (n-1)/2 before, n/2 after) and slides to stay inside the
 //!   translation page. Spatial fetching stops when D-NRU finds no admissible victim.
 //! - The four update cases of Fig. 5.2: (a) C = 0, updated in place; (b) head and (c) tail
@@ -23,12 +23,12 @@
 //!   PPN (same block, PPN - 1) holds LPN - 1 and the cached entry covering LPN - 1 ends there
 //!   at that PPN, the update extends that entry instead (only the LPN of the previously
 //!   programmed PPN is checked, as the thesis says).
-//! - Replacement (Sec. 5.1.2.2, Table 5.1): D-NRU by default; `Replacement::Lru` and
-//!   `Replacement::Nru` for the Fig. 5.13 comparison. D-NRU normal fetching takes, in order,
+//! - Replacement (Sec. 5.1.2.2, Table 5.1): D-NRU by default; `ftl.scftl.replacement = "lru"`
+//!   or `"nru"` for the Fig. 5.13 comparison. D-NRU normal fetching takes, in order,
 //!   !A&!M, !A&M&MC>=c, !A&M&MC<c, A&!M, A&M&MC>=c, A&M&MC<c; spatial fetching takes !A&!M,
-//!   !A&M&MC>=c, A&!M, A&M&MC>=c and never an entry with MC < c. c defaults to 7 (the 3-bit
-//!   maximum). Ties within a class go to the first entry found by a clock hand that moves
-//!   past each victim. Recently-accessed (A) bits: set by host hits, host updates and normal
+//!   !A&M&MC>=c, A&!M, A&M&MC>=c and never an entry with MC < c. c defaults to 7, the
+//!   3-bit maximum (`ftl.scftl.modified_threshold`). Ties within a class go to the first
+//!   entry found by a clock hand that moves past each victim. Recently-accessed (A) bits: set by host hits, host updates and normal
 //!   fetches; not set by D-NRU spatial fetches nor by GC relocations; all A bits are cleared
 //!   at once whenever a victim had to be taken with its A bit set (no admissible entry had A
 //!   clear): the NRU epoch ends. NRU uses the classes !A&!M, !A&M, A&!M, A&M for every fetch
@@ -49,7 +49,7 @@
 //! (`dftl` shares one: with several write-backs per host write that piles host data on one
 //! plane until it has nothing to reclaim).
 
-use ftlsim_core::config::{Allocation, DriveConfig, GcCopy};
+use ftlsim_core::config::{Allocation, CacheReplacement, DriveConfig, GcCopy};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
@@ -66,24 +66,11 @@ const TPD_HALF_BYTES: u64 = 9;
 const DEFAULT_CACHE_BYTES: u64 = 18_432;
 /// Largest consecutive field (5 bits).
 pub const MAX_CONSECUTIVE: u32 = 31;
-/// Largest MC (3 bits); also the default threshold c.
+/// Largest MC (3 bits).
 pub const MC_MAX: u8 = 7;
-/// Mapping entries fetched per translation-page read (Sec. 5.2).
-pub const FETCH_LIMIT: u32 = 64;
 const HOST: u32 = 0;
 const TRANSLATION: u32 = 1;
 const GC: u32 = 2;
-
-/// CMT replacement policy (Sec. 5.3.1 compares all three).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Replacement {
-    /// Least recently used.
-    Lru,
-    /// Not recently used (classes !A&!M, !A&M, A&!M, A&M).
-    Nru,
-    /// D-NRU of Table 5.1 (the default).
-    DNru,
-}
 
 /// Why an entry is being brought into the cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,8 +210,9 @@ impl Cmt {
 pub struct Scftl {
     geo: Geometry,
     per_tp: u32,
-    policy: Replacement,
+    policy: CacheReplacement,
     c: u8,
+    fetch_limit: u32,
     tpd_ppn: Vec<Ppn>,
     tpd_mc: Vec<u8>,
     tpd_modified: Vec<bool>,
@@ -245,13 +233,8 @@ pub struct Scftl {
 }
 
 impl Scftl {
-    /// Build for a validated config, with D-NRU replacement.
+    /// Build for a validated config (`[ftl.scftl]` sets replacement, c and the fetch limit).
     pub fn new(cfg: &DriveConfig) -> Result<Scftl, ConfigError> {
-        Scftl::with_policy(cfg, Replacement::DNru)
-    }
-
-    /// Build with the given replacement policy.
-    pub fn with_policy(cfg: &DriveConfig, policy: Replacement) -> Result<Scftl, ConfigError> {
         let d = cfg.derive()?;
         let g = &cfg.geometry;
         if cfg.ftl.allocation != Allocation::RoundRobin {
@@ -275,8 +258,9 @@ impl Scftl {
         Ok(Scftl {
             geo: g.clone(),
             per_tp,
-            policy,
-            c: MC_MAX,
+            policy: cfg.ftl.scftl.replacement,
+            c: cfg.ftl.scftl.modified_threshold,
+            fetch_limit: cfg.ftl.scftl.fetch_limit,
             tpd_ppn: vec![NONE; tps as usize],
             tpd_mc: vec![0; tps as usize],
             tpd_modified: vec![false; tps as usize],
@@ -345,9 +329,9 @@ impl Scftl {
     fn class(&self, e: &Entry, fetch: Fetch) -> Option<u8> {
         let (a, m) = (e.accessed, e.modified);
         match self.policy {
-            Replacement::Lru => Some(1),
-            Replacement::Nru => Some(1 + 2 * u8::from(a) + u8::from(m)),
-            Replacement::DNru => {
+            CacheReplacement::Lru => Some(1),
+            CacheReplacement::Nru => Some(1 + 2 * u8::from(a) + u8::from(m)),
+            CacheReplacement::DNru => {
                 let high = self.tpd_mc[self.tp_of(e.lpn) as usize] >= self.c;
                 match (fetch, a, m, high) {
                     (_, false, false, _) => Some(1),
@@ -366,7 +350,7 @@ impl Scftl {
 
     /// The victim slot for `fetch`, if any entry may be evicted.
     fn pick_victim(&self, fetch: Fetch) -> Option<u32> {
-        if self.policy == Replacement::Lru {
+        if self.policy == CacheReplacement::Lru {
             return self.cmt.lru.iter().next().map(|&(_, s)| s);
         }
         let mut best: Option<(u8, u32)> = None;
@@ -392,7 +376,7 @@ impl Scftl {
         let Some(s) = self.pick_victim(fetch) else { return Ok(None) };
         self.cmt.clock = (s as usize + 1) % self.cmt.cap;
         let e = self.cmt.remove(s);
-        if e.accessed && self.policy != Replacement::Lru {
+        if e.accessed && self.policy != CacheReplacement::Lru {
             // No admissible entry had A clear: the NRU epoch ends.
             for (slot, used) in self.cmt.slots.iter_mut().zip(&self.cmt.used) {
                 if *used {
@@ -470,11 +454,11 @@ impl Scftl {
         unreachable!("scftl: cache does not drain (capacity {})", self.cmt.cap)
     }
 
-    /// The fetch window of `lpn`: up to FETCH_LIMIT LPNs around it inside its translation page.
+    /// The fetch window of `lpn`: up to `fetch_limit` LPNs around it inside its translation page.
     fn window(&self, lpn: Lpn) -> (Lpn, Lpn) {
         let tp_lo = self.tp_of(lpn) * self.per_tp;
         let tp_hi = (tp_lo + self.per_tp).min(self.flash_map.len() as u32);
-        let n = FETCH_LIMIT;
+        let n = self.fetch_limit;
         let lo = lpn.saturating_sub((n - 1) / 2).max(tp_lo);
         let hi = (lo + n).min(tp_hi);
         (hi.saturating_sub(n).max(tp_lo), hi)
@@ -576,7 +560,7 @@ impl Scftl {
             }
             let (s0, n) = self.run_at(start, start, start + len);
             let ppn = self.flash_map[s0 as usize];
-            let accessed = self.policy != Replacement::DNru;
+            let accessed = self.policy != CacheReplacement::DNru;
             let s = self.cmt.insert(Entry { lpn: s0, ppn, cons: n - 1, modified: false, accessed: false });
             self.cmt.touch(s, accessed);
             self.cache.spatial_entries += 1;
@@ -912,9 +896,9 @@ impl Ftl for Scftl {
         put("sram_gc_metadata_bytes", self.gc_metadata_bytes.into());
         put("cmt_entries", (self.cmt.cap as u64).into());
         let policy = match self.policy {
-            Replacement::Lru => "lru",
-            Replacement::Nru => "nru",
-            Replacement::DNru => "d-nru",
+            CacheReplacement::Lru => "lru",
+            CacheReplacement::Nru => "nru",
+            CacheReplacement::DNru => "d-nru",
         };
         put("cmt_replacement", policy.into());
         m
@@ -1178,7 +1162,7 @@ mapping_cache_bytes = {cache_bytes}
     #[test]
     fn nru_and_lru_orders() {
         with_ctx(9 * 8, |f, _| {
-            f.policy = Replacement::Nru;
+            f.policy = CacheReplacement::Nru;
             table_5_1(f);
             assert_eq!(
                 victims(f, Fetch::Spatial),
@@ -1187,7 +1171,7 @@ mapping_cache_bytes = {cache_bytes}
             );
         });
         with_ctx(9 * 8, |f, _| {
-            f.policy = Replacement::Lru;
+            f.policy = CacheReplacement::Lru;
             table_5_1(f);
             let s = f.cmt.find(1030).unwrap();
             f.cmt.touch(s, true);

@@ -4,6 +4,7 @@
 
 mod util;
 
+use ftlsim_core::config::CacheReplacement as Replacement;
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
@@ -11,12 +12,13 @@ use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::presets;
 use ftlsim_core::sim::{Precondition, Replay, RunOptions, Simulator};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
-use ftlsim_ftl::scftl::{Replacement, Scftl};
+use ftlsim_ftl::scftl::Scftl;
 use proptest::prelude::*;
 use util::small_config;
 
-fn simulator(cfg: DriveConfig, policy: Replacement) -> Result<Simulator, String> {
-    let ftl = Scftl::with_policy(&cfg, policy).map_err(|e| e.to_string())?;
+fn simulator(mut cfg: DriveConfig, policy: Replacement) -> Result<Simulator, String> {
+    cfg.ftl.scftl.replacement = policy;
+    let ftl = Scftl::new(&cfg).map_err(|e| e.to_string())?;
     Simulator::new(cfg, Box::new(ftl), true).map_err(|e| e.to_string())
 }
 
