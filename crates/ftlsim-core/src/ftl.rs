@@ -198,6 +198,16 @@ pub trait Ftl {
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError>;
     /// Write a whole logical page holding `version`.
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError>;
+    /// Write the whole logical pages `first..first + versions.len()` of one host request,
+    /// page `first + i` holding `versions[i]`. A block-mapped FTL overrides it to rewrite
+    /// each logical block once per request instead of once per page; page-at-a-time FTLs
+    /// keep this default, which is [`Ftl::write`] in page order.
+    fn write_run(&mut self, ctx: &mut FlashCtx, first: Lpn, versions: &[u32]) -> Result<(), SimError> {
+        for (lpn, &version) in (first..).zip(versions) {
+            self.write(ctx, lpn, version)?;
+        }
+        Ok(())
+    }
     /// Discard a logical page.
     fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError>;
     /// One preemptible unit of idle-time work (one page copy or one erase); `false` when

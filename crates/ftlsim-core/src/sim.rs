@@ -386,6 +386,8 @@ pub struct Simulator {
     ops: Vec<FlashOp>,
     counts: FlashCounts,
     oracle: Option<Vec<u32>>,
+    /// Versions of the run of whole pages being gathered (reused, no allocation per request).
+    run: Vec<u32>,
     next_version: u32,
     merge: Option<MergeBuffer>,
     host: HostCounts,
@@ -410,6 +412,7 @@ impl Simulator {
             ftl,
             ops: Vec::with_capacity(1024),
             counts: FlashCounts::default(),
+            run: Vec::new(),
             next_version: 1,
             merge,
             host: HostCounts::default(),
@@ -452,6 +455,20 @@ impl Simulator {
         if let Some(o) = self.oracle.as_mut() {
             o[lpn as usize] = version;
         }
+        Ok(())
+    }
+
+    /// Hand the gathered run of whole pages starting at `first` to the FTL in one call.
+    fn ftl_write_run(&mut self, first: Lpn) -> Result<(), SimError> {
+        if self.run.is_empty() {
+            return Ok(());
+        }
+        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
+        self.ftl.write_run(&mut ctx, first, &self.run)?;
+        if let Some(o) = self.oracle.as_mut() {
+            o[first as usize..][..self.run.len()].copy_from_slice(&self.run);
+        }
+        self.run.clear();
         Ok(())
     }
 
@@ -539,18 +556,38 @@ impl Simulator {
         end
     }
 
-    /// Write one page span of a host write; returns the host completion of its flash work.
-    fn write_span(&mut self, span: PageSpan, ready: SimTime) -> Result<SimTime, SimError> {
+    /// Write the page spans of a host write: each maximal run of whole pages in one
+    /// [`Ftl::write_run`] call (a block-mapped FTL rewrites a block once per request), each
+    /// partial page by the partial-page policy. Returns the host completion of the flash work.
+    fn write_spans(&mut self, offset: u64, sectors: u32, ready: SimTime) -> Result<SimTime, SimError> {
         let spp = self.cfg.geometry.sectors_per_page();
-        self.host.pages_written += 1;
-        if span.is_full(spp) {
+        debug_assert!(self.run.is_empty());
+        let mut first = 0;
+        let mut done = ready;
+        for span in pages(offset, sectors, spp) {
+            self.host.pages_written += 1;
+            if !span.is_full(spp) {
+                self.ftl_write_run(first)?;
+                done = done.max(self.write_partial(span, ready)?);
+                continue;
+            }
+            if self.run.is_empty() {
+                first = span.lpn;
+            }
+            assert_eq!(span.lpn, first + self.run.len() as Lpn, "whole pages of a run are consecutive");
             if let Some(m) = self.merge.as_mut() {
                 m.remove(span.lpn);
             }
             let v = self.version();
-            self.ftl_write(span.lpn, v, true)?;
-            return Ok(ready);
+            self.run.push(v);
         }
+        self.ftl_write_run(first)?;
+        Ok(done)
+    }
+
+    /// Write a partial page span; returns the host completion of its flash work.
+    fn write_partial(&mut self, span: PageSpan, ready: SimTime) -> Result<SimTime, SimError> {
+        let spp = self.cfg.geometry.sectors_per_page();
         self.host.partial_page_writes += 1;
         match self.cfg.host.partial_write {
             PartialWrite::ZeroPad => {
@@ -642,9 +679,7 @@ impl Simulator {
             IoOp::Write => {
                 self.host.writes += 1;
                 self.host.bytes_written += bytes;
-                for span in pages(offset, req.sectors, spp) {
-                    done = done.max(self.write_span(span, ready)?);
-                }
+                done = done.max(self.write_spans(offset, req.sectors, ready)?);
             }
             IoOp::Trim => {
                 self.host.trims += 1;

@@ -4,27 +4,32 @@
 //! Table 5.3): the map holds one physical block number per logical block, and a page lives
 //! at the same offset in its physical block as in its logical block
 //! (`lbn = lpn / pages_per_block`, `offset = lpn % pages_per_block`). A page update cannot
-//! go out of place within the block, so it rewrites the block (read-modify-write of the
-//! valid pages, issue 4):
-//! - allocate a free block, copy every other valid page into it at its offset, in offset
-//!   order (controller copies, tagged GC, counted in `pages_moved`), program the new page
-//!   at its offset (tagged host), waste the offsets that hold no data with `skip_page` so
-//!   pages stay in order within the block, invalidate the old pages and erase the old block
-//!   (tagged GC). Each rewrite counts as one foreground collection;
-//! - a write to an offset that is still erased in the current block (offset at or above its
-//!   write pointer) is programmed in place, skipping the offsets in between; those are lost
-//!   until the next rewrite. This is what a block-mapped FTL can do without a log, and it
-//!   is what makes a sequential fill cost no copies;
+//! go out of place within the block, so it rewrites the block, once per host request: the
+//! engine hands each run of consecutive whole pages of a request to [`Ftl::write_run`], which
+//! this module splits by logical block (issue 4):
+//! - a logical block whose written offsets include one below the write pointer of its
+//!   current block is rewritten: allocate a free block, copy every valid page the request
+//!   does not overwrite into it at its offset, in offset order (controller copies, tagged
+//!   GC, counted in `pages_moved`), program the request's pages at their offsets (tagged
+//!   host), waste the offsets that hold no data with `skip_page` so pages stay in order
+//!   within the block, invalidate the old pages and erase the old block (tagged GC). Each
+//!   rewrite counts as one foreground collection;
+//! - offsets that are all still erased in the current block (at or above its write pointer)
+//!   are programmed in place, skipping the offsets in between; those are lost until the next
+//!   rewrite. This is what a block-mapped FTL can do without a log, and it is what makes a
+//!   sequential fill cost no copies;
+//! - partial pages go through the host's partial-page policy one page at a time
+//!   ([`Ftl::write`]), so each costs its own rewrite;
 //! - reads find the page at its offset in the mapped block; TRIM invalidates the page
 //!   (the block stays mapped; the next rewrite drops the page).
 //!
 //! Placement: a logical block's first physical block goes to the next plane in round-robin
 //! (channel-first) order, so consecutive logical blocks stripe over the planes; a rewrite
 //! stays in the old block's plane and falls back to the next plane with a free block only
-//! if that plane has none. Free blocks are kept per plane in FIFO order (wear spreads);
-//! the held-back blocks of the over-provisioning are never used. There is no idle-time
-//! work: `background_step` and `gc_step` do nothing, because every block is reclaimed by
-//! the write that frees it.
+//! if that plane has none. Free blocks are kept per plane in FIFO order (wear spreads;
+//! `pools`); the held-back blocks of the over-provisioning are never used. There is no
+//! idle-time work: `background_step` and `gc_step` do nothing, because every block is
+//! reclaimed by the write that frees it.
 //!
 //! Logical space: `ceil(logical_pages / pages_per_block)` logical blocks; the last one is
 //! only partly used when `logical_pages` is not a multiple of the block size, so every
@@ -32,145 +37,28 @@
 //! data blocks (the rewrite target); a config with fewer spare blocks is rejected
 //! (`overprovisioning`).
 //!
-//! SRAM: 4 bytes (a physical block number) per logical block.
+//! SRAM (Table 5.3's BFTL column): the block map is 4 bytes (a block number) per physical
+//! block, 16 KB for the thesis chip's 4,096 blocks; the thesis sizes every map over the
+//! physical capacity (its PFTL map, 4,096 KB, is 4 bytes per physical page too). GC metadata,
+//! reported as `sram_gc_metadata_bytes` and not in `mapping_sram_bytes`, is one free bit per
+//! block (Table 5.3: 0.50 KB).
 //!
-//! Metrics (`extra_metrics`, counted from the start of the measured run): `block_rewrites`,
-//! `block_in_place_writes`, `pages_moved`.
+//! Metrics (`extra_metrics`; counters from the start of the measured run): `block_rewrites`,
+//! `block_in_place_writes` (pages), `pages_moved`, `sram_gc_metadata_bytes`.
 //!
-//! Departures: Table 5.3 sizes the BFTL map over all 4,096 physical blocks (16 KB); this
-//! module counts logical blocks (15.5 KB for the thesis chip). Moves use controller copies
-//! even when `ftl.gc_copy = "copyback"` (the target block may be on another plane after a
-//! fallback). `ftl.gc_scope` other than `plane` holds host I/O in the scope during a
-//! rewrite, like the page FTL's foreground GC.
+//! Departures: moves use controller copies even when `ftl.gc_copy = "copyback"` (the target
+//! block may be on another plane after a fallback). `ftl.gc_scope` other than `plane` holds
+//! host I/O in the scope during a rewrite, like the page FTL's foreground GC.
+
+pub(crate) mod pools;
 
 use ftlsim_core::config::{DriveConfig, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
-use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
+use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
-use std::collections::VecDeque;
-
-/// Per-plane FIFO pools of erased blocks, shared by the block-mapped FTLs.
-#[derive(Debug, Clone)]
-pub(crate) struct FreePools {
-    geo: Geometry,
-    free: Vec<VecDeque<BlockId>>,
-    is_free: Vec<bool>,
-    held_back: u32,
-    cursor: PlaneId,
-}
-
-impl FreePools {
-    /// Every block free except the last `held_back` of each plane.
-    pub(crate) fn new(g: &Geometry, held_back: u32) -> FreePools {
-        let mut is_free = vec![false; g.blocks() as usize];
-        let free = (0..g.planes())
-            .map(|p| {
-                let first = g.first_block(p);
-                let usable = first..first + g.blocks_per_plane - held_back;
-                for b in usable.clone() {
-                    is_free[b as usize] = true;
-                }
-                usable.collect::<VecDeque<_>>()
-            })
-            .collect();
-        FreePools { geo: g.clone(), free, is_free, held_back, cursor: 0 }
-    }
-
-    /// Blocks that can ever be allocated.
-    pub(crate) fn usable_blocks(&self) -> u32 {
-        self.geo.planes() * (self.geo.blocks_per_plane - self.held_back)
-    }
-
-    /// Free blocks of the whole drive.
-    pub(crate) fn total(&self) -> u64 {
-        self.free.iter().map(|f| f.len() as u64).sum()
-    }
-
-    /// Is the block in a free pool?
-    pub(crate) fn is_free(&self, b: BlockId) -> bool {
-        self.is_free[b as usize]
-    }
-
-    /// Is the block one of the held-back blocks?
-    pub(crate) fn is_held_back(&self, b: BlockId) -> bool {
-        b % self.geo.blocks_per_plane >= self.geo.blocks_per_plane - self.held_back
-    }
-
-    /// An erased block: from `prefer` if that plane has one, otherwise from the next plane
-    /// in round-robin order that has one.
-    pub(crate) fn alloc(&mut self, prefer: Option<PlaneId>) -> Result<BlockId, SimError> {
-        let planes = self.geo.planes();
-        let plane = match prefer.filter(|&p| !self.free[p as usize].is_empty()) {
-            Some(p) => p,
-            None => {
-                let p = (0..planes)
-                    .map(|i| (self.cursor + i) % planes)
-                    .find(|&p| !self.free[p as usize].is_empty())
-                    .ok_or_else(|| SimError::Ftl("no free block left in the drive".into()))?;
-                self.cursor = (p + 1) % planes;
-                p
-            }
-        };
-        let b = self.free[plane as usize].pop_front().expect("the plane has a free block");
-        self.is_free[b as usize] = false;
-        Ok(b)
-    }
-
-    /// Return an erased block to its plane's pool.
-    pub(crate) fn release(&mut self, flash: &FlashArray, b: BlockId) {
-        assert!(!self.is_free[b as usize], "block {b} released twice");
-        assert_eq!(flash.write_pointer(b), 0, "released block {b} is not erased");
-        self.is_free[b as usize] = true;
-        self.free[self.geo.plane_of_block(b) as usize].push_back(b);
-    }
-
-    /// Pools hold erased blocks of their own plane, each once, and agree with `is_free`.
-    pub(crate) fn check_invariants(&self, flash: &FlashArray) {
-        let mut n = 0;
-        for (p, pool) in self.free.iter().enumerate() {
-            for &b in pool {
-                n += 1;
-                assert_eq!(self.geo.plane_of_block(b) as usize, p, "block {b} in the wrong plane's pool");
-                assert!(self.is_free[b as usize], "pooled block {b} not marked free");
-                assert_eq!(flash.write_pointer(b), 0, "pooled block {b} not erased");
-                assert!(!self.is_held_back(b), "held-back block {b} in a pool");
-            }
-        }
-        assert_eq!(n, self.is_free.iter().filter(|&&f| f).count(), "free flags disagree with the pools");
-    }
-}
-
-/// Waste the erased pages of `block` below page index `idx` (keeps programs in order).
-pub(crate) fn skip_to(ctx: &mut FlashCtx, block: BlockId, idx: u32) -> Result<(), SimError> {
-    let first = ctx.flash().geometry().first_page(block);
-    while ctx.flash().write_pointer(block) < idx {
-        let wp = ctx.flash().write_pointer(block);
-        ctx.skip_page(first + wp)?;
-    }
-    Ok(())
-}
-
-/// Erase a block with no valid page (if it was ever written) and return it to its pool.
-pub(crate) fn retire(ctx: &mut FlashCtx, pools: &mut FreePools, block: BlockId) -> Result<(), SimError> {
-    if ctx.flash().write_pointer(block) > 0 {
-        ctx.erase(block)?;
-    }
-    pools.release(ctx.flash(), block);
-    Ok(())
-}
-
-/// The config error for a drive whose spare blocks cannot hold what a block-mapped FTL needs.
-pub(crate) fn spare_error(ftl: &str, usable: u32, data: u32, need: u32, what: &str) -> ConfigError {
-    ConfigError::Invalid {
-        key: "overprovisioning".into(),
-        value: format!("{} spare blocks", usable.saturating_sub(data)),
-        rule: format!(
-            "the {ftl} FTL needs {need} blocks beyond the {data} data blocks ({what}); raise the over-provisioning"
-        ),
-    }
-}
+use pools::{reclaim_on_write_path, retire, skip_to, FreePools};
 
 /// The block-level FTL.
 pub struct BlockFtl {
@@ -195,7 +83,11 @@ impl BlockFtl {
         let lbns = d.logical_pages.div_ceil(ppb);
         let pools = FreePools::new(g, d.held_back_blocks_per_plane);
         if pools.usable_blocks() < lbns + 1 {
-            return Err(spare_error("block", pools.usable_blocks(), lbns, 1, "one free block to rewrite into"));
+            return Err(ConfigError::Invalid {
+                key: "overprovisioning".into(),
+                value: format!("{} spare blocks", pools.usable_blocks().saturating_sub(lbns)),
+                rule: format!("the block FTL needs one free block beyond the {lbns} data blocks to rewrite into; raise the over-provisioning"),
+            });
         }
         Ok(BlockFtl {
             geo: g.clone(),
@@ -222,9 +114,37 @@ impl BlockFtl {
         flash.is_valid(ppn).then_some(ppn)
     }
 
-    /// Rewrite logical block `lbn` into a new block with `lpn` at its offset holding `version`.
-    fn rewrite(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
-        let (lbn, off) = (lpn / self.ppb, lpn % self.ppb);
+    /// Write offsets `lo..lo + versions.len()` of logical block `lbn`, offset `lo + i`
+    /// holding `versions[i]`: in place when they are all still erased in its block,
+    /// otherwise by one rewrite.
+    fn write_block(&mut self, ctx: &mut FlashCtx, lbn: u32, lo: u32, versions: &[u32]) -> Result<(), SimError> {
+        let first_lpn = lbn * self.ppb;
+        for lpn in (first_lpn + lo..).take(versions.len()) {
+            if let Some(old) = self.locate(ctx.flash(), lpn) {
+                // Invalidate first so that the rewrite never copies a page this write supersedes.
+                ctx.invalidate(old)?;
+            }
+        }
+        let mut b = self.data[lbn as usize];
+        if b == NONE {
+            b = self.pools.alloc(None)?;
+            self.data[lbn as usize] = b;
+        }
+        if lo < ctx.flash().write_pointer(b) {
+            return self.rewrite(ctx, lbn, lo, versions);
+        }
+        skip_to(ctx, b, lo)?;
+        for (off, &version) in (lo..).zip(versions) {
+            ctx.program(self.geo.first_page(b) + off, Oob { lpn: first_lpn + off, version, kind: PageKind::Data })?;
+        }
+        self.in_place += versions.len() as u64;
+        Ok(())
+    }
+
+    /// Rewrite logical block `lbn` into a new block with offsets `lo..lo + versions.len()`
+    /// holding `versions` and the other valid pages copied from the old block.
+    fn rewrite(&mut self, ctx: &mut FlashCtx, lbn: u32, lo: u32, versions: &[u32]) -> Result<(), SimError> {
+        let written = lo..lo + versions.len() as u32;
         let old = self.data[lbn as usize];
         let plane = self.geo.plane_of_block(old);
         let new = self.pools.alloc(Some(plane))?;
@@ -232,7 +152,8 @@ impl BlockFtl {
         let old_wp = ctx.flash().write_pointer(old);
         let host = ctx.set_tag(Tag::Gc);
         for o in 0..self.ppb {
-            if o == off {
+            if written.contains(&o) {
+                let (lpn, version) = (lbn * self.ppb + o, versions[(o - lo) as usize]);
                 skip_to(ctx, new, o)?;
                 ctx.set_tag(host);
                 ctx.program(new_first + o, Oob { lpn, version, kind: PageKind::Data })?;
@@ -267,23 +188,20 @@ impl Ftl for BlockFtl {
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
-        assert!(lpn < self.logical_pages, "lpn {lpn} beyond the {} logical pages", self.logical_pages);
-        let (lbn, off) = (lpn / self.ppb, lpn % self.ppb);
-        if let Some(old) = self.locate(ctx.flash(), lpn) {
-            // Invalidate first so that the rewrite never copies the page this write supersedes.
-            ctx.invalidate(old)?;
+        self.write_run(ctx, lpn, &[version])
+    }
+
+    fn write_run(&mut self, ctx: &mut FlashCtx, first: Lpn, versions: &[u32]) -> Result<(), SimError> {
+        let end = first + versions.len() as u32;
+        assert!(end <= self.logical_pages, "lpn {} beyond the {} logical pages", end - 1, self.logical_pages);
+        if versions.is_empty() {
+            return Ok(());
         }
-        let mut b = self.data[lbn as usize];
-        if b == NONE {
-            b = self.pools.alloc(None)?;
-            self.data[lbn as usize] = b;
+        for lbn in first / self.ppb..=(end - 1) / self.ppb {
+            let lo = first.max(lbn * self.ppb);
+            let hi = end.min((lbn + 1) * self.ppb);
+            self.write_block(ctx, lbn, lo % self.ppb, &versions[(lo - first) as usize..(hi - first) as usize])?;
         }
-        if off < ctx.flash().write_pointer(b) {
-            return self.rewrite(ctx, lpn, version);
-        }
-        skip_to(ctx, b, off)?;
-        ctx.program(self.geo.first_page(b) + off, Oob { lpn, version, kind: PageKind::Data })?;
-        self.in_place += 1;
         Ok(())
     }
 
@@ -294,25 +212,10 @@ impl Ftl for BlockFtl {
         Ok(())
     }
 
-    fn background_step(&mut self, _ctx: &mut FlashCtx) -> Result<bool, SimError> {
-        Ok(false)
-    }
-
-    fn gc_step(&mut self, _ctx: &mut FlashCtx, _plane: PlaneId) -> Result<bool, SimError> {
-        Ok(false)
-    }
-
-    fn gc_counts(&self) -> GcCounts {
-        self.gc.clone()
-    }
-
-    fn free_blocks(&self) -> u64 {
-        self.pools.total()
-    }
+    reclaim_on_write_path!();
 
     fn mapping_sram_bytes(&self) -> u64 {
-        // One 4-byte physical block number per logical block.
-        self.data.len() as u64 * 4
+        block_map_sram_bytes(&self.geo)
     }
 
     fn begin_measurement(&mut self) {
@@ -326,6 +229,7 @@ impl Ftl for BlockFtl {
         m.insert("block_rewrites".into(), self.rewrites.into());
         m.insert("block_in_place_writes".into(), self.in_place.into());
         m.insert("pages_moved".into(), (self.gc.pages_moved - self.moved_at_start).into());
+        m.insert("sram_gc_metadata_bytes".into(), free_bitmap_sram_bytes(&self.geo).into());
         m
     }
 
@@ -357,4 +261,14 @@ impl Ftl for BlockFtl {
         let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
         assert_eq!(mapped, valid, "mapped pages {mapped} != valid pages {valid}");
     }
+}
+
+/// Table 5.3's block map: a 4-byte block number per physical block of the drive.
+pub(crate) fn block_map_sram_bytes(g: &Geometry) -> u64 {
+    u64::from(g.blocks()) * 4
+}
+
+/// Table 5.3's block-level GC metadata: one free bit per physical block.
+pub(crate) fn free_bitmap_sram_bytes(g: &Geometry) -> u64 {
+    u64::from(g.blocks()).div_ceil(8)
 }

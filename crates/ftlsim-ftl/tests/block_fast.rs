@@ -1,101 +1,45 @@
 //! The block-level FTL and FAST: data oracle under random mixed workloads with heavy merging,
 //! then the FAST merge types on hand-built sequences driven through `FlashCtx` directly
-//! (switch, partial, full, the seed 004 Sec. 4.2 reuse of a partly written SW block), the
-//! block FTL's in-place writes and rewrites, and the over-provisioning check.
+//! (switch, partial, full, the seed 004 Sec. 4.2 reuse of a partly written SW block, also
+//! when the RW area is full), the block FTL's in-place writes and its one rewrite per logical
+//! block per host request, the over-provisioning check and thesis Table 5.3's SRAM figures.
 
 mod util;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
+use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
-use ftlsim_core::sim::{Precondition, Replay, RunOptions, Simulator};
+use ftlsim_core::sim::{Precondition, RunOptions};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
 use ftlsim_ftl::block::BlockFtl;
 use ftlsim_ftl::fast::FastFtl;
 use proptest::prelude::*;
-use util::{read_all, small_config};
+use util::{mix, run_oracle, small_config, Mix};
 
-#[derive(Debug, Clone)]
-struct Case {
-    seed: u64,
-    log_share: Option<f64>,
-    scope: &'static str,
-    partial: &'static str,
-    timing: &'static str,
-    open_loop: bool,
-    read: f64,
-    trim: f64,
-    pattern: &'static str,
-    fill: f64,
-}
-
-fn case() -> impl Strategy<Value = Case> {
+/// The drive side of a case for FTL `ftl`, as the TOML lines it adds to the small config.
+fn drive(ftl: &'static str) -> impl Strategy<Value = String> {
     (
-        any::<u64>(),
-        prop::sample::select(vec![None, Some(0.05), Some(0.1), Some(0.2)]),
+        prop::sample::select(vec![None, Some(5.0), Some(10.0), Some(20.0)]),
         prop::sample::select(vec!["plane", "die", "device"]),
         prop::sample::select(vec!["read_modify_write", "zero_pad", "merge"]),
         prop::sample::select(vec!["", "multi_plane = true", "serial = true"]),
-        (any::<bool>(), 0.0..0.5f64, 0.0..0.15f64),
-        (prop::sample::select(vec!["uniform", "hotcold:0.8:0.2", "zipf:0.9", "sequential"]), 0.0..1.0f64),
     )
-        .prop_map(|(seed, log_share, scope, partial, timing, (open_loop, read, trim), (pattern, fill))| Case {
-            seed,
-            log_share,
-            scope,
-            partial,
-            timing,
-            open_loop,
-            read,
-            trim,
-            pattern,
-            fill,
+        .prop_map(move |(log_percent, scope, partial, timing)| {
+            let log = log_percent.map_or(String::new(), |p: f64| format!("[ftl.fast]\nlog_blocks_percent = {p}\n"));
+            format!(
+                "{timing}\n[ftl]\nname = \"{ftl}\"\ngc_scope = \"{scope}\"\n{log}[host]\npartial_write = \"{partial}\"\n\
+                 merge_buffer_pages = 8\nqueue_depth = 8\n"
+            )
         })
 }
 
-fn run_case(ftl: &str, c: &Case) -> Result<(), String> {
-    let extra = format!(
-        "{}\n[ftl]\nname = \"{ftl}\"\ngc_scope = \"{}\"\n[host]\npartial_write = \"{}\"\nmerge_buffer_pages = 8\nqueue_depth = 8\n",
-        c.timing, c.scope, c.partial,
-    );
-    let cfg = small_config(24, 16, 0.25, &extra);
-    let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
-    let mut sim = match (ftl, c.log_share) {
-        ("fast", Some(share)) => {
-            let f = FastFtl::with_log_share(&cfg, share).map_err(|e| e.to_string())?;
-            Simulator::new(cfg, Box::new(f), true)
-        }
-        _ => ftlsim_ftl::simulator(cfg, true),
-    }
-    .map_err(|e| e.to_string())?;
-    sim.precondition(&Precondition {
-        fill: c.fill,
-        steady_state: c.fill > 0.5,
-        max_overwrite_passes: 1.0,
-        seed: c.seed,
-    })
-    .map_err(|e| e.to_string())?;
-    let arrival = if c.open_loop { "poisson:300us" } else { "closed:8" };
-    let spec = WorkloadSpec::parse(&format!(
-        "pattern={},read={},trim={},size=512@1|4k@4|8k@2|12k@1|64k@0.3,arrival={arrival},requests=2000,align=512",
-        c.pattern, c.read, c.trim
-    ))
-    .map_err(|e| e.to_string())?;
-    let logical_bytes = sim.derived().logical_bytes;
-    let mut gen = Generator::new(&spec, logical_bytes, c.seed).map_err(|e| e.to_string())?.map(Ok);
-    let replay = if c.open_loop { Replay::Open { time_scale: 1.0 } } else { Replay::Closed { queue_depth: 8 } };
-    let opts = RunOptions { replay, check_every: 61, interval_ns: 1_000_000, ..RunOptions::default() };
-    let r = sim.run(&mut gen, &opts, &mut NoObserver).map_err(|e| e.to_string())?;
-    if r.host.requests != 2000 {
-        return Err(format!("{} of 2000 requests completed", r.host.requests));
-    }
-    sim.check_invariants();
+fn run_case(ftl: &str, extra: &str, m: &Mix) -> Result<(), String> {
+    let sim = run_oracle(small_config(24, 16, 0.25, extra), m, 2000)?;
     if sim.ftl().name() != ftl {
         return Err(format!("built {} instead of {ftl}", sim.ftl().name()));
     }
-    let back = RunOptions { replay: Replay::Closed { queue_depth: 4 }, interval_ns: 0, ..RunOptions::default() };
-    sim.run(&mut read_all(logical), &back, &mut NoObserver).map_err(|e| e.to_string())?;
     Ok(())
 }
 
@@ -103,16 +47,16 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn block_every_read_returns_the_newest_version(c in case()) {
-        if let Err(e) = run_case("block", &c) {
-            prop_assert!(false, "{e}\ncase: {c:?}");
+    fn block_every_read_returns_the_newest_version(extra in drive("block"), m in mix()) {
+        if let Err(e) = run_case("block", &extra, &m) {
+            prop_assert!(false, "{e}\ndrive: {extra}\nmix: {m:?}");
         }
     }
 
     #[test]
-    fn fast_every_read_returns_the_newest_version(c in case()) {
-        if let Err(e) = run_case("fast", &c) {
-            prop_assert!(false, "{e}\ncase: {c:?}");
+    fn fast_every_read_returns_the_newest_version(extra in drive("fast"), m in mix()) {
+        if let Err(e) = run_case("fast", &extra, &m) {
+            prop_assert!(false, "{e}\ndrive: {extra}\nmix: {m:?}");
         }
     }
 }
@@ -179,6 +123,16 @@ impl<F: Ftl> Rig<F> {
         self.ftl.check_invariants(&self.flash);
     }
 
+    /// Write `n` whole pages from `first` as one run of a host request.
+    fn write_run(&mut self, first: u32, n: u32) {
+        let versions: Vec<u32> = (self.version + 1..=self.version + n).collect();
+        self.version += n;
+        self.newest[first as usize..][..n as usize].copy_from_slice(&versions);
+        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
+        self.ftl.write_run(&mut ctx, first, &versions).unwrap();
+        self.ftl.check_invariants(&self.flash);
+    }
+
     fn trim(&mut self, lpn: u32) {
         self.newest[lpn as usize] = 0;
         let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
@@ -224,12 +178,13 @@ fn cfg() -> DriveConfig {
     small_config(24, PPB, 0.25, "[ftl]\nname = \"fast\"\n")
 }
 
-fn fast(share: Option<f64>) -> Rig<FastFtl> {
-    let c = cfg();
-    let f = match share {
-        Some(s) => FastFtl::with_log_share(&c, s).unwrap(),
-        None => FastFtl::new(&c).unwrap(),
-    };
+/// FAST on [`cfg`], with `ftl.fast.log_blocks_percent` set when given.
+fn fast(log_percent: Option<f64>) -> Rig<FastFtl> {
+    let mut c = cfg();
+    if let Some(p) = log_percent {
+        c.ftl.fast.log_blocks_percent = p;
+    }
+    let f = FastFtl::new(&c).unwrap();
     Rig::new(&c, f)
 }
 
@@ -259,7 +214,7 @@ fn fast_full_sequential_write_is_one_switch_merge() {
 }
 
 #[test]
-fn fast_prefix_then_new_stream_is_a_partial_merge_when_no_rw_slot_is_free() {
+fn fast_new_stream_with_the_rw_area_full_merges_the_oldest_rw_block_and_reuses_the_sw_block() {
     let mut r = fast(None);
     for off in 0..PPB {
         r.write(lpn(1, off));
@@ -271,12 +226,26 @@ fn fast_prefix_then_new_stream_is_a_partial_merge_when_no_rw_slot_is_free() {
         r.write(lpn(1, off));
     }
     assert_eq!(r.merges(), (1, 0, 0, 0));
-    let erases = r.erases();
+    let (erases, free) = (r.erases(), r.ftl.free_blocks());
     r.write(lpn(2, 0));
-    assert_eq!(r.merges(), (1, 1, 0, 0), "partial merge, no reuse without a free RW slot");
-    assert_eq!(r.ftl.gc_counts().pages_moved, 4, "offsets 4..8 copied from the old data block");
-    assert_eq!(r.erases(), erases + 1, "the old data block is erased");
-    assert_eq!(r.ftl.gc_counts().foreground_collections, 2);
+    // Seed 004 Sec. 4.2 with the RW area full: the oldest RW block is merged (one full merge,
+    // of logical block 5) to make room, then the SW block is reused, not partial-merged.
+    assert_eq!(r.merges(), (1, 0, 1, 1));
+    assert_eq!(r.ftl.gc_counts().pages_moved, 1, "only logical block 5's page");
+    assert_eq!(r.erases(), erases + 1, "the RW victim");
+    assert_eq!(r.ftl.free_blocks(), free - 1, "victim freed; new data block and new SW block taken");
+    r.check_all();
+    // Random writes fill the reused block's four free pages without taking a block.
+    for lbn in 6..10 {
+        r.write(lpn(lbn, 1));
+    }
+    assert_eq!(r.ftl.free_blocks(), free - 1);
+    assert_eq!(r.merges(), (1, 0, 1, 1));
+    // The next one merges the reused block: logical blocks 1 (four pages in it, four in its
+    // data block) and 6..10 (one page each).
+    r.write(lpn(10, 1));
+    assert_eq!(r.merges(), (1, 0, 6, 1));
+    assert_eq!(r.ftl.gc_counts().pages_moved, 1 + u64::from(PPB) + 4);
     r.check_all();
 }
 
@@ -308,7 +277,7 @@ fn fast_random_updates_filling_the_rw_area_cause_full_merges() {
 #[test]
 fn fast_partly_written_sw_block_is_reused_as_an_rw_block() {
     // floor(3.5% of 96) = 3 log blocks: 1 SW + 2 RW slots.
-    let mut r = fast(Some(0.035));
+    let mut r = fast(Some(3.5));
     assert_eq!(r.ftl.log_blocks(), 3);
     for off in 0..PPB {
         r.write(lpn(3, off));
@@ -340,10 +309,12 @@ fn fast_partly_written_sw_block_is_reused_as_an_rw_block() {
     assert_eq!(r.merges(), (1, 0, 6, 1));
     assert_eq!(r.ftl.gc_counts().pages_moved, u64::from(PPB) + 5, "block 3 whole, one page each of 10..14");
     r.check_all();
-    // With both RW slots taken, the next partly written SW block is partial-merged instead.
+    // With both RW slots taken, the next partly written SW block (offsets 0 and 1 of logical
+    // block 4) is reused too, after the oldest RW block (logical blocks 15..22) is merged.
     r.write(lpn(4, 1));
     r.write(lpn(30, 0));
-    assert_eq!(r.merges(), (1, 1, 6, 1));
+    assert_eq!(r.merges(), (1, 0, 14, 2));
+    assert_eq!(r.ftl.gc_counts().pages_moved, u64::from(PPB) + 5 + 8);
     r.check_all();
 }
 
@@ -399,21 +370,87 @@ fn block_ftl_programs_in_place_and_rewrites_on_updates() {
     assert_eq!(r.ftl.gc_counts().pages_moved, 4, "the trimmed page is not copied");
     assert_eq!(r.ftl.extra_metrics()["block_rewrites"], 2);
     r.check_all();
-    assert_eq!(r.ftl.mapping_sram_bytes(), 72 * 4);
+    assert_eq!(r.ftl.mapping_sram_bytes(), 96 * 4); // one block number per physical block
+}
+
+#[test]
+fn block_ftl_rewrites_a_logical_block_once_per_run() {
+    let c = small_config(24, PPB, 0.25, "[ftl]\nname = \"block\"\n");
+    let mut r = Rig::new(&c, BlockFtl::new(&c).unwrap());
+    r.write_run(lpn(2, 0), PPB);
+    assert_eq!(r.ftl.extra_metrics()["block_in_place_writes"], u64::from(PPB));
+    // Offsets 2..5 of a written block: one rewrite, copying the five other pages.
+    r.write_run(lpn(2, 2), 3);
+    assert_eq!(r.ftl.extra_metrics()["block_rewrites"], 1);
+    assert_eq!(r.ftl.gc_counts().pages_moved, 5);
+    assert_eq!(r.counts.erases[1], 1);
+    // Across a block boundary: logical block 2 is rewritten once (six pages kept), logical
+    // block 3 (never written) is programmed in place.
+    r.write_run(lpn(2, 6), 5);
+    assert_eq!(r.ftl.extra_metrics()["block_rewrites"], 2);
+    assert_eq!(r.ftl.extra_metrics()["block_in_place_writes"], u64::from(PPB) + 3);
+    assert_eq!(r.ftl.gc_counts().pages_moved, 5 + 6);
+    assert_eq!(r.counts.programs[0], u64::from(PPB) + 3 + 5, "each page of a run is one host program");
+    r.check_all();
+}
+
+/// The engine hands a request's whole pages to the FTL as one run; partial pages keep the
+/// partial-page policy: a request with a partial head, ten whole pages and a partial tail in
+/// one logical block costs the block FTL three rewrites, not twelve.
+#[test]
+fn a_host_request_rewrites_a_block_once_for_its_whole_pages() {
+    let extra = "[ftl]\nname = \"block\"\n[host]\npartial_write = \"read_modify_write\"\n";
+    let mut sim = ftlsim_ftl::simulator(small_config(24, 16, 0.25, extra), true).unwrap();
+    sim.precondition(&Precondition { fill: 1.0, ..Precondition::default() }).unwrap();
+    // Logical block 5, offsets 3 (second half) ..= 14 (first half), 8 sectors per page.
+    let first = 5 * 16 + 3;
+    let write =
+        Request { arrival_ns: 0, device: 0, offset_sector: first * 8 + 4, sectors: 4 + 10 * 8 + 4, op: IoOp::Write };
+    let read = Request { op: IoOp::Read, ..write };
+    let r = sim.run(&mut [Ok(write), Ok(read)].into_iter(), &RunOptions::default(), &mut NoObserver).unwrap();
+    assert_eq!(r.host.pages_written, 12);
+    assert_eq!(r.host.partial_page_writes, 2);
+    assert_eq!(sim.ftl().extra_metrics()["block_rewrites"], 3);
+    assert_eq!(r.gc.pages_moved, 15 + 6 + 15, "each partial page keeps 15, the run keeps 6");
+    assert_eq!(r.flash.programs.host, 12);
+    sim.check_invariants();
 }
 
 #[test]
 fn over_provisioning_must_hold_the_log_area() {
-    let c = cfg();
-    let e = FastFtl::with_log_share(&c, 0.3).err().expect("28 log blocks do not fit in 24 spare blocks").to_string();
-    assert!(e.contains("overprovisioning") && e.contains("log blocks"), "{e}");
-    assert!(FastFtl::with_log_share(&c, 0.2).is_ok());
-    let f = FastFtl::new(&c).unwrap();
-    assert_eq!(f.mapping_sram_bytes(), 72 * 4 + 2 * u64::from(PPB) * 4);
-    // The thesis chip: 3,968 logical blocks and floor(3% x 4,096) = 122 log blocks.
-    let thesis = ftlsim_core::presets::load("thesis").unwrap();
+    let mut c = cfg();
+    c.ftl.fast.log_blocks_percent = 30.0;
+    let e = FastFtl::new(&c).err().expect("28 log blocks do not fit in 24 spare blocks").to_string();
+    assert!(e.contains("ftl.fast.log_blocks_percent = 30") && e.contains("28 log blocks"), "{e}");
+    c.ftl.fast.log_blocks_percent = 20.0;
+    assert!(FastFtl::new(&c).is_ok());
+}
+
+/// Table 5.3 (seed 001): BFTL 16.00 KB of map and 0.50 KB of GC metadata; FAST with "3%"
+/// log blocks 16 KB + 256 KB = 272.00 KB and 4.50 KB, which is 128 log blocks (3.125%).
+#[test]
+fn sram_reproduces_thesis_table_5_3() {
+    const KB: u64 = 1024;
+    let gc_bytes = |m: serde_json::Map<String, serde_json::Value>| m["sram_gc_metadata_bytes"].as_u64().unwrap();
+    let mut thesis = ftlsim_core::presets::load("thesis").unwrap();
+    let b = BlockFtl::new(&thesis).unwrap();
+    assert_eq!(b.mapping_sram_bytes(), 16 * KB);
+    assert_eq!(gc_bytes(b.extra_metrics()), KB / 2);
+    // The preset's default 3%: floor(0.03 x 4,096) = 122 log blocks of 256 pages, 8 B each.
     let f = FastFtl::new(&thesis).unwrap();
     assert_eq!(f.log_blocks(), 122);
-    assert_eq!(f.mapping_sram_bytes(), 3968 * 4 + 122 * 256 * 4);
-    assert_eq!(BlockFtl::new(&thesis).unwrap().mapping_sram_bytes(), 3968 * 4);
+    assert_eq!(f.mapping_sram_bytes(), 16 * KB + 122 * 2 * KB);
+    assert_eq!(gc_bytes(f.extra_metrics()), KB / 2 + 122 * 32);
+    // 128 log blocks need one block more than the preset's 128 spare blocks (the merge block).
+    thesis.ftl.fast.log_blocks_percent = 3.125;
+    let e = FastFtl::new(&thesis).err().expect("no room for the merge block").to_string();
+    assert!(e.contains("ftl.fast.log_blocks_percent = 3.125") && e.contains("128 log blocks"), "{e}");
+    thesis.overprovisioning.share = Some(0.0315);
+    let f = FastFtl::new(&thesis).unwrap();
+    assert_eq!(f.log_blocks(), 128);
+    assert_eq!(f.mapping_sram_bytes(), 272 * KB);
+    assert_eq!(gc_bytes(f.extra_metrics()), 4 * KB + KB / 2);
+    // The small drive: 96 blocks of 8 pages, 2 log blocks.
+    let f = FastFtl::new(&cfg()).unwrap();
+    assert_eq!(f.mapping_sram_bytes(), 96 * 4 + 2 * u64::from(PPB) * 8);
 }

@@ -4,6 +4,10 @@
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::SimError;
 use ftlsim_core::host::{IoOp, Request};
+use ftlsim_core::metrics::NoObserver;
+use ftlsim_core::sim::{Precondition, Replay, RunOptions, Simulator};
+use ftlsim_core::workload::{Generator, WorkloadSpec};
+use proptest::prelude::*;
 
 /// A small drive: 2 channels x 1 chip x 1 die x 2 planes, `blocks` blocks of `ppb` pages of
 /// 4 KiB, PCFTL-like timing, `share` over-provisioning; `extra` TOML lines are appended to
@@ -41,4 +45,68 @@ t_bers_ns = 1500000
 pub fn read_all(logical_pages: u32) -> impl Iterator<Item = Result<Request, SimError>> {
     (0..logical_pages)
         .map(|p| Ok(Request { arrival_ns: 0, device: 0, offset_sector: u64::from(p) * 8, sectors: 8, op: IoOp::Read }))
+}
+
+/// The workload and preconditioning of one randomised data-oracle run.
+#[derive(Debug, Clone)]
+pub struct Mix {
+    pub seed: u64,
+    pub open_loop: bool,
+    pub read: f64,
+    pub trim: f64,
+    pub pattern: &'static str,
+    pub fill: f64,
+}
+
+/// Mixed sizes (partial pages, single pages and multi-page runs), reads, trims, patterns,
+/// open or closed loop, and a fill from empty to full (steady state above one half).
+pub fn mix() -> impl Strategy<Value = Mix> {
+    (
+        any::<u64>(),
+        (any::<bool>(), 0.0..0.5f64, 0.0..0.15f64),
+        (prop::sample::select(vec!["uniform", "hotcold:0.8:0.2", "zipf:0.9", "sequential"]), 0.0..1.0f64),
+    )
+        .prop_map(|(seed, (open_loop, read, trim), (pattern, fill))| Mix {
+            seed,
+            open_loop,
+            read,
+            trim,
+            pattern,
+            fill,
+        })
+}
+
+/// Precondition a verifying simulator of `cfg` as `m` says, run `requests` requests of `m`
+/// at queue depth 8 (the drive's `host.queue_depth` for open loop) checking every read and
+/// the invariants every 61 requests, then read every logical page back. Returns the
+/// simulator for further checks.
+pub fn run_oracle(cfg: DriveConfig, m: &Mix, requests: u64) -> Result<Simulator, String> {
+    let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
+    let mut sim = ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?;
+    sim.precondition(&Precondition {
+        fill: m.fill,
+        steady_state: m.fill > 0.5,
+        max_overwrite_passes: 1.0,
+        seed: m.seed,
+    })
+    .map_err(|e| e.to_string())?;
+    let arrival = if m.open_loop { "poisson:300us" } else { "closed:8" };
+    let spec = WorkloadSpec::parse(&format!(
+        "pattern={},read={},trim={},size=512@1|4k@4|8k@2|12k@1|64k@0.3,arrival={arrival},requests={requests},align=512",
+        m.pattern, m.read, m.trim
+    ))
+    .map_err(|e| e.to_string())?;
+    let logical_bytes = sim.derived().logical_bytes;
+    let mut gen = Generator::new(&spec, logical_bytes, m.seed).map_err(|e| e.to_string())?.map(Ok);
+    let replay = if m.open_loop { Replay::Open { time_scale: 1.0 } } else { Replay::Closed { queue_depth: 8 } };
+    let opts = RunOptions { replay, check_every: 61, interval_ns: 1_000_000, ..RunOptions::default() };
+    let r = sim.run(&mut gen, &opts, &mut NoObserver).map_err(|e| e.to_string())?;
+    if r.host.requests != requests {
+        return Err(format!("{} of {requests} requests completed", r.host.requests));
+    }
+    sim.check_invariants();
+    // Nothing acknowledged is lost: every page reads back its newest version.
+    let back = RunOptions { replay: Replay::Closed { queue_depth: 4 }, interval_ns: 0, ..RunOptions::default() };
+    sim.run(&mut read_all(logical), &back, &mut NoObserver).map_err(|e| e.to_string())?;
+    Ok(sim)
 }
