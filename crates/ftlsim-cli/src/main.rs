@@ -2,12 +2,13 @@
 //! Exit codes: 0 success, 1 bad input (config, workload, trace), 2 internal error.
 
 mod bench;
+mod compare;
 mod output;
 mod trace_cmd;
 
 use clap::{Args, Parser, Subcommand};
 use ftlsim_core::config::DriveConfig;
-use ftlsim_core::error::{SimError, WorkloadError};
+use ftlsim_core::error::SimError;
 use ftlsim_core::presets;
 use ftlsim_core::sim::Report;
 use ftlsim_core::sim::{Precondition, Replay, RunOptions};
@@ -38,9 +39,9 @@ enum Cmd {
     /// Inspect or convert block traces.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
-    /// Run several FTLs (`--ftl page,dftl,fast,block`) on the same drive and workload in
-    /// parallel and compare them against a baseline.
-    Compare(Box<CompareArgs>),
+    /// Run several FTLs (`--ftl page,dftl,fast,block`) on the same drive and workload or
+    /// traces (`--trace` repeatable) in parallel and compare them against a baseline.
+    Compare(Box<compare::CompareArgs>),
 }
 
 /// Arguments of `ftlsim run`.
@@ -220,71 +221,6 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
     Ok(())
 }
 
-/// `ftlsim compare`: the same drive and workload under several FTLs, one thread each,
-/// normalised to a baseline.
-fn compare(c: &CompareArgs) -> Result<(), SimError> {
-    let a = &c.run;
-    let names: Vec<String> =
-        a.ftl.as_deref().unwrap_or("page,dftl,fast,block").split(',').map(|s| s.trim().to_string()).collect();
-    for n in &names {
-        ftlsim_ftl::info(n)?;
-    }
-    if !names.contains(&c.baseline) {
-        return Err(WorkloadError::new(
-            "--baseline",
-            c.baseline.clone(),
-            format!("must be one of --ftl {}", names.join(",")),
-        )
-        .into());
-    }
-    let plans: Vec<(String, RunPlan)> = names
-        .iter()
-        .map(|n| {
-            let mut one = a.clone();
-            one.ftl = Some(n.clone());
-            plan(&one).map(|p| (n.clone(), p))
-        })
-        .collect::<Result<_, _>>()?;
-    let results: Vec<Result<(String, Report), SimError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = plans
-            .iter()
-            .map(|(n, p)| {
-                let out = a.out.join(n);
-                scope.spawn(move || {
-                    let r = simulate(a, p, &out, true).map(|(r, _)| (n.clone(), r));
-                    if !a.quiet {
-                        eprintln!("{n}: done");
-                    }
-                    r
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("simulation thread panicked")).collect()
-    });
-    let reports: Vec<(String, Report)> = results.into_iter().collect::<Result<_, _>>()?;
-    let table = output::compare_table(&reports, &c.baseline);
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| SimError::Request(format!("cannot create {}: {e}", a.out.display())))?;
-    output::write_compare(&a.out, &table).map_err(SimError::Request)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&table).expect("table serialises"));
-    } else {
-        print!("{}", output::compare_text(&table));
-        println!("results: {} and {}", a.out.join("compare.csv").display(), a.out.join("compare.json").display());
-    }
-    Ok(())
-}
-
-/// Arguments of `ftlsim compare`.
-#[derive(Args, Debug)]
-pub struct CompareArgs {
-    #[command(flatten)]
-    run: RunArgs,
-    /// FTL the others are normalised to.
-    #[arg(long, default_value = "page")]
-    baseline: String,
-}
-
 fn list_presets() {
     println!(
         "{:<10} {:>4} {:>5} {:>4} {:>6} {:>7} {:>6} {:>6} {:>10} {:>10}  source",
@@ -340,7 +276,7 @@ fn main() -> ExitCode {
         }
         Cmd::Bench(b) => bench::run(b),
         Cmd::Trace(t) => trace_cmd::run(t),
-        Cmd::Compare(c) => compare(c),
+        Cmd::Compare(c) => compare::run(c),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -368,6 +304,21 @@ mod tests {
         assert_eq!((a.seed, a.json, a.ftl.as_deref()), (9, true, Some("page")));
         assert!(parse(&["run", "--preset", "a", "--config", "b.toml"]).is_err(), "preset and config conflict");
         assert!(parse(&["run", "--seed", "x"]).is_err());
+    }
+
+    #[test]
+    fn compare_flags_parse() {
+        let c =
+            parse(&["compare", "--trace", "a.csv", "--trace", "b,c.csv", "--jobs", "3", "--baseline", "dftl"]).unwrap();
+        let Cmd::Compare(a) = c.cmd else { panic!("not compare") };
+        assert_eq!(a.traces, vec![PathBuf::from("a.csv"), PathBuf::from("b,c.csv")], "repeatable, no comma split");
+        assert_eq!((a.jobs, a.baseline.as_str()), (Some(3), "dftl"));
+        assert_eq!(a.run.trace.trace, Some(PathBuf::from("a.csv")));
+        let c = parse(&["compare"]).unwrap();
+        let Cmd::Compare(a) = c.cmd else { panic!("not compare") };
+        assert_eq!((a.traces.len(), a.jobs, a.baseline.as_str()), (0, None, "page"));
+        assert!(parse(&["compare", "--jobs", "0"]).is_err());
+        assert!(parse(&["run", "--trace", "a", "--trace", "b"]).is_err(), "run takes one trace");
     }
 
     #[test]

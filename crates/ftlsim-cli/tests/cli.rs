@@ -226,8 +226,9 @@ fn compare_runs_ftls_side_by_side_normalised_to_the_baseline() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let rows = rows.as_array().unwrap();
+    let t: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(t["sources"], serde_json::json!(["workload"]));
+    let rows = t["rows"].as_array().unwrap();
     assert_eq!(rows.iter().map(|r| r["ftl"].as_str().unwrap()).collect::<Vec<_>>(), vec!["page", "dftl", "fast"]);
     assert_eq!(rows[0]["normalized_response_time"], 1.0);
     assert!(rows[1]["cache_hit_ratio"].is_number() && rows[0]["cache_hit_ratio"].is_null());
@@ -237,4 +238,122 @@ fn compare_runs_ftls_side_by_side_normalised_to_the_baseline() {
     let o = ftlsim(&["compare", "--config", &cfg, "--ftl", "page,dftl", "--baseline", "fast"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--baseline"));
+}
+
+fn f64_of(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    // Rows are rounded to 6 significant digits (docs/metrics.md).
+    (a - b).abs() <= 1e-5 * a.abs().max(b.abs())
+}
+
+#[test]
+fn compare_over_several_traces_gives_per_trace_nt_and_its_geomean() {
+    let d = tmp("compare-multi");
+    let cfg = small_config(&d, &SMALL.replace("blocks_per_plane = 64", "blocks_per_plane = 2048"));
+    let traces = [shared_trace("msr-hm0-first1k.csv"), shared_trace("tpcc-small.mqsim.trace")];
+    let mut tables = Vec::new();
+    for jobs in ["1", "2"] {
+        let out = d.join(format!("cmp{jobs}"));
+        let o = ftlsim(&[
+            "compare",
+            "--config",
+            &cfg,
+            "--ftl",
+            "page,dftl,scftl",
+            "--trace",
+            &traces[0],
+            "--trace",
+            &traces[1],
+            "--overflow",
+            "compact",
+            "--max-requests",
+            "600",
+            "--jobs",
+            jobs,
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout);
+        for want in ["msr-hm0-first1k (NT relative to page)", "tpcc-small (NT", "geometric mean of NT over 2 traces"] {
+            assert!(text.contains(want), "missing {want} in\n{text}");
+        }
+        let t: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+        let rows = t["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 6, "2 traces x 3 FTLs");
+        // Each row's NT is its mean response over the baseline's on the same trace, checked
+        // against the runs' own results.json.
+        for r in rows {
+            let (trace, ftl) = (r["trace"].as_str().unwrap(), r["ftl"].as_str().unwrap());
+            let mean_ns = |f: &str| {
+                let p = out.join(trace).join(f).join("results.json");
+                let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+                f64_of(&v["report"]["response_time"]["all"]["mean_ns"])
+            };
+            let want = mean_ns(ftl) / mean_ns("page");
+            assert!(close(f64_of(&r["normalized_response_time"]), want), "{trace}/{ftl}: {r} vs {want}");
+            assert_eq!(r["requests"], 600, "{trace}/{ftl}");
+        }
+        // The summary is the geometric mean of the per-trace NT rows.
+        for s in t["summary"].as_array().unwrap() {
+            let ftl = s["ftl"].as_str().unwrap();
+            let nts: Vec<f64> =
+                rows.iter().filter(|r| r["ftl"] == ftl).map(|r| f64_of(&r["normalized_response_time"])).collect();
+            assert_eq!(nts.len(), 2);
+            let g = (nts.iter().map(|x| x.ln()).sum::<f64>() / nts.len() as f64).exp();
+            assert!(close(f64_of(&s["nt_geomean"]), g), "{ftl}: {s} vs {g}");
+            assert_eq!(s["traces"], 2);
+            assert!(close(f64_of(&s["nt_max"]), nts.iter().copied().fold(f64::MIN, f64::max)));
+        }
+        let dftl = rows.iter().find(|r| r["ftl"] == "dftl").unwrap();
+        let classes: u64 = ["cache_hits", "cache_misses_no_penalty", "cache_misses_fetch", "cache_misses_write_back"]
+            .iter()
+            .map(|k| dftl[*k].as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            classes,
+            dftl["cache_accesses"].as_u64().unwrap(),
+            "the four classes partition the accesses: {dftl}"
+        );
+        let csv = std::fs::read_to_string(out.join("compare.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 6, "{csv}");
+        assert!(csv.starts_with("trace,ftl,"), "{csv}");
+        let summary = std::fs::read_to_string(out.join("compare-summary.csv")).unwrap();
+        assert_eq!(summary.lines().count(), 1 + 3, "{summary}");
+        tables.push(t);
+    }
+    assert_eq!(tables[0], tables[1], "the thread count must not change the results");
+}
+
+#[test]
+fn compare_rejects_bad_input_before_simulating() {
+    let d = tmp("compare-bad");
+    let cfg = small_config(&d, SMALL);
+    let out = d.join("cmp");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["compare", "--config", &cfg, "--quiet", "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = ftlsim(&args);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {o:?}");
+        assert!(!out.join("compare.json").exists(), "{extra:?} wrote results");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let e = run(&["--ftl", "page,nosuch"]);
+    assert!(e.contains("nosuch") && e.contains("unknown FTL"), "{e}");
+    let e = run(&["--ftl", "dftl,fast", "--baseline", "page"]);
+    assert!(e.contains("--baseline = `page`") && e.contains("must be one of --ftl dftl,fast"), "{e}");
+    let e =
+        run(&["--ftl", "page,dftl", "--trace", &shared_trace("msr-hm0-first1k.csv"), "--trace", "/nonexistent/t.csv"]);
+    assert!(e.contains("trace /nonexistent/t.csv") && e.contains("check the path"), "{e}");
+    let e = run(&["--trace", &shared_trace("msr-hm0-first1k.csv"), "--trace", &shared_trace("msr-hm0-first1k.csv")]);
+    assert!(e.contains("label `msr-hm0-first1k`"), "{e}");
+    let e = run(&["--ftl", "page,page"]);
+    assert!(e.contains("lists `page` twice"), "{e}");
+    let e = run(&["--jobs", "0"]);
+    assert!(e.contains("--jobs"), "{e}");
 }
