@@ -4,6 +4,7 @@
 
 pub mod block;
 pub mod cdftl;
+pub mod demand;
 pub mod dftl;
 pub mod fast;
 pub mod page;

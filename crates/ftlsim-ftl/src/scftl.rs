@@ -38,24 +38,24 @@
 //! - Write-back with batch update: evicting a modified entry re-reads its translation page
 //!   (SCFTL does not cache it, Sec. 5.1.2.1) and writes it anew with every modified cached
 //!   entry of that page, which become clean; the TPD's MC and modified flag reset.
-//! - As in `dftl`: translation pages have their own write stream and are garbage-collected
-//!   like data pages (GC moves both kinds into one GC block per plane); GC updates mappings
-//!   through the cache (a miss without penalty, Sec. 5.2.1); write-backs raised during GC
-//!   are programmed when GC ends.
+//! - Shared with `dftl` (`demand.rs`): translation pages have their own write stream and are
+//!   garbage-collected like data pages (GC moves both kinds into one GC block per plane); GC
+//!   updates mappings through the cache (a miss without penalty, Sec. 5.2.1); write-backs
+//!   are queued and programmed when the cache update, host operation or GC that raised them
+//!   ends.
 //!
 //! Departures: unmapped neighbours are not spatially fetched (only mapped runs are); the
 //! window slides inside the translation page; GC relocations do not set A; host and
-//! translation pages are allocated round-robin over the planes with separate pointers
-//! (`dftl` shares one: with several write-backs per host write that piles host data on one
-//! plane until it has nothing to reclaim).
+//! translation pages are allocated round-robin over the planes with separate pointers (with
+//! one shared pointer, several write-backs per host write could pile host data on one plane
+//! until it has nothing to reclaim).
 
-use ftlsim_core::config::{Allocation, CacheReplacement, DriveConfig, GcCopy};
+use crate::demand::{CacheCounts, DemandFtl, DemandState};
+use ftlsim_core::config::{CacheReplacement, DriveConfig};
 use ftlsim_core::error::{ConfigError, SimError};
-use ftlsim_core::flash::{FlashArray, Oob, PageKind};
+use ftlsim_core::flash::{FlashArray, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
-use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
-use ftlsim_core::geometry::{Geometry, Lpn, PlaneId, Ppn, NONE};
-use ftlsim_core::scheduler::Tag;
+use ftlsim_core::geometry::{Lpn, PlaneId, Ppn, NONE};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// CMT entry size, bytes (Table 5.2).
@@ -68,38 +68,12 @@ const DEFAULT_CACHE_BYTES: u64 = 18_432;
 pub const MAX_CONSECUTIVE: u32 = 31;
 /// Largest MC (3 bits).
 pub const MC_MAX: u8 = 7;
-const HOST: u32 = 0;
-const TRANSLATION: u32 = 1;
-const GC: u32 = 2;
 
 /// Why an entry is being brought into the cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fetch {
     Normal,
     Spatial,
-}
-
-/// Cache-access classes (thesis Sec. 4.1.1), translation traffic and SCFTL events.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CacheCounts {
-    /// Hits.
-    pub hits: u64,
-    /// Misses needing neither a fetch nor a write-back.
-    pub misses_no_penalty: u64,
-    /// Misses that read one translation page and evicted no modified entry.
-    pub misses_fetch: u64,
-    /// Misses that evicted a modified entry (a translation page write-back).
-    pub misses_write_back: u64,
-    /// Translation pages read.
-    pub translation_reads: u64,
-    /// Translation pages written.
-    pub translation_writes: u64,
-    /// Cache entries brought in by spatial fetching.
-    pub spatial_entries: u64,
-    /// Consecutive entries split by an update (Fig. 5.2b-d).
-    pub splits: u64,
-    /// Updates merged into the entry of the previous LPN (Fig. 5.2b).
-    pub merges: u64,
 }
 
 /// One CMT entry; `lpn..=lpn+cons` maps to `ppn..=ppn+cons` (`ppn` NONE only with cons 0).
@@ -208,44 +182,21 @@ impl Cmt {
 
 /// The SCFTL.
 pub struct Scftl {
-    geo: Geometry,
-    per_tp: u32,
+    st: DemandState,
     policy: CacheReplacement,
     c: u8,
     fetch_limit: u32,
-    tpd_ppn: Vec<Ppn>,
     tpd_mc: Vec<u8>,
     tpd_modified: Vec<bool>,
-    flash_map: Vec<Ppn>,
     cmt: Cmt,
-    bm: BlockManager,
-    next_plane: [u32; 3],
-    threshold: u32,
-    copyback: bool,
-    in_gc: bool,
-    pending_write_back: BTreeSet<u32>,
-    jobs: Vec<Option<GcJob>>,
-    gc: GcCounts,
-    cache: CacheCounts,
     tpd_bytes: u64,
     cmt_bytes: u64,
-    gc_metadata_bytes: u64,
 }
 
 impl Scftl {
     /// Build for a validated config (`[ftl.scftl]` sets replacement, c and the fetch limit).
     pub fn new(cfg: &DriveConfig) -> Result<Scftl, ConfigError> {
-        let d = cfg.derive()?;
-        let g = &cfg.geometry;
-        if cfg.ftl.allocation != Allocation::RoundRobin {
-            return Err(ConfigError::Invalid {
-                key: "ftl.allocation".into(),
-                value: "static_lpn".into(),
-                rule: "scftl allocates round-robin only".into(),
-            });
-        }
-        let per_tp = g.page_size_bytes / 4;
-        let tps = d.logical_pages.div_ceil(per_tp);
+        let st = DemandState::new(cfg, "scftl")?;
         let bytes = cfg.ftl.mapping_cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES);
         let entries = (bytes / ENTRY_BYTES) as usize;
         if entries < 2 {
@@ -255,41 +206,28 @@ impl Scftl {
                 rule: "must hold at least 2 SCFTL entries of 9 bytes (18 bytes)".into(),
             });
         }
+        let tps = st.directory.len();
         Ok(Scftl {
-            geo: g.clone(),
-            per_tp,
             policy: cfg.ftl.scftl.replacement,
             c: cfg.ftl.scftl.modified_threshold,
             fetch_limit: cfg.ftl.scftl.fetch_limit,
-            tpd_ppn: vec![NONE; tps as usize],
-            tpd_mc: vec![0; tps as usize],
-            tpd_modified: vec![false; tps as usize],
-            flash_map: vec![NONE; d.logical_pages as usize],
+            tpd_mc: vec![0; tps],
+            tpd_modified: vec![false; tps],
             cmt: Cmt::new(entries),
-            bm: BlockManager::new(g, 3, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
-            next_plane: [0; 3],
-            threshold: d.gc_threshold_blocks,
-            copyback: cfg.ftl.gc_copy == GcCopy::Copyback,
-            in_gc: false,
-            pending_write_back: BTreeSet::new(),
-            jobs: vec![None; g.planes() as usize],
-            gc: GcCounts::default(),
-            cache: CacheCounts::default(),
-            // Sized over every translation page of the chip, as the thesis does (512 entries).
-            tpd_bytes: (u64::from(d.physical_pages / per_tp) * TPD_HALF_BYTES).div_ceil(2),
+            tpd_bytes: (st.chip_translation_pages() * TPD_HALF_BYTES).div_ceil(2),
             cmt_bytes: entries as u64 * ENTRY_BYTES,
-            gc_metadata_bytes: u64::from(d.physical_pages).div_ceil(8),
+            st,
         })
     }
 
     /// Cache counters.
     pub fn cache_counts(&self) -> &CacheCounts {
-        &self.cache
+        &self.st.cache
     }
 
     /// SRAM of the TPD, the CMT and the GC metadata, bytes.
     pub fn sram_components(&self) -> (u64, u64, u64) {
-        (self.tpd_bytes, self.cmt_bytes, self.gc_metadata_bytes)
+        (self.tpd_bytes, self.cmt_bytes, self.st.gc_metadata_bytes())
     }
 
     /// CMT capacity in entries.
@@ -315,14 +253,7 @@ impl Scftl {
     }
 
     fn tp_of(&self, lpn: Lpn) -> u32 {
-        lpn / self.per_tp
-    }
-
-    fn current(&self, lpn: Lpn) -> Ppn {
-        match self.cmt.find(lpn) {
-            Some(s) => self.cmt.slots[s as usize].ppn_of(lpn),
-            None => self.flash_map[lpn as usize],
-        }
+        self.st.tp_of(lpn)
     }
 
     /// Victim class (1 = first choice) of entry `e`, None if `fetch` may not evict it.
@@ -372,8 +303,8 @@ impl Scftl {
     }
 
     /// Evict one entry for `fetch`, writing it back if modified. None if nothing may go.
-    fn evict_one(&mut self, ctx: &mut FlashCtx, fetch: Fetch) -> Result<Option<bool>, SimError> {
-        let Some(s) = self.pick_victim(fetch) else { return Ok(None) };
+    fn evict_one(&mut self, fetch: Fetch) -> Option<bool> {
+        let s = self.pick_victim(fetch)?;
         self.cmt.clock = (s as usize + 1) % self.cmt.cap;
         let e = self.cmt.remove(s);
         if e.accessed && self.policy != CacheReplacement::Lru {
@@ -386,78 +317,41 @@ impl Scftl {
         }
         if e.modified {
             for l in e.lpn..=e.end() {
-                self.flash_map[l as usize] = e.ppn_of(l);
+                self.st.flash_map[l as usize] = e.ppn_of(l);
             }
-            self.write_back(ctx, self.tp_of(e.lpn))?;
+            self.batch_update(self.tp_of(e.lpn));
         }
-        Ok(Some(e.modified))
+        Some(e.modified)
     }
 
     /// Batch update: every modified cached entry of translation page `tvpn` goes to flash.
-    fn write_back(&mut self, ctx: &mut FlashCtx, tvpn: u32) -> Result<(), SimError> {
-        let lo = tvpn * self.per_tp;
-        let hi = lo + self.per_tp;
+    fn batch_update(&mut self, tvpn: u32) {
+        let lo = tvpn * self.st.per_tp;
+        let hi = lo + self.st.per_tp;
         let slots: Vec<u32> = self.cmt.index.range(lo..hi).map(|(_, &s)| s).collect();
         for s in slots {
             let e = self.cmt.slots[s as usize];
             if e.modified {
                 for l in e.lpn..=e.end() {
-                    self.flash_map[l as usize] = e.ppn_of(l);
+                    self.st.flash_map[l as usize] = e.ppn_of(l);
                 }
                 self.cmt.slots[s as usize].modified = false;
             }
         }
         self.tpd_mc[tvpn as usize] = 0;
         self.tpd_modified[tvpn as usize] = false;
-        if self.in_gc {
-            self.pending_write_back.insert(tvpn);
-            return Ok(());
-        }
-        self.program_translation(ctx, tvpn, true)
+        self.write_back(tvpn);
     }
 
-    /// Read (if it exists) and rewrite translation page `tvpn`.
-    fn program_translation(&mut self, ctx: &mut FlashCtx, tvpn: u32, may_gc: bool) -> Result<(), SimError> {
-        let prev = ctx.set_tag(Tag::Mapping);
-        let old = self.tpd_ppn[tvpn as usize];
-        if old != NONE {
-            ctx.read(old)?;
-            self.cache.translation_reads += 1;
-        }
-        let ppn = if may_gc { self.allocate(ctx, TRANSLATION)? } else { self.allocate_now(ctx, TRANSLATION)? };
-        ctx.program(ppn, Oob { lpn: tvpn, version: 0, kind: PageKind::Translation })?;
-        let old = self.tpd_ppn[tvpn as usize];
-        if old != NONE {
-            ctx.invalidate(old)?;
-            self.bm.on_invalidate(ctx.flash(), old);
-        }
-        self.tpd_ppn[tvpn as usize] = ppn;
-        self.cache.translation_writes += 1;
-        ctx.set_tag(prev);
-        Ok(())
-    }
-
-    /// Evict (normal fetching) until there is a free slot, unless `lpn` got cached meanwhile
-    /// (a write-back may run GC, which caches the pages it moves). Returns whether a
-    /// modified entry was evicted, and the slot covering `lpn` if it is now cached.
-    fn room_for(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(bool, Option<u32>), SimError> {
-        let mut dirty = false;
-        for _ in 0..=self.cmt.cap + self.geo.pages_per_block as usize {
-            if let Some(s) = self.cmt.find(lpn) {
-                return Ok((dirty, Some(s)));
-            }
-            if self.cmt.free_slots() > 0 {
-                return Ok((dirty, None));
-            }
-            dirty |= self.evict_one(ctx, Fetch::Normal)?.expect("normal fetching can always evict");
-        }
-        unreachable!("scftl: cache does not drain (capacity {})", self.cmt.cap)
+    /// Make a free slot for normal fetching; whether a modified entry was evicted.
+    fn make_room(&mut self) -> bool {
+        self.cmt.free_slots() == 0 && self.evict_one(Fetch::Normal).expect("normal fetching can always evict")
     }
 
     /// The fetch window of `lpn`: up to `fetch_limit` LPNs around it inside its translation page.
     fn window(&self, lpn: Lpn) -> (Lpn, Lpn) {
-        let tp_lo = self.tp_of(lpn) * self.per_tp;
-        let tp_hi = (tp_lo + self.per_tp).min(self.flash_map.len() as u32);
+        let tp_lo = self.tp_of(lpn) * self.st.per_tp;
+        let tp_hi = (tp_lo + self.st.per_tp).min(self.st.flash_map.len() as u32);
         let n = self.fetch_limit;
         let lo = lpn.saturating_sub((n - 1) / 2).max(tp_lo);
         let hi = (lo + n).min(tp_hi);
@@ -467,7 +361,7 @@ impl Scftl {
     /// The run of uncached LPNs around `lpn` in `lo..hi` whose on-flash mappings are
     /// consecutive (at most MAX_CONSECUTIVE + 1 long), as (start, length).
     fn run_at(&self, lpn: Lpn, lo: Lpn, hi: Lpn) -> (Lpn, u32) {
-        let m = &self.flash_map;
+        let m = &self.st.flash_map;
         let linked = |a: Lpn| m[a as usize] != NONE && m[a as usize + 1] == m[a as usize] + 1;
         let (mut start, mut end) = (lpn, lpn);
         while end - start < MAX_CONSECUTIVE && end + 1 < hi && linked(end) && self.cmt.find(end + 1).is_none() {
@@ -479,57 +373,15 @@ impl Scftl {
         (start, end - start + 1)
     }
 
-    /// Look an entry up for the host, fetching it (and its neighbours) on a miss.
-    fn access(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Ppn, SimError> {
-        if let Some(s) = self.cmt.find(lpn) {
-            self.cache.hits += 1;
-            self.cmt.touch(s, true);
-            return Ok(self.cmt.slots[s as usize].ppn_of(lpn));
-        }
-        let (mut dirty, present) = self.room_for(ctx, lpn)?;
-        if let Some(s) = present {
-            self.cmt.touch(s, true);
-            if dirty {
-                self.cache.misses_write_back += 1
-            } else {
-                self.cache.misses_no_penalty += 1
-            }
-            return Ok(self.cmt.slots[s as usize].ppn_of(lpn));
-        }
-        let tvpn = self.tp_of(lpn);
-        let tp = self.tpd_ppn[tvpn as usize];
-        let (lo, hi) = self.window(lpn);
-        if tp != NONE {
-            let prev = ctx.set_tag(Tag::Mapping);
-            ctx.read(tp)?;
-            ctx.set_tag(prev);
-            self.cache.translation_reads += 1;
-        }
-        let (start, len) = if tp == NONE { (lpn, 1) } else { self.run_at(lpn, lo, hi) };
-        let ppn = self.flash_map[start as usize];
-        let s = self.cmt.insert(Entry { lpn: start, ppn, cons: len - 1, modified: false, accessed: false });
-        self.cmt.touch(s, true);
-        if tp != NONE {
-            dirty |= self.spatial_fetch(ctx, lpn, lo, hi)?;
-        }
-        match (dirty, tp != NONE) {
-            (true, _) => self.cache.misses_write_back += 1,
-            (false, true) => self.cache.misses_fetch += 1,
-            (false, false) => self.cache.misses_no_penalty += 1,
-        }
-        // A write-back during spatial fetching may have run GC and moved the page.
-        Ok(self.current(lpn))
-    }
-
     /// Cache the other mapped runs of the window `lo..hi` of `lpn`, nearest first, while
     /// the replacement policy admits a victim. Returns whether a modified entry was evicted.
-    fn spatial_fetch(&mut self, ctx: &mut FlashCtx, lpn: Lpn, lo: Lpn, hi: Lpn) -> Result<bool, SimError> {
+    fn spatial_fetch(&mut self, lpn: Lpn, lo: Lpn, hi: Lpn) -> bool {
         let mut runs = Vec::new();
         let mut l = lo;
         while l < hi {
             if let Some(s) = self.cmt.find(l) {
                 l = self.cmt.slots[s as usize].end() + 1;
-            } else if self.flash_map[l as usize] == NONE {
+            } else if self.st.flash_map[l as usize] == NONE {
                 l += 1;
             } else {
                 let (start, len) = self.run_at(l, l, hi);
@@ -540,38 +392,26 @@ impl Scftl {
         runs.sort_by_key(|&(start, len)| if start > lpn { start - lpn } else { lpn - (start + len - 1) });
         let mut dirty = false;
         for (start, len) in runs {
-            let mut fits = false;
-            for _ in 0..=self.cmt.cap + self.geo.pages_per_block as usize {
-                if self.cmt.free_slots() > 0 {
-                    fits = true;
-                    break;
-                }
-                match self.evict_one(ctx, Fetch::Spatial)? {
+            if self.cmt.free_slots() == 0 {
+                match self.evict_one(Fetch::Spatial) {
                     Some(d) => dirty |= d,
-                    None => return Ok(dirty),
+                    None => return dirty,
                 }
             }
-            if !fits {
-                return Ok(dirty);
-            }
-            // A write-back may have run GC, which caches what it moves: re-derive the run.
-            if self.cmt.find(start).is_some() || self.flash_map[start as usize] == NONE {
-                continue;
-            }
-            let (s0, n) = self.run_at(start, start, start + len);
-            let ppn = self.flash_map[s0 as usize];
+            // Evictions write back only cached entries, so the run's mappings still hold.
+            let ppn = self.st.flash_map[start as usize];
             let accessed = self.policy != CacheReplacement::DNru;
-            let s = self.cmt.insert(Entry { lpn: s0, ppn, cons: n - 1, modified: false, accessed: false });
+            let s = self.cmt.insert(Entry { lpn: start, ppn, cons: len - 1, modified: false, accessed: false });
             self.cmt.touch(s, accessed);
-            self.cache.spatial_entries += 1;
+            self.st.cache.spatial_entries += 1;
         }
-        Ok(dirty)
+        dirty
     }
 
     /// The entry that the update `lpn -> ppn` re-merges into (Fig. 5.2b): the page programmed
     /// just before `ppn` holds `lpn - 1`, whose cached entry ends there at that page.
     fn merge_target(&self, ctx: &FlashCtx, lpn: Lpn, ppn: Ppn) -> Option<u32> {
-        if ppn == NONE || lpn.is_multiple_of(self.per_tp) || self.geo.page_in_block(ppn) == 0 {
+        if ppn == NONE || lpn.is_multiple_of(self.st.per_tp) || self.st.geo.page_in_block(ppn) == 0 {
             return None;
         }
         let prev = ppn - 1;
@@ -589,7 +429,8 @@ impl Scftl {
     fn update(&mut self, ctx: &mut FlashCtx, lpn: Lpn, ppn: Ppn, accessed: bool) -> Result<(bool, bool), SimError> {
         let hit = self.cmt.find(lpn).is_some();
         let mut dirty = false;
-        for _ in 0..=2 * (self.cmt.cap + self.geo.pages_per_block as usize) {
+        // Each pass either applies the update or evicts one entry.
+        for _ in 0..=self.cmt.cap {
             let cover = self.cmt.find(lpn);
             let merge = self.merge_target(ctx, lpn, ppn).filter(|&p| Some(p) != cover);
             let newly_modified = cover.is_none_or(|s| !self.cmt.slots[s as usize].modified);
@@ -607,7 +448,7 @@ impl Scftl {
                 }
             };
             if self.cmt.free_slots() < need {
-                dirty |= self.evict_one(ctx, Fetch::Normal)?.expect("normal fetching can always evict");
+                dirty |= self.evict_one(Fetch::Normal).expect("normal fetching can always evict");
                 continue;
             }
             let tvpn = self.tp_of(lpn);
@@ -630,7 +471,7 @@ impl Scftl {
                 } else if lpn == e.lpn {
                     // (b) head update.
                     self.cmt.drop_head(s);
-                    self.cache.splits += 1;
+                    self.st.cache.splits += 1;
                     if merge.is_none() {
                         let n = self.cmt.insert(single);
                         self.cmt.touch(n, accessed);
@@ -638,14 +479,14 @@ impl Scftl {
                 } else if lpn == e.end() {
                     // (c) tail update.
                     self.cmt.slots[s as usize].cons -= 1;
-                    self.cache.splits += 1;
+                    self.st.cache.splits += 1;
                     let n = self.cmt.insert(single);
                     self.cmt.touch(n, accessed);
                 } else {
                     // (d) middle update: head, the updated entry, tail.
                     let tail = Entry { lpn: lpn + 1, ppn: e.ppn_of(lpn + 1), cons: e.end() - lpn - 1, ..e };
                     self.cmt.slots[s as usize].cons = lpn - e.lpn - 1;
-                    self.cache.splits += 1;
+                    self.st.cache.splits += 1;
                     let t = self.cmt.insert(tail);
                     self.cmt.touch(t, false);
                     let n = self.cmt.insert(single);
@@ -660,134 +501,83 @@ impl Scftl {
                 e.cons += 1;
                 e.modified = true;
                 self.cmt.touch(p, accessed);
-                self.cache.merges += 1;
+                self.st.cache.merges += 1;
             }
             return Ok((hit, dirty));
         }
         unreachable!("scftl: update of lpn {lpn} does not find room")
     }
-
-    /// Round-robin plane of `stream`: host and translation pages keep their own pointers, so
-    /// a fixed number of write-backs per host write cannot pile host data on one plane.
-    fn next_plane(&mut self, stream: u32) -> PlaneId {
-        let p = self.next_plane[stream as usize];
-        self.next_plane[stream as usize] = (p + 1) % self.geo.planes();
-        p
-    }
-
-    /// A page of `stream` after foreground GC made room.
-    fn allocate(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Ppn, SimError> {
-        let plane = self.next_plane(stream);
-        self.ensure_space(ctx, plane)?;
-        self.bm.allocate(ctx.flash(), plane, stream)
-    }
-
-    /// A page of `stream` without GC (used while GC's deferred write-backs are flushed).
-    /// Prefers planes whose open block has room, then planes that keep two free blocks after
-    /// opening one; when every plane is low, it collects first (as `dftl`).
-    fn allocate_now(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Ppn, SimError> {
-        let planes = self.geo.planes();
-        let ppb = self.geo.pages_per_block;
-        let start = self.next_plane[stream as usize];
-        let has_room =
-            |f: &Scftl, p: PlaneId| f.bm.active(p, stream).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
-        let pick = (0..planes)
-            .map(|i| (start + i) % planes)
-            .find(|&p| has_room(self, p))
-            .or_else(|| (0..planes).map(|i| (start + i) % planes).find(|&p| self.bm.free_blocks(p) >= 3));
-        match pick {
-            Some(p) => {
-                self.next_plane[stream as usize] = (p + 1) % planes;
-                self.bm.allocate(ctx.flash(), p, stream)
-            }
-            // Every plane is low: collect first (flushes run outside GC, so this nests once).
-            None => {
-                assert!(!self.in_gc, "allocate_now inside GC with every plane low");
-                self.allocate(ctx, stream)
-            }
-        }
-    }
-
-    fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
-        let mut mover = Mover { ftl: self };
-        let s = job.step(ctx, &mut mover)?;
-        if s == GcStep::Erased {
-            self.bm.release(ctx.flash(), job.victim);
-        }
-        Ok(s)
-    }
-
-    fn ensure_space(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<(), SimError> {
-        if self.in_gc || self.bm.free_blocks(plane) >= self.threshold {
-            return Ok(());
-        }
-        let prev = ctx.set_tag(Tag::Gc);
-        self.in_gc = true;
-        let mut collections = 0;
-        while self.bm.free_blocks(plane) < self.threshold {
-            collections += 1;
-            let limit = self.geo.pages_per_block * (self.threshold + 1) + self.geo.blocks_per_plane;
-            assert!(collections <= limit, "scftl: gc on plane {plane} makes no progress in {limit} collections");
-            let mut job = match self.bm.next_job(&mut self.jobs[plane as usize], ctx.flash(), plane, true) {
-                Some(j) => j,
-                None if self.bm.free_blocks(plane) > 0 => break,
-                None => {
-                    return Err(SimError::Ftl(format!("scftl: plane {plane} has no free block and nothing to reclaim")))
-                }
-            };
-            let mut steps = 0;
-            while self.step(ctx, &mut job)? == GcStep::Moved {
-                steps += 1;
-                assert!(steps <= self.geo.pages_per_block, "gc job does not end");
-            }
-            self.gc.foreground_collections += 1;
-        }
-        self.in_gc = false;
-        ctx.set_tag(prev);
-        self.flush_pending(ctx)
-    }
-
-    fn flush_pending(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
-        while let Some(tvpn) = self.pending_write_back.pop_first() {
-            self.program_translation(ctx, tvpn, false)?;
-        }
-        Ok(())
-    }
 }
 
-/// GC relocation: data pages remap through the cache, translation pages through the TPD.
-struct Mover<'a> {
-    ftl: &'a mut Scftl,
-}
+impl DemandFtl for Scftl {
+    fn state(&self) -> &DemandState {
+        &self.st
+    }
 
-impl Relocate for Mover<'_> {
-    fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
-        let f = &mut *self.ftl;
-        let plane = f.geo.plane_of(src);
-        // One GC destination for data and translation pages alike (as `dftl`): a collection
-        // then opens at most the one block its erase gives back.
-        let dst = f.bm.allocate(ctx.flash(), plane, GC)?;
-        ctx.copy(src, dst, f.copyback && !ctx.flash().copyback_same_parity())?;
-        ctx.invalidate(src)?;
-        f.bm.on_invalidate(ctx.flash(), src);
-        f.gc.pages_moved += 1;
-        match oob.kind {
-            PageKind::Translation => {
-                assert_eq!(f.tpd_ppn[oob.lpn as usize], src, "translation page {} moved from a stale copy", oob.lpn);
-                f.tpd_ppn[oob.lpn as usize] = dst;
+    fn state_mut(&mut self) -> &mut DemandState {
+        &mut self.st
+    }
+
+    fn current(&self, lpn: Lpn) -> Ppn {
+        match self.cmt.find(lpn) {
+            Some(s) => self.cmt.slots[s as usize].ppn_of(lpn),
+            None => self.st.flash_map[lpn as usize],
+        }
+    }
+
+    /// Look an entry up for the host, fetching it (and its neighbours) on a miss.
+    fn access(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Ppn, SimError> {
+        if let Some(s) = self.cmt.find(lpn) {
+            self.st.cache.hits += 1;
+            self.cmt.touch(s, true);
+            return Ok(self.cmt.slots[s as usize].ppn_of(lpn));
+        }
+        let mut dirty = self.make_room();
+        // Programming the victim's write-back may run GC, which caches the pages it moves:
+        // perhaps `lpn`, perhaps into the slot just freed.
+        self.flush_write_backs(ctx, true)?;
+        if let Some(s) = self.cmt.find(lpn) {
+            self.cmt.touch(s, true);
+            let c = &mut self.st.cache;
+            if dirty {
+                c.misses_write_back += 1
+            } else {
+                c.misses_no_penalty += 1
             }
-            _ => {
-                assert_eq!(f.current(oob.lpn), src, "lpn {} moved from a stale copy", oob.lpn);
-                // The new PPN is known: a miss fetches nothing (Sec. 5.2.1).
-                let (hit, dirty) = f.update(ctx, oob.lpn, dst, false)?;
-                if hit {
-                    f.cache.hits += 1
-                } else if dirty {
-                    f.cache.misses_write_back += 1
-                } else {
-                    f.cache.misses_no_penalty += 1
-                }
-            }
+            return Ok(self.cmt.slots[s as usize].ppn_of(lpn));
+        }
+        dirty |= self.make_room();
+        let (lo, hi) = self.window(lpn);
+        let fetched = self.st.fetch(ctx, self.tp_of(lpn))?;
+        let (start, len) = if fetched { self.run_at(lpn, lo, hi) } else { (lpn, 1) };
+        let ppn = self.st.flash_map[start as usize];
+        let s = self.cmt.insert(Entry { lpn: start, ppn, cons: len - 1, modified: false, accessed: false });
+        self.cmt.touch(s, true);
+        if fetched {
+            dirty |= self.spatial_fetch(lpn, lo, hi);
+        }
+        match (dirty, fetched) {
+            (true, _) => self.st.cache.misses_write_back += 1,
+            (false, true) => self.st.cache.misses_fetch += 1,
+            (false, false) => self.st.cache.misses_no_penalty += 1,
+        }
+        Ok(self.current(lpn))
+    }
+
+    fn remap(&mut self, ctx: &mut FlashCtx, lpn: Lpn, ppn: Ppn) -> Result<(), SimError> {
+        self.update(ctx, lpn, ppn, true).map(|_| ())
+    }
+
+    fn relocated(&mut self, ctx: &mut FlashCtx, lpn: Lpn, dst: Ppn) -> Result<(), SimError> {
+        // The new PPN is known: a miss fetches nothing (Sec. 5.2.1).
+        let (hit, dirty) = self.update(ctx, lpn, dst, false)?;
+        let c = &mut self.st.cache;
+        if hit {
+            c.hits += 1
+        } else if dirty {
+            c.misses_write_back += 1
+        } else {
+            c.misses_no_penalty += 1
         }
         Ok(())
     }
@@ -799,37 +589,15 @@ impl Ftl for Scftl {
     }
 
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
-        let ppn = self.access(ctx, lpn)?;
-        if ppn == NONE {
-            return Ok(None);
-        }
-        let oob = ctx.read(ppn)?;
-        assert_eq!(oob.lpn, lpn, "page {ppn} mapped for lpn {lpn} holds lpn {}", oob.lpn);
-        Ok(Some(oob.version))
+        self.host_read(ctx, lpn)
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
-        self.access(ctx, lpn)?;
-        let ppn = self.allocate(ctx, HOST)?;
-        // GC during the allocation may have moved the old copy: invalidate where it is now.
-        let old = self.current(lpn);
-        if old != NONE {
-            ctx.invalidate(old)?;
-            self.bm.on_invalidate(ctx.flash(), old);
-        }
-        ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
-        self.update(ctx, lpn, ppn, true)?;
-        Ok(())
+        self.host_write(ctx, lpn, version)
     }
 
     fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
-        let old = self.access(ctx, lpn)?;
-        if old != NONE {
-            ctx.invalidate(old)?;
-            self.bm.on_invalidate(ctx.flash(), old);
-            self.update(ctx, lpn, NONE, true)?;
-        }
-        Ok(())
+        self.host_trim(ctx, lpn)
     }
 
     fn background_step(&mut self, _ctx: &mut FlashCtx) -> Result<bool, SimError> {
@@ -838,29 +606,15 @@ impl Ftl for Scftl {
     }
 
     fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        let mut job = match self.bm.next_job(&mut self.jobs[plane as usize], ctx.flash(), plane, false) {
-            Some(j) => j,
-            None => return Ok(false),
-        };
-        let prev = ctx.set_tag(Tag::Gc);
-        self.in_gc = true;
-        let r = self.step(ctx, &mut job);
-        self.in_gc = false;
-        ctx.set_tag(prev);
-        match r? {
-            GcStep::Moved => self.jobs[plane as usize] = Some(job),
-            GcStep::Erased => self.gc.background_collections += 1,
-        }
-        self.flush_pending(ctx)?;
-        Ok(true)
+        self.collect_step(ctx, plane)
     }
 
     fn gc_counts(&self) -> GcCounts {
-        self.gc.clone()
+        self.st.gc.clone()
     }
 
     fn free_blocks(&self) -> u64 {
-        self.bm.free_blocks_total()
+        self.st.bm.free_blocks_total()
     }
 
     fn mapping_sram_bytes(&self) -> u64 {
@@ -868,44 +622,31 @@ impl Ftl for Scftl {
     }
 
     fn begin_measurement(&mut self) {
-        self.cache = CacheCounts::default();
+        self.st.cache = CacheCounts::default();
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
-        let c = &self.cache;
-        let accesses = c.hits + c.misses_no_penalty + c.misses_fetch + c.misses_write_back;
-        let share = |n: u64| if accesses == 0 { 0.0 } else { n as f64 / accesses as f64 };
+        let c = &self.st.cache;
         let mut m = serde_json::Map::new();
-        let mut put = |k: &str, v: serde_json::Value| {
-            m.insert(k.to_string(), v);
-        };
-        put("cache_accesses", accesses.into());
-        put("cache_hits", c.hits.into());
-        put("cache_misses_no_penalty", c.misses_no_penalty.into());
-        put("cache_misses_fetch", c.misses_fetch.into());
-        put("cache_misses_write_back", c.misses_write_back.into());
-        put("cache_hit_ratio", share(c.hits).into());
-        put("cache_miss_ratio", (1.0 - share(c.hits)).into());
-        put("translation_pages_read", c.translation_reads.into());
-        put("translation_pages_written", c.translation_writes.into());
-        put("cmt_spatial_entries", c.spatial_entries.into());
-        put("cmt_splits", c.splits.into());
-        put("cmt_merges", c.merges.into());
-        put("sram_tpd_bytes", self.tpd_bytes.into());
-        put("sram_cmt_bytes", self.cmt_bytes.into());
-        put("sram_gc_metadata_bytes", self.gc_metadata_bytes.into());
-        put("cmt_entries", (self.cmt.cap as u64).into());
+        c.put_metrics(&mut m);
+        m.insert("cmt_spatial_entries".into(), c.spatial_entries.into());
+        m.insert("cmt_splits".into(), c.splits.into());
+        m.insert("cmt_merges".into(), c.merges.into());
+        m.insert("sram_tpd_bytes".into(), self.tpd_bytes.into());
+        m.insert("sram_cmt_bytes".into(), self.cmt_bytes.into());
+        m.insert("sram_gc_metadata_bytes".into(), self.st.gc_metadata_bytes().into());
+        m.insert("cmt_entries".into(), (self.cmt.cap as u64).into());
         let policy = match self.policy {
             CacheReplacement::Lru => "lru",
             CacheReplacement::Nru => "nru",
             CacheReplacement::DNru => "d-nru",
         };
-        put("cmt_replacement", policy.into());
+        m.insert("cmt_replacement".into(), policy.into());
         m
     }
 
     fn check_invariants(&self, flash: &FlashArray) {
-        self.bm.check_invariants(flash);
+        self.st.check_invariants(flash, |lpn| self.current(lpn));
         assert_eq!(self.cmt.index.len(), self.cmt.cap - self.cmt.free.len(), "cmt index and slots disagree");
         let mut last_end: Option<Lpn> = None;
         for (&start, &s) in &self.cmt.index {
@@ -917,38 +658,18 @@ impl Ftl for Scftl {
             assert!(!e.modified || self.tpd_modified[self.tp_of(e.lpn) as usize], "modified {e:?}, TPD clean");
             if !e.modified {
                 for l in e.lpn..=e.end() {
-                    assert_eq!(self.flash_map[l as usize], e.ppn_of(l), "clean entry {e:?} differs at {l}");
+                    assert_eq!(self.st.flash_map[l as usize], e.ppn_of(l), "clean entry {e:?} differs at {l}");
                 }
             }
             last_end = Some(e.end());
         }
-        let mut mapped = 0u64;
-        for lpn in 0..self.flash_map.len() as Lpn {
-            let ppn = self.current(lpn);
-            if ppn == NONE {
-                continue;
-            }
-            mapped += 1;
-            assert!(flash.is_valid(ppn), "lpn {lpn} maps to invalid page {ppn}");
-            assert_eq!(flash.read(ppn).expect("mapped page readable").lpn, lpn, "page {ppn} holds another lpn");
-        }
-        let mut tps = 0u64;
-        for (tvpn, &ppn) in self.tpd_ppn.iter().enumerate() {
-            if ppn != NONE {
-                tps += 1;
-                let oob = flash.read(ppn).expect("translation page readable");
-                assert_eq!((oob.kind, oob.lpn as usize), (PageKind::Translation, tvpn), "tpd {tvpn} -> page {ppn}");
-            }
-        }
-        let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
-        assert_eq!(mapped + tps, valid, "mapped data {mapped} + translation pages {tps} != valid pages {valid}");
-        assert!(self.pending_write_back.is_empty(), "write-backs left pending after GC");
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ftlsim_core::flash::Oob;
     use ftlsim_core::ftl::FlashCounts;
 
     /// 4 planes of 32 blocks of 16 pages of 4 KiB (1,024 entries per translation page).
@@ -991,7 +712,7 @@ mapping_cache_bytes = {cache_bytes}
     fn put(f: &mut Scftl, e: Entry) -> u32 {
         if !e.modified {
             for l in e.lpn..=e.end() {
-                f.flash_map[l as usize] = e.ppn_of(l);
+                f.st.flash_map[l as usize] = e.ppn_of(l);
             }
         } else {
             let tp = f.tp_of(e.lpn) as usize;
@@ -1021,7 +742,7 @@ mapping_cache_bytes = {cache_bytes}
             // PPN 16 is the first page of block 1: no previously programmed page to merge with.
             assert_eq!(f.update(ctx, 5, 16, true).unwrap(), (true, false));
             assert_eq!(entries(f), vec![(5, 16, 0, true)]);
-            assert_eq!((f.cache.splits, f.cache.merges, f.modified_counter(0)), (0, 0, 1));
+            assert_eq!((f.st.cache.splits, f.st.cache.merges, f.modified_counter(0)), (0, 0, 1));
         });
     }
 
@@ -1031,7 +752,7 @@ mapping_cache_bytes = {cache_bytes}
             put(f, entry(8, 40, 3, false, false));
             f.update(ctx, 8, 16, true).unwrap();
             assert_eq!(entries(f), vec![(8, 16, 0, true), (9, 41, 2, false)]);
-            assert_eq!(f.cache.splits, 1);
+            assert_eq!(f.st.cache.splits, 1);
         });
     }
 
@@ -1078,7 +799,7 @@ mapping_cache_bytes = {cache_bytes}
             // Head update of 8..=10 at PPN 1 joins LPN 7's entry instead of a new one.
             f.update(ctx, 8, 1, true).unwrap();
             assert_eq!(entries(f), vec![(7, 0, 1, true), (9, 41, 1, false)]);
-            assert_eq!((f.cache.splits, f.cache.merges), (1, 1));
+            assert_eq!((f.st.cache.splits, f.st.cache.merges), (1, 1));
             // A single-entry update merges and frees its slot; the next sequential write too.
             ctx.program(2, Oob { lpn: 9, version: 1, kind: PageKind::Data }).unwrap();
             f.update(ctx, 9, 2, true).unwrap();
@@ -1098,7 +819,7 @@ mapping_cache_bytes = {cache_bytes}
             put(f, entry(7, 0, 0, true, true));
             f.update(ctx, 8, 1, true).unwrap();
             assert_eq!(entries(f), vec![(7, 0, 0, true), (8, 1, 0, true)]);
-            assert_eq!(f.cache.merges, 0);
+            assert_eq!(f.st.cache.merges, 0);
         });
     }
 
@@ -1181,11 +902,11 @@ mapping_cache_bytes = {cache_bytes}
 
     #[test]
     fn recently_accessed_bits_clear_when_a_victim_had_a_set() {
-        with_ctx(9 * 2, |f, ctx| {
+        with_ctx(9 * 2, |f, _| {
             put(f, entry(1, 1, 0, false, true));
             put(f, entry(2, 2, 0, false, true));
             // Every entry is recently accessed: the victim has A set, and the rest lose A.
-            assert_eq!(f.evict_one(ctx, Fetch::Normal).unwrap(), Some(false));
+            assert_eq!(f.evict_one(Fetch::Normal), Some(false));
             assert!(f.cached_entries().iter().all(|e| !e.4));
         });
     }
@@ -1198,23 +919,23 @@ mapping_cache_bytes = {cache_bytes}
             assert_eq!(f.window(1023), (960, 1024), "slid inside the translation page");
             // Translation page 0 on flash; LPNs 0..=99 mapped, runs of 4 consecutive PPNs.
             ctx.program(0, Oob { lpn: 0, version: 0, kind: PageKind::Translation }).unwrap();
-            f.tpd_ppn[0] = 0;
+            f.st.directory[0] = 0;
             for l in 0..100u32 {
-                f.flash_map[l as usize] = 1000 + (l / 4) * 10 + l % 4;
+                f.st.flash_map[l as usize] = 1000 + (l / 4) * 10 + l % 4;
             }
             assert_eq!(f.access(ctx, 50).unwrap(), 1000 + 120 + 2);
-            assert_eq!(f.cache.misses_fetch, 1);
-            assert_eq!(f.cache.translation_reads, 1);
+            assert_eq!(f.st.cache.misses_fetch, 1);
+            assert_eq!(f.st.cache.translation_reads, 1);
             let got = entries(f);
             // Window 19..=82: runs 19 (tail of 16..19), 20..23, ..., 80..82: 1 + 15 + 1 entries.
             assert_eq!(got.len(), 17);
             assert_eq!(got[0], (19, 1000 + 40 + 3, 0, false));
             assert_eq!(got[16], (80, 1200, 2, false));
-            assert_eq!(f.cache.spatial_entries, 16);
+            assert_eq!(f.st.cache.spatial_entries, 16);
             // The requested entry is recently accessed, the spatially fetched ones are not.
             assert!(f.cached_entries().iter().all(|e| e.4 == (e.0 == 48)));
             assert_eq!(f.access(ctx, 21).unwrap(), 1051);
-            assert_eq!(f.cache.hits, 1);
+            assert_eq!(f.st.cache.hits, 1);
         });
     }
 }

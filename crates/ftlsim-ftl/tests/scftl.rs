@@ -139,7 +139,7 @@ fn cache_classes_are_counted() {
     // LPN 1 was written back with LPN 0 and evicted later: fetching it reads the translation
     // page, the victim (clean, batch-updated) costs no write-back.
     assert_eq!(f.read(&mut ctx, 1).unwrap(), Some(2));
-    assert_eq!(f.cache_counts().misses_fetch + f.cache_counts().misses_write_back, 2);
+    assert_eq!(f.cache_counts().misses_fetch + f.cache_counts().misses_write_back, 2, "{:?}", f.cache_counts());
     assert!(f.cache_counts().translation_reads >= 1);
     f.check_invariants(&flash);
 }
