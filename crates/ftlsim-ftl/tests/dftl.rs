@@ -5,10 +5,7 @@ mod util;
 
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
-use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::presets;
-use ftlsim_core::sim::{Precondition, Replay, RunOptions};
-use ftlsim_core::workload::{Generator, WorkloadSpec};
 use ftlsim_ftl::dftl::Dftl;
 use proptest::prelude::*;
 use util::small_config;
@@ -24,48 +21,9 @@ fn run(
     victim: &str,
     open_loop: bool,
 ) -> Result<(), String> {
-    let extra = format!(
-        "[ftl]\nname = \"{ftl}\"\nmapping_cache_bytes = {cache_bytes}\ngc_victim = \"{victim}\"\n[host]\nqueue_depth = 8"
-    );
-    // 512-byte pages: 128 entries per translation page, so the small drive has several.
-    let mut cfg = small_config(64, 16, 0.3, &extra);
-    cfg.geometry.page_size_bytes = 512;
-    let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
-    let mut sim = ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?;
-    sim.precondition(&Precondition { fill: 1.0, steady_state: true, max_overwrite_passes: 1.0, seed })
-        .map_err(|e| e.to_string())?;
-    let arrival = if open_loop { "poisson:400us" } else { "closed:8" };
-    let spec = WorkloadSpec::parse(&format!(
-        "pattern={pattern},read={read},trim={trim},size=512@4|1k@1|4k@1,align=512,arrival={arrival},requests=3000"
-    ))
-    .map_err(|e| e.to_string())?;
-    let bytes = sim.derived().logical_bytes;
-    let mut gen = Generator::new(&spec, bytes, seed).map_err(|e| e.to_string())?.map(Ok);
-    let replay = if open_loop { Replay::Open { time_scale: 1.0 } } else { Replay::Closed { queue_depth: 8 } };
-    let r = sim
-        .run(
-            &mut gen,
-            &RunOptions { replay, check_every: 53, interval_ns: 0, ..RunOptions::default() },
-            &mut NoObserver,
-        )
-        .map_err(|e| e.to_string())?;
-    if r.host.writes > 100 && r.flash.programs.mapping == 0 {
-        return Err("a tiny cache must write translation pages back".into());
-    }
-    sim.check_invariants();
-    let back = RunOptions { replay: Replay::Closed { queue_depth: 4 }, interval_ns: 0, ..RunOptions::default() };
-    // One sector per logical page of 512 bytes.
-    let reqs = (0..logical).map(|p| {
-        Ok(ftlsim_core::host::Request {
-            arrival_ns: 0,
-            device: 0,
-            offset_sector: u64::from(p),
-            sectors: 1,
-            op: ftlsim_core::host::IoOp::Read,
-        })
-    });
-    sim.run(&mut reqs.into_iter(), &back, &mut NoObserver).map_err(|e| e.to_string())?;
-    Ok(())
+    let lines = format!("name = \"{ftl}\"\nmapping_cache_bytes = {cache_bytes}\ngc_victim = \"{victim}\"");
+    // 512-byte pages: 128 entries per translation page.
+    util::run_demand(&lines, 512, seed, pattern, read, trim, open_loop)
 }
 
 proptest! {

@@ -5,22 +5,12 @@
 mod util;
 
 use ftlsim_core::config::CacheReplacement as Replacement;
-use ftlsim_core::config::DriveConfig;
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
-use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::presets;
-use ftlsim_core::sim::{Precondition, Replay, RunOptions, Simulator};
-use ftlsim_core::workload::{Generator, WorkloadSpec};
 use ftlsim_ftl::scftl::Scftl;
 use proptest::prelude::*;
 use util::small_config;
-
-fn simulator(mut cfg: DriveConfig, policy: Replacement) -> Result<Simulator, String> {
-    cfg.ftl.scftl.replacement = policy;
-    let ftl = Scftl::new(&cfg).map_err(|e| e.to_string())?;
-    Simulator::new(cfg, Box::new(ftl), true).map_err(|e| e.to_string())
-}
 
 #[allow(clippy::too_many_arguments)]
 fn run(
@@ -33,49 +23,16 @@ fn run(
     victim: &str,
     open_loop: bool,
 ) -> Result<(), String> {
-    let extra = format!(
-        "[ftl]\nname = \"scftl\"\nmapping_cache_bytes = {cache_bytes}\ngc_victim = \"{victim}\"\n[host]\nqueue_depth = 8"
+    let policy = match policy {
+        Replacement::Lru => "lru",
+        Replacement::Nru => "nru",
+        Replacement::DNru => "d-nru",
+    };
+    let lines = format!(
+        "name = \"scftl\"\nmapping_cache_bytes = {cache_bytes}\ngc_victim = \"{victim}\"\n[ftl.scftl]\nreplacement = \"{policy}\""
     );
-    // 2 KiB pages: 512 entries per translation page, so the small drive has several.
-    let mut cfg = small_config(64, 16, 0.3, &extra);
-    cfg.geometry.page_size_bytes = 512;
-    let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
-    let mut sim = simulator(cfg, policy)?;
-    sim.precondition(&Precondition { fill: 1.0, steady_state: true, max_overwrite_passes: 1.0, seed })
-        .map_err(|e| e.to_string())?;
-    let arrival = if open_loop { "poisson:400us" } else { "closed:8" };
-    let spec = WorkloadSpec::parse(&format!(
-        "pattern={pattern},read={read},trim={trim},size=512@4|1k@1|4k@1,align=512,arrival={arrival},requests=3000"
-    ))
-    .map_err(|e| e.to_string())?;
-    let bytes = sim.derived().logical_bytes;
-    let mut gen = Generator::new(&spec, bytes, seed).map_err(|e| e.to_string())?.map(Ok);
-    let replay = if open_loop { Replay::Open { time_scale: 1.0 } } else { Replay::Closed { queue_depth: 8 } };
-    let r = sim
-        .run(
-            &mut gen,
-            &RunOptions { replay, check_every: 53, interval_ns: 0, ..RunOptions::default() },
-            &mut NoObserver,
-        )
-        .map_err(|e| e.to_string())?;
-    if r.host.writes > 100 && r.flash.programs.mapping == 0 {
-        return Err("a tiny cache must write translation pages back".into());
-    }
-    sim.check_invariants();
-    let back = RunOptions { replay: Replay::Closed { queue_depth: 4 }, interval_ns: 0, ..RunOptions::default() };
-    // One sector per logical page of 512 bytes.
-    let reqs = (0..logical).map(|p| {
-        Ok(ftlsim_core::host::Request {
-            arrival_ns: 0,
-            device: 0,
-            offset_sector: u64::from(p),
-            sectors: 1,
-            op: ftlsim_core::host::IoOp::Read,
-        })
-    });
-    sim.run(&mut reqs.into_iter(), &back, &mut NoObserver).map_err(|e| e.to_string())?;
-    sim.check_invariants();
-    Ok(())
+    // 2 KiB pages: 512 entries per translation page.
+    util::run_demand(&lines, 2048, seed, pattern, read, trim, open_loop)
 }
 
 proptest! {

@@ -41,10 +41,56 @@ t_bers_ns = 1500000
     DriveConfig::from_toml(&text, "test config").unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
-/// Read every logical page once, in order, one page per request.
+/// Read every logical page of 4 KiB once, in order, one page per request.
 pub fn read_all(logical_pages: u32) -> impl Iterator<Item = Result<Request, SimError>> {
-    (0..logical_pages)
-        .map(|p| Ok(Request { arrival_ns: 0, device: 0, offset_sector: u64::from(p) * 8, sectors: 8, op: IoOp::Read }))
+    read_every_page(logical_pages, 8)
+}
+
+/// Read every logical page of `spp` sectors once, in order, one page per request.
+pub fn read_every_page(logical_pages: u32, spp: u32) -> impl Iterator<Item = Result<Request, SimError>> {
+    (0..logical_pages).map(move |p| {
+        Ok(Request { arrival_ns: 0, device: 0, offset_sector: u64::from(p * spp), sectors: spp, op: IoOp::Read })
+    })
+}
+
+/// One data-oracle run of a demand-based FTL with a tiny cache: a 64-block drive with
+/// `page_size`-byte pages (small pages give several translation pages), filled to steady
+/// state, then 3,000 requests of 1-8 sectors checked read by read and by the invariants,
+/// then every page read back. `ftl` holds the `[ftl]` lines (name, cache, victim policy).
+/// The run must write translation pages back, or the cache was not tiny.
+pub fn run_demand(
+    ftl: &str,
+    page_size: u32,
+    seed: u64,
+    pattern: &str,
+    read: f64,
+    trim: f64,
+    open_loop: bool,
+) -> Result<(), String> {
+    let mut cfg = small_config(64, 16, 0.3, &format!("[ftl]\n{ftl}\n[host]\nqueue_depth = 8"));
+    cfg.geometry.page_size_bytes = page_size;
+    let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
+    let mut sim = ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?;
+    sim.precondition(&Precondition { fill: 1.0, steady_state: true, max_overwrite_passes: 1.0, seed })
+        .map_err(|e| e.to_string())?;
+    let arrival = if open_loop { "poisson:400us" } else { "closed:8" };
+    let spec = WorkloadSpec::parse(&format!(
+        "pattern={pattern},read={read},trim={trim},size=512@4|1k@1|4k@1,align=512,arrival={arrival},requests=3000"
+    ))
+    .map_err(|e| e.to_string())?;
+    let bytes = sim.derived().logical_bytes;
+    let mut gen = Generator::new(&spec, bytes, seed).map_err(|e| e.to_string())?.map(Ok);
+    let replay = if open_loop { Replay::Open { time_scale: 1.0 } } else { Replay::Closed { queue_depth: 8 } };
+    let opts = RunOptions { replay, check_every: 53, interval_ns: 0, ..RunOptions::default() };
+    let r = sim.run(&mut gen, &opts, &mut NoObserver).map_err(|e| e.to_string())?;
+    if r.host.writes > 100 && r.flash.programs.mapping == 0 {
+        return Err("a tiny cache must write translation pages back".into());
+    }
+    sim.check_invariants();
+    let back = RunOptions { replay: Replay::Closed { queue_depth: 4 }, interval_ns: 0, ..RunOptions::default() };
+    sim.run(&mut read_every_page(logical, page_size / 512), &back, &mut NoObserver).map_err(|e| e.to_string())?;
+    sim.check_invariants();
+    Ok(())
 }
 
 /// The workload and preconditioning of one randomised data-oracle run.
