@@ -3,6 +3,8 @@
 
 mod ascii;
 mod csvs;
+#[cfg(test)]
+mod testing;
 mod text;
 
 use super::{LineParser, ParserOptions, TraceFormat};

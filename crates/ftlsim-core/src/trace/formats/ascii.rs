@@ -245,33 +245,11 @@ fn parse_flags(text: &str, field: &'static str) -> Result<u64, FieldError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{bad, p, r, rec, sample, tally};
     use super::*;
     use proptest::prelude::*;
 
     const FORMATS: [TraceFormat; 3] = [TraceFormat::SsdSim, TraceFormat::MqSim, TraceFormat::DiskSim];
-
-    fn p(format: TraceFormat) -> Box<dyn LineParser> {
-        parser(format, &ParserOptions::default()).expect("format of this module")
-    }
-
-    fn rec(format: TraceFormat, line: &str) -> TraceRecord {
-        match p(format).parse(line) {
-            Ok(Some(r)) => r,
-            other => panic!("{format} {line:?}: {other:?}"),
-        }
-    }
-
-    /// The field a bad line is blamed on.
-    fn bad(format: TraceFormat, line: &str) -> &'static str {
-        match p(format).parse(line) {
-            Err(e) => e.field,
-            other => panic!("{format} {line:?} should fail, got {other:?}"),
-        }
-    }
-
-    fn r(time_ns: u64, device: u32, offset_sector: u64, sectors: u32, op: IoOp) -> TraceRecord {
-        TraceRecord { time_ns, device, offset_sector, sectors, op }
-    }
 
     #[test]
     fn only_this_modules_formats() {
@@ -405,27 +383,6 @@ mod tests {
         assert_eq!(bad(f, "1.0 0 3 8 1 2"), "line");
     }
 
-    /// Requests, reads, bytes (sectors * 512) and skipped lines of a sample trace, each line
-    /// asserted to parse; also checks timestamps are non-decreasing in this sample.
-    fn tally(format: TraceFormat, file: &str) -> (u64, u64, u64, u64) {
-        let path = format!("{}/../../../shared/traces/{file}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        let mut parser = p(format);
-        let (mut n, mut reads, mut bytes, mut skipped) = (0, 0, 0, 0);
-        for (i, line) in text.lines().enumerate() {
-            match parser.parse(line) {
-                Ok(Some(rec)) => {
-                    n += 1;
-                    reads += u64::from(rec.op == IoOp::Read);
-                    bytes += u64::from(rec.sectors) * 512;
-                }
-                Ok(None) => skipped += 1,
-                Err(e) => panic!("{file}:{}: {e:?}", i + 1),
-            }
-        }
-        (n, reads, bytes, skipped)
-    }
-
     #[test]
     fn real_financial1_ssdsim() {
         // awk '{n++; if($5==1) r++; s+=$4*512} END {printf "%d %d %d\n", n, r, s}' \
@@ -458,8 +415,7 @@ mod tests {
     #[test]
     fn real_disksim_times_are_exact() {
         // First and last lines: 13.191135 ms and 1532949.045363 ms.
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/disksim-validate.ascii");
-        let text = std::fs::read_to_string(path).expect("sample trace");
+        let text = sample("disksim-validate.ascii");
         let mut parser = p(TraceFormat::DiskSim);
         let times: Vec<u64> = text.lines().filter_map(|l| parser.parse(l).ok().flatten()).map(|r| r.time_ns).collect();
         assert_eq!(times.first(), Some(&13_191_135));

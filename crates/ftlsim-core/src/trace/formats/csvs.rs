@@ -200,34 +200,12 @@ impl LineParser for TencentParser {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{bad, p, r, rec, sample, tally};
     use super::*;
     use proptest::prelude::*;
 
     const FORMATS: [TraceFormat; 4] =
         [TraceFormat::UmassSpc, TraceFormat::Msr, TraceFormat::Systor17, TraceFormat::TencentCbs];
-
-    fn p(format: TraceFormat) -> Box<dyn LineParser> {
-        parser(format, &ParserOptions::default()).expect("format of this module")
-    }
-
-    fn rec(format: TraceFormat, line: &str) -> TraceRecord {
-        match p(format).parse(line) {
-            Ok(Some(r)) => r,
-            other => panic!("{format} {line:?}: {other:?}"),
-        }
-    }
-
-    /// The field a bad line is blamed on.
-    fn bad(format: TraceFormat, line: &str) -> &'static str {
-        match p(format).parse(line) {
-            Err(e) => e.field,
-            other => panic!("{format} {line:?} should fail, got {other:?}"),
-        }
-    }
-
-    fn r(time_ns: u64, device: u32, offset_sector: u64, sectors: u32, op: IoOp) -> TraceRecord {
-        TraceRecord { time_ns, device, offset_sector, sectors, op }
-    }
 
     #[test]
     fn only_this_modules_formats() {
@@ -351,27 +329,6 @@ mod tests {
         assert_eq!(bad(f, "1,0,1,0,1,1"), "line");
     }
 
-    /// Requests, reads, bytes (sectors * 512, byte sizes rounded up) and skipped lines of a
-    /// sample trace, each line asserted to parse.
-    fn tally(format: TraceFormat, file: &str) -> (u64, u64, u64, u64) {
-        let path = format!("{}/../../../shared/traces/{file}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        let mut parser = p(format);
-        let (mut n, mut reads, mut bytes, mut skipped) = (0, 0, 0, 0);
-        for (i, line) in text.lines().enumerate() {
-            match parser.parse(line) {
-                Ok(Some(rec)) => {
-                    n += 1;
-                    reads += u64::from(rec.op == IoOp::Read);
-                    bytes += u64::from(rec.sectors) * 512;
-                }
-                Ok(None) => skipped += 1,
-                Err(e) => panic!("{file}:{}: {e:?}", i + 1),
-            }
-        }
-        (n, reads, bytes, skipped)
-    }
-
     #[test]
     fn real_msr_hm0() {
         // All offsets and sizes are multiples of 512, so rounding changes nothing.
@@ -399,8 +356,7 @@ mod tests {
     fn real_systor17_timestamps_are_out_of_order() {
         // The sample is not sorted by time: 243 of its 999 requests come before the one above.
         // awk -F, 'NR>2 && $1+0<p {o++} NR>1 {p=$1+0} END {print o}' /work/shared/traces/systor17-sample.csv -> 243
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/systor17-sample.csv");
-        let text = std::fs::read_to_string(path).expect("sample trace");
+        let text = sample("systor17-sample.csv");
         let mut parser = p(TraceFormat::Systor17);
         let times: Vec<u64> = text.lines().filter_map(|l| parser.parse(l).ok().flatten()).map(|r| r.time_ns).collect();
         assert_eq!(times.windows(2).filter(|w| w[1] < w[0]).count(), 243);
