@@ -8,6 +8,8 @@ use ftlsim_core::sim::{Precondition, Replay, RunOptions};
 use ftlsim_core::trace::{Overflow, TraceOptions, TraceSource};
 use std::path::PathBuf;
 
+mod util;
+
 fn trace(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces")).join(name)
 }
@@ -51,4 +53,42 @@ fn msr_hm0_sample_replays_repeated() {
     let opts = TraceOptions { repeat: 5, ..TraceOptions::default() };
     let (n, reads, format) = replay("msr-hm0-first1k.csv", opts, Replay::Open { time_scale: 1.0 });
     assert_eq!((n, reads, format.as_str()), (5_000, 5 * 508, "msr"));
+}
+
+/// Every registered FTL replays the Financial1 prefix three times on a small, full drive
+/// with the data oracle on: GC runs throughout (for the demand-based FTLs, of translation
+/// blocks too, with caches of a few dozen entries), and every read must return the newest
+/// version.
+#[test]
+fn every_ftl_replays_financial1_with_the_oracle_under_heavy_gc() {
+    for info in ftlsim_ftl::FTLS {
+        let cache = match info.name {
+            "cdftl" => "mapping_cache_bytes = 4360",
+            "dftl" | "scftl" => "mapping_cache_bytes = 288",
+            _ => "",
+        };
+        let mut cfg = util::small_config(64, 32, 0.2, &format!("[ftl]\nname = \"{}\"\n{cache}", info.name));
+        cfg.host.queue_depth = 8;
+        let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
+        sim.precondition(&Precondition { fill: 1.0, ..Precondition::default() }).unwrap();
+        let logical_sectors = sim.derived().logical_bytes / 512;
+        let opts = TraceOptions { overflow: Overflow::Wrap, repeat: 3, ..TraceOptions::default() };
+        let mut src = TraceSource::open(&trace("financial1-first10k.ssdsim.ascii"), opts, logical_sectors, 8).unwrap();
+        let run = RunOptions {
+            replay: Replay::Closed { queue_depth: 8 },
+            interval_ns: 0,
+            check_every: 997,
+            ..RunOptions::default()
+        };
+        let r = sim.run(&mut src, &run, &mut NoObserver).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+        assert_eq!(r.host.requests, 30_000, "{}", info.name);
+        assert!(r.gc.collections > 50, "{}: {} collections", info.name, r.gc.collections);
+        if !cache.is_empty() {
+            assert!(r.flash.programs.mapping > 100, "{}: translation pages written back", info.name);
+        }
+        sim.check_invariants();
+        let back = RunOptions { replay: Replay::Closed { queue_depth: 4 }, interval_ns: 0, ..RunOptions::default() };
+        let pages = sim.derived().logical_pages;
+        sim.run(&mut util::read_all(pages), &back, &mut NoObserver).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+    }
 }
