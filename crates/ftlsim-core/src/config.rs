@@ -121,8 +121,11 @@ pub enum Allocation {
     /// Next plane in channel-way-die-plane order for each page written.
     #[default]
     RoundRobin,
-    /// Plane fixed by the logical page: `lpn % planes`.
+    /// Plane fixed by the logical page: `lpn % planes` (DLOOP, seed 000 Sec. 2.1).
     StaticLpn,
+    /// A new page goes to the next plane of a round-robin token, an update to the plane that
+    /// holds its old version (PCFTL's write dispatch, seed 000 Sec. 3.1, Fig. 3).
+    UpdateInPlane,
 }
 
 /// GC victim selection.

@@ -90,6 +90,8 @@ pub(crate) struct DemandState {
     pub in_gc: bool,
     pub gc: GcCounts,
     pub cache: CacheCounts,
+    /// Plane choice for host pages; translation pages always go round-robin.
+    allocation: Allocation,
     /// Round-robin plane pointer per write stream: with one shared pointer, a fixed number
     /// of translation writes per host write could pin host data to one plane.
     next_plane: [u32; 3],
@@ -105,13 +107,6 @@ impl DemandState {
     pub fn new(cfg: &DriveConfig, name: &'static str) -> Result<DemandState, ConfigError> {
         let d = cfg.derive()?;
         let g = &cfg.geometry;
-        if cfg.ftl.allocation != Allocation::RoundRobin {
-            return Err(ConfigError::Invalid {
-                key: "ftl.allocation".into(),
-                value: "static_lpn".into(),
-                rule: format!("{name} allocates round-robin only"),
-            });
-        }
         let per_tp = g.page_size_bytes / 4;
         Ok(DemandState {
             geo: g.clone(),
@@ -122,6 +117,7 @@ impl DemandState {
             in_gc: false,
             gc: GcCounts::default(),
             cache: CacheCounts::default(),
+            allocation: cfg.ftl.allocation,
             next_plane: [0; 3],
             threshold: d.gc_threshold_blocks,
             copyback: cfg.ftl.gc_copy == GcCopy::Copyback,
@@ -228,7 +224,16 @@ pub(crate) trait DemandFtl {
     fn host_write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
         self.access(ctx, lpn)?;
         self.flush_write_backs(ctx, true)?;
-        let ppn = self.allocate(ctx, HOST)?;
+        let s = self.state();
+        // GC keeps pages in their plane, so the old copy's plane is stable until it is replaced.
+        let ppn = match s.allocation {
+            Allocation::StaticLpn => self.allocate_in(ctx, lpn % s.geo.planes())?,
+            Allocation::UpdateInPlane if self.current(lpn) != NONE => {
+                let plane = s.geo.plane_of(self.current(lpn));
+                self.allocate_in(ctx, plane)?
+            }
+            Allocation::RoundRobin | Allocation::UpdateInPlane => self.allocate(ctx, HOST)?,
+        };
         // GC during the allocation may have moved the old copy: invalidate where it is now.
         let old = self.current(lpn);
         if old != NONE {
@@ -297,6 +302,21 @@ pub(crate) trait DemandFtl {
             }
         }
         Err(SimError::Ftl(format!("{}: every plane is down to its last free block", self.state().name)))
+    }
+
+    /// A host page in `plane`, after foreground GC there made room.
+    fn allocate_in(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<Ppn, SimError> {
+        let ppb = self.state().geo.pages_per_block;
+        // GC's queued write-backs, flushed as it ends, may take the room it made: collect again.
+        for _ in 0..4 {
+            self.ensure_space(ctx, plane)?;
+            let s = self.state_mut();
+            let room = s.bm.active(plane, HOST).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
+            if room || s.bm.free_blocks(plane) >= 2 {
+                return s.bm.allocate(ctx.flash(), plane, HOST);
+            }
+        }
+        Err(SimError::Ftl(format!("{}: plane {plane} stays down to its last free block", self.state().name)))
     }
 
     /// A page of `stream` without GC (used while GC's deferred write-backs are flushed).

@@ -3,8 +3,8 @@
 //! The reference point of every source paper (e.g. seed 001 Ch. 4 normalises response times
 //! to it; seed 002 Sec. V compares against "pure page FTL"). Built only from the shared core
 //! pieces so that later FTLs reuse the same allocation and GC:
-//! - plane choice by [`Allocation`]: static by LPN, or strict round-robin over planes in
-//!   channel-first order. Round-robin is stable: a plane's valid pages drift back to the
+//! - plane choice by [`Allocation`]: static by LPN, strict round-robin over planes in
+//!   channel-first order, or round-robin for new pages with updates kept in their plane. Round-robin is stable: a plane's valid pages drift back to the
 //!   mean because invalidations hit it in proportion to its valid pages (stationary spread
 //!   about sqrt(mean / 2) pages). Only a plane with no free block and nothing to reclaim
 //!   (possible on tiny drives with little slack) hands the write to the next plane.
@@ -115,12 +115,14 @@ impl PageFtl {
         })
     }
 
-    /// The plane for a write: the LPN's plane under static allocation, else the token's.
-    fn choose_plane(&mut self, lpn: Lpn) -> PlaneId {
+    /// The plane for a write of `lpn` whose current copy is `old`: the LPN's plane under
+    /// static allocation, the old copy's plane for an update in plane, else the token's.
+    fn choose_plane(&mut self, lpn: Lpn, old: Ppn) -> PlaneId {
         let planes = self.geo.planes();
         match self.allocation {
             Allocation::StaticLpn => lpn % planes,
-            Allocation::RoundRobin => {
+            Allocation::UpdateInPlane if old != NONE => self.geo.plane_of(old),
+            Allocation::RoundRobin | Allocation::UpdateInPlane => {
                 let p = self.next_plane;
                 self.next_plane = (p + 1) % planes;
                 p
@@ -217,14 +219,17 @@ impl Ftl for PageFtl {
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
+        let old = self.map[lpn as usize];
         // Invalidate first so that GC never moves the copy this write supersedes.
         self.unmap(ctx, lpn)?;
-        let mut plane = self.choose_plane(lpn);
+        let mut plane = self.choose_plane(lpn, old);
+        let pinned =
+            self.allocation == Allocation::StaticLpn || (self.allocation == Allocation::UpdateInPlane && old != NONE);
         let planes = self.geo.planes();
         let mut tries = 0;
         while !self.ensure_space(ctx, plane)? {
             tries += 1;
-            if self.allocation == Allocation::StaticLpn || tries >= planes {
+            if pinned || tries >= planes {
                 return Err(SimError::Ftl(format!(
                     "lpn {lpn}: plane {plane} is full of valid data and nothing can be reclaimed \
                      (raise the over-provisioning or use round-robin allocation)"

@@ -6,6 +6,7 @@ mod util;
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
 use ftlsim_core::presets;
+use ftlsim_core::scheduler::{OpKind, Tag};
 use ftlsim_ftl::dftl::Dftl;
 use proptest::prelude::*;
 use util::small_config;
@@ -20,8 +21,11 @@ fn run(
     trim: f64,
     victim: &str,
     open_loop: bool,
+    allocation: &str,
 ) -> Result<(), String> {
-    let lines = format!("name = \"{ftl}\"\nmapping_cache_bytes = {cache_bytes}\ngc_victim = \"{victim}\"");
+    let lines = format!(
+        "name = \"{ftl}\"\nmapping_cache_bytes = {cache_bytes}\ngc_victim = \"{victim}\"\nallocation = \"{allocation}\""
+    );
     // 512-byte pages: 128 entries per translation page.
     util::run_demand(&lines, 512, seed, pattern, read, trim, open_loop)
 }
@@ -39,11 +43,12 @@ proptest! {
         trim in 0.0..0.1f64,
         victim in prop::sample::select(vec!["greedy", "fifo", "cost_benefit"]),
         open_loop in any::<bool>(),
+        allocation in prop::sample::select(vec!["round_robin", "static_lpn", "update_in_plane"]),
     ) {
         // CDFTL needs room for one translation page (512 B here) besides its CMT entries.
         let cache = if ftl == "cdftl" { cache + 600 } else { cache };
-        if let Err(e) = run(ftl, seed, cache, pattern, read, trim, victim, open_loop) {
-            prop_assert!(false, "{e}\n{ftl} seed {seed} cache {cache} pattern {pattern} read {read} trim {trim} victim {victim}");
+        if let Err(e) = run(ftl, seed, cache, pattern, read, trim, victim, open_loop, allocation) {
+            prop_assert!(false, "{e}\n{ftl} seed {seed} cache {cache} pattern {pattern} read {read} trim {trim} victim {victim} {allocation}");
         }
     }
 }
@@ -128,6 +133,46 @@ fn cdftl_serves_neighbours_from_the_cached_translation_page() {
 /// ("plane 3 has no free block left"); found by the property test above.
 #[test]
 fn regression_deferred_write_backs_keep_the_gc_reserve() {
-    run("dftl", 6_672_842_048_342_455_573, 17, "uniform", 0.0, 0.0, "cost_benefit", false).unwrap();
-    run("cdftl", 16_951_632_486_262_944_834, 617, "uniform", 0.0, 0.003_070_155_915_768_697_6, "fifo", false).unwrap();
+    run("dftl", 6_672_842_048_342_455_573, 17, "uniform", 0.0, 0.0, "cost_benefit", false, "round_robin").unwrap();
+    run(
+        "cdftl",
+        16_951_632_486_262_944_834,
+        617,
+        "uniform",
+        0.0,
+        0.003_070_155_915_768_697_6,
+        "fifo",
+        false,
+        "round_robin",
+    )
+    .unwrap();
+}
+
+/// PCFTL's dispatch (seed 000 Sec. 3.1, Fig. 3) and DLOOP's (Sec. 2.1) on the demand-based
+/// mapping: new pages follow a token over the planes, updates stay in their old plane; or
+/// the plane is fixed by the LPN.
+#[test]
+fn dispatch_by_token_with_updates_in_plane_or_by_lpn() {
+    let plane_of_writes = |allocation: &str, lpns: &[u32]| -> Vec<u32> {
+        let cfg = small_config(32, 16, 0.25, &format!("[ftl]\nname = \"dftl\"\nallocation = \"{allocation}\""));
+        let mut flash = FlashArray::new(&cfg.geometry, false);
+        let mut f = Dftl::new(&cfg).unwrap();
+        let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
+        let mut planes = Vec::new();
+        for (v, &lpn) in lpns.iter().enumerate() {
+            f.write(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, true), lpn, v as u32 + 1).unwrap();
+            let program = ops.iter().rev().find(|o| o.kind == OpKind::Program && o.tag == Tag::Host).unwrap();
+            planes.push(cfg.geometry.plane_of(program.addr));
+            ops.clear();
+        }
+        f.check_invariants(&flash);
+        planes
+    };
+    // 4 planes. New pages 10, 11, 12 take planes 0, 1, 2; the updates of 11 and 10 stay in
+    // planes 1 and 0 without moving the token, so the next new page (13) takes plane 3.
+    assert_eq!(plane_of_writes("update_in_plane", &[10, 11, 12, 11, 10, 13]), vec![0, 1, 2, 1, 0, 3]);
+    // Round-robin moves on for updates too.
+    assert_eq!(plane_of_writes("round_robin", &[10, 11, 12, 11, 10, 13]), vec![0, 1, 2, 3, 0, 1]);
+    // Static: lpn % planes.
+    assert_eq!(plane_of_writes("static_lpn", &[10, 11, 12, 11, 10, 13]), vec![2, 3, 0, 3, 2, 1]);
 }

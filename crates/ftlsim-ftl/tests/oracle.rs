@@ -18,7 +18,7 @@ fn drive() -> impl Strategy<Value = String> {
         prop::sample::select(vec!["plane", "die", "chip", "channel", "device"]),
         (any::<bool>(), any::<bool>(), any::<bool>()),
         prop::sample::select(vec!["read_modify_write", "zero_pad", "merge"]),
-        prop::sample::select(vec!["round_robin", "static_lpn"]),
+        prop::sample::select(vec!["round_robin", "static_lpn", "update_in_plane"]),
         prop::sample::select(vec![
             "",
             "multi_plane = true",
