@@ -209,10 +209,12 @@ pub(crate) trait DemandFtl {
     }
 
     fn host_read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
-        self.access(ctx, lpn)?;
-        // Queued write-backs may run GC, which may move the page.
-        self.flush_write_backs(ctx, true)?;
-        let ppn = self.current(lpn);
+        let mut ppn = self.access(ctx, lpn)?;
+        if !self.state().pending_write_back.is_empty() {
+            // Queued write-backs may run GC, which may move the page.
+            self.flush_write_backs(ctx, true)?;
+            ppn = self.current(lpn);
+        }
         if ppn == NONE {
             return Ok(None);
         }
