@@ -283,6 +283,16 @@ pub enum PartialWrite {
     Merge,
 }
 
+/// Replacement policy of the host write buffer (`host.write_buffer_policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteBufferPolicy {
+    /// Least recently written page leaves first; an update moves its page to the head
+    /// (PCFTL Sec. 3.1, Fig. 4).
+    #[default]
+    Lru,
+}
+
 /// Host interface settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -297,6 +307,11 @@ pub struct HostConfig {
     /// survive power loss (capacitor-backed). Power-loss recovery counts data acknowledged
     /// from such a buffer as durable only when this is true.
     pub buffer_power_protected: bool,
+    /// DRAM write buffer size in bytes, whole pages of `geometry.page_size_bytes`
+    /// (0 = no write buffer).
+    pub write_buffer_bytes: u64,
+    /// Write buffer replacement policy.
+    pub write_buffer_policy: WriteBufferPolicy,
 }
 
 impl Default for HostConfig {
@@ -306,6 +321,8 @@ impl Default for HostConfig {
             partial_write: PartialWrite::ReadModifyWrite,
             merge_buffer_pages: 64,
             buffer_power_protected: false,
+            write_buffer_bytes: 0,
+            write_buffer_policy: WriteBufferPolicy::Lru,
         }
     }
 }
@@ -331,6 +348,8 @@ pub struct Derived {
     pub host_page_transfer_ns: u64,
     /// Copy-back array time, ns.
     pub t_copyback_ns: u64,
+    /// Host write buffer capacity in whole pages (0 = none).
+    pub write_buffer_pages: u32,
 }
 
 fn ge1(key: &str, v: u32) -> Result<(), ConfigError> {
@@ -537,6 +556,17 @@ impl DriveConfig {
         if h.partial_write == PartialWrite::Merge {
             ge1("host.merge_buffer_pages", h.merge_buffer_pages)?;
         }
+        let page = u64::from(g.page_size_bytes);
+        if h.write_buffer_bytes != 0 && h.write_buffer_bytes < page {
+            return Err(invalid(
+                "host.write_buffer_bytes",
+                h.write_buffer_bytes,
+                format!("must be 0 (no buffer) or >= one page, geometry.page_size_bytes = {page}"),
+            ));
+        }
+        if h.write_buffer_bytes / page >= u64::from(u32::MAX) {
+            return Err(invalid("host.write_buffer_bytes", h.write_buffer_bytes, "must be < 2^32 - 1 pages"));
+        }
         if self.ftl.name.is_empty() {
             return Err(invalid("ftl.name", "\"\"", "must name a registered FTL"));
         }
@@ -550,6 +580,7 @@ impl DriveConfig {
             page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.channel_mb_per_s),
             host_page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.host_mb_per_s),
             t_copyback_ns: t.t_copyback_ns.unwrap_or(t.t_r_ns + t.t_prog_ns),
+            write_buffer_pages: (h.write_buffer_bytes / page) as u32,
         })
     }
 }
@@ -641,6 +672,21 @@ t_bers_ns = 1500000
             c.ftl.scftl,
             ScftlConfig { replacement: CacheReplacement::Lru, modified_threshold: 3, fetch_limit: 64 }
         );
+    }
+
+    #[test]
+    fn write_buffer_is_sized_in_whole_pages() {
+        let with = |lines: &str| format!("{}\n[host]\n{lines}", tiny_toml());
+        let c = DriveConfig::from_toml(&with("write_buffer_bytes = 10000"), "t").unwrap();
+        assert_eq!(c.derive().unwrap().write_buffer_pages, 2);
+        assert_eq!(c.host.write_buffer_policy, WriteBufferPolicy::Lru);
+        let c = DriveConfig::from_toml(&tiny_toml(), "t").unwrap();
+        assert_eq!(c.derive().unwrap().write_buffer_pages, 0);
+        let e = err_of(&with("write_buffer_bytes = 100"));
+        assert!(e.contains("host.write_buffer_bytes = 100 (must be 0"), "{e}");
+        assert!(e.contains("4096"), "{e}");
+        let e = err_of(&with("write_buffer_policy = \"fifo\""));
+        assert!(e.contains("write_buffer_policy") && e.contains("lru"), "{e}");
     }
 
     #[test]

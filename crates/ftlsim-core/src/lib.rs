@@ -20,3 +20,4 @@ pub mod scheduler;
 pub mod sim;
 pub mod trace;
 pub mod workload;
+pub mod write_buffer;

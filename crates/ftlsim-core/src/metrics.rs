@@ -191,3 +191,32 @@ mod tests {
         assert_eq!(r6(123456789.0), 123457000.0);
     }
 }
+
+/// The host write buffer's counters of a run (`report.write_buffer`; docs/metrics.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WriteBufferReport {
+    /// Replacement policy (`lru`).
+    pub policy: crate::config::WriteBufferPolicy,
+    /// Capacity, pages.
+    pub capacity_pages: u32,
+    /// Page writes that found their page buffered (absorbed updates, no flash work).
+    pub write_hits: u64,
+    /// Page writes that entered the buffer as a new page.
+    pub write_inserts: u64,
+    /// Partial-page writes that entered the buffer as whole (zero-padded) pages.
+    pub partial_pages: u64,
+    /// Page reads served from the buffer (no flash read).
+    pub read_hits: u64,
+    /// Pages evicted and written to flash through the FTL.
+    pub evictions: u64,
+    /// Pages trimmed while buffered (dropped without flash work).
+    pub trimmed_pages: u64,
+    /// Pages in the buffer at the end of the run (not flushed).
+    pub pages_buffered_end: u32,
+    /// (write hits + read hits) / (pages written + pages read) in the run, in [0, 1].
+    pub hit_ratio: f64,
+    /// Write hits / pages written.
+    pub write_hit_ratio: f64,
+    /// Read hits / pages read.
+    pub read_hit_ratio: f64,
+}

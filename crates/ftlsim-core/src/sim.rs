@@ -12,6 +12,13 @@
 //! background GC runs one preemptible step (one page copy or one erase) at a time until the
 //! next request arrives; a step under way when it arrives delays it, as a real controller
 //! would finish the page copy it started.
+//!
+//! With `host.write_buffer_bytes` set, host page writes go to the DRAM write buffer
+//! ([`crate::write_buffer`], PCFTL Sec. 3.1) instead of the FTL: a victim it evicts is
+//! written through the FTL inside the request that caused the eviction, so that request
+//! waits for the program (PCFTL Fig. 9 puts it on the write's critical path). Partial pages
+//! enter the buffer as whole pages (the paper zero-pads, Sec. 3.5), bypassing
+//! `host.partial_write`. Preconditioning writes go straight to the FTL.
 
 use crate::config::{Derived, DriveConfig, PartialWrite};
 use crate::error::SimError;
@@ -19,8 +26,9 @@ use crate::flash::FlashArray;
 use crate::ftl::{FlashCounts, FlashCtx, Ftl, GcCounts};
 use crate::geometry::Lpn;
 use crate::host::{check_bounds, pages, IoOp, PageSpan, Request};
-use crate::metrics::{mean_std, r6, ByTag, IntervalRow, LatencyHistogram, LatencyStats, Observer};
+use crate::metrics::{mean_std, r6, ByTag, IntervalRow, LatencyHistogram, LatencyStats, Observer, WriteBufferReport};
 use crate::scheduler::{BatchEnd, FlashOp, Scheduler, SimTime, Tag};
+use crate::write_buffer::{Insert, WriteBuffer};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -165,6 +173,8 @@ pub struct Report {
     pub mapping_sram_bytes: u64,
     /// FTL-specific metrics.
     pub ftl_metrics: serde_json::Map<String, serde_json::Value>,
+    /// Host write buffer counters (`null` without a buffer).
+    pub write_buffer: Option<WriteBufferReport>,
     /// Preconditioning done before the measured run.
     pub precondition: Option<PreconditionReport>,
 }
@@ -390,6 +400,11 @@ pub struct Simulator {
     run: Vec<u32>,
     next_version: u32,
     merge: Option<MergeBuffer>,
+    /// The DRAM write buffer, when `host.write_buffer_bytes` > 0.
+    wbuf: Option<WriteBuffer>,
+    /// Its counters in the measured run (policy, capacity, end state and ratios are filled in
+    /// by the report).
+    wb: WriteBufferReport,
     host: HostCounts,
     precondition: Option<PreconditionReport>,
 }
@@ -403,6 +418,8 @@ impl Simulator {
         let sched = Scheduler::new(&cfg);
         let merge = (cfg.host.partial_write == PartialWrite::Merge)
             .then(|| MergeBuffer::new(cfg.host.merge_buffer_pages as usize));
+        let wbuf =
+            (d.write_buffer_pages > 0).then(|| WriteBuffer::new(d.write_buffer_pages, cfg.host.write_buffer_policy));
         Ok(Simulator {
             oracle: verify.then(|| vec![0; d.logical_pages as usize]),
             cfg,
@@ -415,6 +432,8 @@ impl Simulator {
             run: Vec::new(),
             next_version: 1,
             merge,
+            wbuf,
+            wb: WriteBufferReport::default(),
             host: HostCounts::default(),
             precondition: None,
         })
@@ -437,10 +456,18 @@ impl Simulator {
         &self.counts
     }
 
-    /// Check the FTL's and the flash array's invariants (expensive).
+    /// The host write buffer, if configured.
+    pub fn write_buffer(&self) -> Option<&WriteBuffer> {
+        self.wbuf.as_ref()
+    }
+
+    /// Check the FTL's, the flash array's and the write buffer's invariants (expensive).
     pub fn check_invariants(&self) {
         self.flash.check_invariants();
         self.ftl.check_invariants(&self.flash);
+        if let Some(w) = &self.wbuf {
+            w.check_invariants();
+        }
     }
 
     fn version(&mut self) -> u32 {
@@ -509,6 +536,7 @@ impl Simulator {
         let most = filled + if p.steady_state { (filled as f64 * p.max_overwrite_passes) as u64 } else { 0 };
         for lpn in 0..filled {
             let v = self.version();
+            self.unbuffer(lpn as Lpn);
             self.ftl_write(lpn as Lpn, v, false)?;
             if lpn % 65_536 == 0 {
                 obs.precondition(lpn, most);
@@ -526,6 +554,7 @@ impl Simulator {
                 for _ in 0..window {
                     let lpn = rng.gen_range(0..filled) as Lpn;
                     let v = self.version();
+                    self.unbuffer(lpn);
                     self.ftl_write(lpn, v, false)?;
                 }
                 rep.overwrite_pages += window;
@@ -549,6 +578,48 @@ impl Simulator {
         Ok(rep)
     }
 
+    /// Drop `lpn` from the write buffer (a write that bypasses it makes the copy stale).
+    fn unbuffer(&mut self, lpn: Lpn) {
+        if let Some(w) = self.wbuf.as_mut() {
+            w.remove(lpn);
+        }
+    }
+
+    /// Put each page of a host write in the write buffer (partial pages as whole pages);
+    /// a victim evicted by an insert is written through the FTL now, recorded for this
+    /// request's batch so the request waits for it.
+    fn write_buffered(&mut self, offset: u64, sectors: u32) -> Result<(), SimError> {
+        let spp = self.cfg.geometry.sectors_per_page();
+        for span in pages(offset, sectors, spp) {
+            self.host.pages_written += 1;
+            if !span.is_full(spp) {
+                self.host.partial_page_writes += 1;
+                self.host.zero_padded_sectors += u64::from(spp - span.sectors);
+                self.wb.partial_pages += 1;
+            }
+            if let Some(m) = self.merge.as_mut() {
+                m.remove(span.lpn);
+            }
+            let v = self.version();
+            if let Some(o) = self.oracle.as_mut() {
+                o[span.lpn as usize] = v;
+            }
+            let w = self.wbuf.as_mut().expect("write_buffered needs a write buffer");
+            match w.insert(span.lpn, v) {
+                Insert::Hit => self.wb.write_hits += 1,
+                Insert::Added => self.wb.write_inserts += 1,
+                Insert::Evicted(lpn, ev) => {
+                    assert_ne!(lpn, span.lpn, "the page just written cannot be the victim");
+                    self.wb.write_inserts += 1;
+                    self.wb.evictions += 1;
+                    // The victim's buffered version is its newest: the oracle already has it.
+                    self.ftl_write(lpn, ev, true)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Schedule the recorded operations, none before `ready`.
     fn flush(&mut self, ready: SimTime) -> BatchEnd {
         let end = self.sched.schedule(&self.ops, ready);
@@ -560,6 +631,10 @@ impl Simulator {
     /// [`Ftl::write_run`] call (a block-mapped FTL rewrites a block once per request), each
     /// partial page by the partial-page policy. Returns the host completion of the flash work.
     fn write_spans(&mut self, offset: u64, sectors: u32, ready: SimTime) -> Result<SimTime, SimError> {
+        if self.wbuf.is_some() {
+            self.write_buffered(offset, sectors)?;
+            return Ok(ready);
+        }
         let spp = self.cfg.geometry.sectors_per_page();
         debug_assert!(self.run.is_empty());
         let mut first = 0;
@@ -639,6 +714,11 @@ impl Simulator {
 
     fn read_span(&mut self, span: PageSpan) -> Result<(), SimError> {
         self.host.pages_read += 1;
+        if let Some(v) = self.wbuf.as_ref().and_then(|w| w.get(span.lpn)) {
+            // Served from DRAM: no flash read (PCFTL Fig. 4(3)).
+            self.wb.read_hits += 1;
+            return self.verify(span.lpn, Some(v));
+        }
         let buffered = self.merge.as_ref().and_then(|m| m.map.get(&span.lpn).copied());
         let found = self.ftl_read(span.lpn)?;
         if found.is_none() {
@@ -665,7 +745,10 @@ impl Simulator {
             ready = self.sched.host_transfer(t, bytes);
         }
         let npages = pages(offset, req.sectors, spp).count() as u64;
-        ready += npages * self.cfg.timing.dram_access_ns;
+        // One mapping lookup per page, plus one write-buffer lookup per page when there is a
+        // buffer (reads and writes probe it; trims remove from it).
+        let lookups = if self.wbuf.is_some() { 2 * npages } else { npages };
+        ready += lookups * self.cfg.timing.dram_access_ns;
         debug_assert!(self.ops.is_empty());
         let mut done = ready;
         match req.op {
@@ -687,6 +770,9 @@ impl Simulator {
                     self.host.pages_trimmed += 1;
                     if let Some(m) = self.merge.as_mut() {
                         m.remove(span.lpn);
+                    }
+                    if self.wbuf.as_mut().and_then(|w| w.remove(span.lpn)).is_some() {
+                        self.wb.trimmed_pages += 1;
                     }
                     let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
                     self.ftl.trim(&mut ctx, span.lpn)?;
@@ -731,6 +817,7 @@ impl Simulator {
         obs: &mut dyn Observer,
     ) -> Result<Report, SimError> {
         self.host = HostCounts::default();
+        self.wb = WriteBufferReport::default();
         self.ftl.begin_measurement();
         let counts0 = self.counts.clone();
         let gc0 = self.ftl.gc_counts();
@@ -1065,6 +1152,18 @@ impl Simulator {
             idle: Idle { periods: idle_len.stats().count, total_ns: idle_total, length: idle_len.stats() },
             mapping_sram_bytes: self.ftl.mapping_sram_bytes(),
             ftl_metrics: self.ftl.extra_metrics(),
+            write_buffer: self.wbuf.as_ref().map(|w| {
+                let ratio = |hits: u64, all: u64| r6(hits as f64 / all.max(1) as f64);
+                WriteBufferReport {
+                    policy: self.cfg.host.write_buffer_policy,
+                    capacity_pages: w.capacity_pages(),
+                    pages_buffered_end: w.len(),
+                    hit_ratio: ratio(self.wb.write_hits + self.wb.read_hits, h.pages_written + h.pages_read),
+                    write_hit_ratio: ratio(self.wb.write_hits, h.pages_written),
+                    read_hit_ratio: ratio(self.wb.read_hits, h.pages_read),
+                    ..self.wb.clone()
+                }
+            }),
             precondition: self.precondition.clone(),
         }
     }
