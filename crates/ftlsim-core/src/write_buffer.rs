@@ -24,10 +24,8 @@
 //! plane-dispatch of evicted pages (Fig. 3) is the FTL's allocation policy, not this stage.
 
 use crate::config::WriteBufferPolicy;
-use crate::geometry::Lpn;
+use crate::geometry::{Lpn, NONE};
 use std::collections::HashMap;
-
-const NONE: u32 = u32::MAX;
 
 /// What a buffered write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

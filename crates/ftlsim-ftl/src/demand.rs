@@ -230,11 +230,11 @@ pub(crate) trait DemandFtl {
         // GC keeps pages in their plane, so the old copy's plane is stable until it is replaced.
         let ppn = match s.allocation {
             Allocation::StaticLpn => self.allocate_in(ctx, lpn % s.geo.planes())?,
-            Allocation::UpdateInPlane if self.current(lpn) != NONE => {
-                let plane = s.geo.plane_of(self.current(lpn));
-                self.allocate_in(ctx, plane)?
-            }
-            Allocation::RoundRobin | Allocation::UpdateInPlane => self.allocate(ctx, HOST)?,
+            Allocation::UpdateInPlane => match self.current(lpn) {
+                NONE => self.allocate(ctx, HOST)?,
+                old => self.allocate_in(ctx, s.geo.plane_of(old))?,
+            },
+            Allocation::RoundRobin => self.allocate(ctx, HOST)?,
         };
         // GC during the allocation may have moved the old copy: invalidate where it is now.
         let old = self.current(lpn);
