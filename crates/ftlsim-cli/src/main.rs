@@ -69,6 +69,10 @@ pub struct RunArgs {
     /// Share of the logical space filled sequentially before measuring.
     #[arg(long, default_value_t = 1.0)]
     fill: f64,
+    /// Share of the logical space, from its start, left unwritten before the fill begins
+    /// (fill + fill-offset <= 1): the workload's region starts empty on an otherwise full drive.
+    #[arg(long, default_value_t = 0.0)]
+    fill_offset: f64,
     /// After the fill, overwrite randomly until write amplification settles.
     #[arg(long)]
     steady_state: bool,
@@ -144,7 +148,13 @@ fn plan(a: &RunArgs) -> Result<RunPlan, SimError> {
         }
         None => Source::Synthetic,
     };
-    let pre = Precondition { fill: a.fill, steady_state: a.steady_state, seed: a.seed, ..Precondition::default() };
+    let pre = Precondition {
+        fill: a.fill,
+        fill_offset: a.fill_offset,
+        steady_state: a.steady_state,
+        seed: a.seed,
+        ..Precondition::default()
+    };
     Ok(RunPlan { source, cfg, spec, spec_text: a.workload.clone(), pre, opts })
 }
 

@@ -203,8 +203,14 @@ pub fn summary_table(r: &Report, wall_s: f64) -> String {
         &format!("write amplification {:.3} (host {:.3}, gc {:.3}, mapping {:.3})\n", w.total, w.host, w.gc, w.mapping);
     let g = &r.gc;
     s += &format!(
-        "gc: {} collections ({} foreground, {} background), {} pages moved, {:.1} per collection\n",
-        g.collections, g.foreground_collections, g.background_collections, g.pages_moved, g.pages_moved_per_collection
+        "gc: {} collections ({} foreground, {} background, {} fallbacks), {} pages moved, {:.1} per collection ({:.1}% of a victim)\n",
+        g.collections,
+        g.foreground_collections,
+        g.background_collections,
+        g.fallbacks,
+        g.pages_moved,
+        g.pages_moved_per_collection,
+        g.victim_valid_share * 100.0
     );
     let f = &r.flash;
     s += &format!(
@@ -212,12 +218,8 @@ pub fn summary_table(r: &Report, wall_s: f64) -> String {
         f.reads.total, f.programs.total, f.copybacks.total, f.erases.total, f.wasted_pages
     );
     s += &format!(
-        "planes: programs mean {:.1}, std (SDWPP) {:.1} | erase count min/mean/max {}/{:.2}/{}\n",
-        r.planes.programs_mean,
-        r.planes.programs_std,
-        r.wear.erase_count_min,
-        r.wear.erase_count_mean,
-        r.wear.erase_count_max
+        "planes: programs mean {:.1}, SDWPP {:.1} | erase count min/mean/max {}/{:.2}/{}\n",
+        r.planes.programs_mean, r.planes.sdwpp, r.wear.erase_count_min, r.wear.erase_count_mean, r.wear.erase_count_max
     );
     let c = &r.channels;
     s += &format!(

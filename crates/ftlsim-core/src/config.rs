@@ -175,17 +175,20 @@ pub enum GcCopy {
 pub struct FtlConfig {
     /// Registered FTL name (`ftlsim ftls` lists them).
     pub name: String,
-    /// Plane allocation for host writes.
-    pub allocation: Allocation,
+    /// Plane allocation for host writes. Default: the FTL's own (`update_in_plane` for pcftl,
+    /// `static_lpn` for dloop, `round_robin` for the others).
+    pub allocation: Option<Allocation>,
     /// Victim selection.
     pub gc_victim: VictimPolicy,
     /// Foreground GC starts when a plane's free blocks fall below this.
     /// Default: the over-provisioning's GC blocks per plane, capped at 2 + 1/8 of them.
     pub gc_threshold_blocks: Option<u32>,
-    /// Scope of one GC.
-    pub gc_scope: GcScope,
-    /// How GC moves valid pages.
-    pub gc_copy: GcCopy,
+    /// Scope of one GC (host I/O held while it runs). Default: the FTL's own (`device` for
+    /// DFTL's conventional GC, `plane` for the others).
+    pub gc_scope: Option<GcScope>,
+    /// How GC moves valid pages. Default: the FTL's own (`copyback` for pcftl and dloop,
+    /// `controller` for the others).
+    pub gc_copy: Option<GcCopy>,
     /// Collect in host idle time.
     pub background_gc: bool,
     /// Background GC runs on planes with fewer free blocks than this (default threshold + 2).
@@ -201,6 +204,46 @@ pub struct FtlConfig {
     pub scftl: ScftlConfig,
     /// FAST's log area.
     pub fast: FastConfig,
+    /// DFTL's (and CDFTL's) GC mode.
+    pub dftl: DftlConfig,
+    /// PCFTL's options.
+    pub pcftl: PcftlConfig,
+}
+
+/// How DFTL collects (`[ftl.dftl] gc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DftlGc {
+    /// Per-plane GC with the shared policy keys (`ftl.gc_copy`, `ftl.gc_scope`).
+    #[default]
+    Plane,
+    /// The conventional GC PCFTL compares against (seed 000 Sec. 3.3, Fig. 7a): one active
+    /// block per chip, valid pages moved through the controller into the chip's active block
+    /// (usually on another plane), all host I/O held while it runs.
+    Conventional,
+}
+
+/// DFTL options (`[ftl.dftl]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct DftlConfig {
+    /// GC mode.
+    pub gc: DftlGc,
+}
+
+/// PCFTL options (`[ftl.pcftl]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PcftlConfig {
+    /// After a plane-level GC that freed no page (the never-ending GC of Sec. 3.4), collect
+    /// once without copy-back (Fig. 9 lines 27-29). `false` reproduces the problem.
+    pub never_ending_gc_fallback: bool,
+}
+
+impl Default for PcftlConfig {
+    fn default() -> Self {
+        PcftlConfig { never_ending_gc_fallback: true }
+    }
 }
 
 /// Mapping-cache replacement of SCFTL (seed 001 Sec. 5.1.2.2; Sec. 5.3.1 compares all three).
@@ -254,11 +297,11 @@ impl Default for FtlConfig {
     fn default() -> Self {
         FtlConfig {
             name: "page".into(),
-            allocation: Allocation::RoundRobin,
+            allocation: None,
             gc_victim: VictimPolicy::Greedy,
             gc_threshold_blocks: None,
-            gc_scope: GcScope::Plane,
-            gc_copy: GcCopy::Controller,
+            gc_scope: None,
+            gc_copy: None,
             background_gc: false,
             background_gc_threshold_blocks: None,
             idle_threshold_ns: 1_000_000,
@@ -266,6 +309,8 @@ impl Default for FtlConfig {
             mapping_cache_bytes: None,
             scftl: ScftlConfig::default(),
             fast: FastConfig::default(),
+            dftl: DftlConfig::default(),
+            pcftl: PcftlConfig::default(),
         }
     }
 }
@@ -308,8 +353,9 @@ pub struct HostConfig {
     /// from such a buffer as durable only when this is true.
     pub buffer_power_protected: bool,
     /// DRAM write buffer size in bytes, whole pages of `geometry.page_size_bytes`
-    /// (0 = no write buffer).
-    pub write_buffer_bytes: u64,
+    /// (0 = no write buffer). Default: the FTL's own (2 MiB for pcftl, Table 1; none for the
+    /// others).
+    pub write_buffer_bytes: Option<u64>,
     /// Write buffer replacement policy.
     pub write_buffer_policy: WriteBufferPolicy,
 }
@@ -321,7 +367,7 @@ impl Default for HostConfig {
             partial_write: PartialWrite::ReadModifyWrite,
             merge_buffer_pages: 64,
             buffer_power_protected: false,
-            write_buffer_bytes: 0,
+            write_buffer_bytes: None,
             write_buffer_policy: WriteBufferPolicy::Lru,
         }
     }
@@ -348,8 +394,9 @@ pub struct Derived {
     pub host_page_transfer_ns: u64,
     /// Copy-back array time, ns.
     pub t_copyback_ns: u64,
-    /// Host write buffer capacity in whole pages (0 = none).
-    pub write_buffer_pages: u32,
+    /// Host write buffer capacity in whole pages (0 = none), `None` when the config leaves
+    /// it to the FTL ([`crate::ftl::Ftl::default_write_buffer_bytes`]).
+    pub write_buffer_pages: Option<u32>,
 }
 
 fn ge1(key: &str, v: u32) -> Result<(), ConfigError> {
@@ -557,15 +604,16 @@ impl DriveConfig {
             ge1("host.merge_buffer_pages", h.merge_buffer_pages)?;
         }
         let page = u64::from(g.page_size_bytes);
-        if h.write_buffer_bytes != 0 && h.write_buffer_bytes < page {
+        let buffer = h.write_buffer_bytes.unwrap_or(0);
+        if buffer != 0 && buffer < page {
             return Err(invalid(
                 "host.write_buffer_bytes",
-                h.write_buffer_bytes,
+                buffer,
                 format!("must be 0 (no buffer) or >= one page, geometry.page_size_bytes = {page}"),
             ));
         }
-        if h.write_buffer_bytes / page >= u64::from(u32::MAX) {
-            return Err(invalid("host.write_buffer_bytes", h.write_buffer_bytes, "must be < 2^32 - 1 pages"));
+        if buffer / page >= u64::from(u32::MAX) {
+            return Err(invalid("host.write_buffer_bytes", buffer, "must be < 2^32 - 1 pages"));
         }
         if self.ftl.name.is_empty() {
             return Err(invalid("ftl.name", "\"\"", "must name a registered FTL"));
@@ -580,7 +628,7 @@ impl DriveConfig {
             page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.channel_mb_per_s),
             host_page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.host_mb_per_s),
             t_copyback_ns: t.t_copyback_ns.unwrap_or(t.t_r_ns + t.t_prog_ns),
-            write_buffer_pages: (h.write_buffer_bytes / page) as u32,
+            write_buffer_pages: h.write_buffer_bytes.map(|b| (b / page) as u32),
         })
     }
 }
@@ -678,10 +726,10 @@ t_bers_ns = 1500000
     fn write_buffer_is_sized_in_whole_pages() {
         let with = |lines: &str| format!("{}\n[host]\n{lines}", tiny_toml());
         let c = DriveConfig::from_toml(&with("write_buffer_bytes = 10000"), "t").unwrap();
-        assert_eq!(c.derive().unwrap().write_buffer_pages, 2);
+        assert_eq!(c.derive().unwrap().write_buffer_pages, Some(2));
         assert_eq!(c.host.write_buffer_policy, WriteBufferPolicy::Lru);
         let c = DriveConfig::from_toml(&tiny_toml(), "t").unwrap();
-        assert_eq!(c.derive().unwrap().write_buffer_pages, 0);
+        assert_eq!(c.derive().unwrap().write_buffer_pages, None);
         let e = err_of(&with("write_buffer_bytes = 100"));
         assert!(e.contains("host.write_buffer_bytes = 100 (must be 0"), "{e}");
         assert!(e.contains("4096"), "{e}");

@@ -225,6 +225,11 @@ pub trait Ftl {
     fn free_blocks(&self) -> u64;
     /// Controller SRAM used by the mapping, bytes.
     fn mapping_sram_bytes(&self) -> u64;
+    /// DRAM write buffer the FTL brings when `host.write_buffer_bytes` is unset, bytes
+    /// (PCFTL's write cache; none for most FTLs).
+    fn default_write_buffer_bytes(&self) -> u64 {
+        0
+    }
     /// The measured run starts: reset the counters behind [`Ftl::extra_metrics`] so they
     /// cover the run only (GC counts are differenced by the engine instead).
     fn begin_measurement(&mut self) {}

@@ -272,6 +272,28 @@ impl BlockManager {
         Ok(self.geo.first_page(b) + flash.write_pointer(b))
     }
 
+    /// Erased pages a plane can still program: its free blocks and the unwritten tail of
+    /// each open block. A collection that does not raise it made no progress.
+    pub fn free_pages(&self, flash: &FlashArray, plane: PlaneId) -> u64 {
+        let ppb = self.geo.pages_per_block;
+        let open: u64 = (0..self.streams)
+            .filter_map(|s| self.active(plane, s))
+            .map(|b| u64::from(ppb - flash.write_pointer(b)))
+            .sum();
+        u64::from(self.free_blocks(plane)) * u64::from(ppb) + open
+    }
+
+    /// Close the open block of `stream` on `plane` if it is full, so that GC can choose it
+    /// before the stream allocates on that plane again.
+    pub fn close_if_full(&mut self, flash: &FlashArray, plane: PlaneId, stream: u32) {
+        let slot = (plane * self.streams + stream) as usize;
+        let b = self.active[slot];
+        if b != NONE && flash.write_pointer(b) >= self.geo.pages_per_block {
+            self.close(flash, b);
+            self.active[slot] = NONE;
+        }
+    }
+
     fn close(&mut self, flash: &FlashArray, block: BlockId) {
         assert_eq!(self.state[block as usize], BlockState::Open);
         self.clock += 1;
@@ -315,7 +337,7 @@ impl BlockManager {
     pub fn take_victim(&mut self, block: BlockId) -> GcJob {
         self.victims.remove(block);
         self.state[block as usize] = BlockState::Victim;
-        GcJob { victim: block, next_page: 0, moved: 0 }
+        GcJob::new(block)
     }
 
     /// An erased victim returns to its plane's free pool.
@@ -365,6 +387,12 @@ pub trait Relocate {
     /// A hint that `lpn` will be relocated soon: GC's mapping updates hit random entries,
     /// and fetching them ahead hides most of the cache misses.
     fn prefetch(&self, _lpn: Lpn) {}
+    /// The page parity (0 even, 1 odd) the next move out of `victim` should have, when its
+    /// destination is a copy-back target under the same-parity rule; `None` moves pages in
+    /// order.
+    fn wanted_parity(&self, _flash: &FlashArray, _victim: BlockId) -> Option<u32> {
+        None
+    }
 }
 
 /// How many pages ahead of the current one GC announces the next relocation.
@@ -376,15 +404,42 @@ pub struct GcJob {
     /// The block being collected.
     pub victim: BlockId,
     next_page: u32,
+    /// Next page offset to look at of each parity, for parity-matched moves.
+    next_of_parity: [u32; 2],
     /// Pages moved so far.
     pub moved: u32,
 }
 
 impl GcJob {
-    /// Move the next valid page, or erase the victim when none is left.
+    /// A job on `victim`, nothing moved yet.
+    pub fn new(victim: BlockId) -> GcJob {
+        GcJob { victim, next_page: 0, next_of_parity: [0, 1], moved: 0 }
+    }
+
+    /// Move the next valid page, or erase the victim when none is left. Pages go in order,
+    /// unless the relocation asks for a parity: then the next valid page of that parity goes
+    /// first, and one of the other parity only when none is left (copy-back wastes a
+    /// destination page only then, PCFTL Sec. 3.3).
     pub fn step(&mut self, ctx: &mut FlashCtx, r: &mut dyn Relocate) -> Result<GcStep, SimError> {
-        let g = ctx.flash().geometry();
-        let first = g.first_page(self.victim);
+        let src = match r.wanted_parity(ctx.flash(), self.victim) {
+            None => self.next_in_order(ctx, r),
+            Some(parity) => self.next_of(ctx.flash(), parity).or_else(|| self.next_of(ctx.flash(), 1 - parity)),
+        };
+        if let Some(src) = src {
+            let oob = ctx.flash().read(src)?;
+            r.relocate(ctx, src, oob)?;
+            assert!(!ctx.flash().is_valid(src), "relocate left source page {src} valid");
+            self.moved += 1;
+            return Ok(GcStep::Moved);
+        }
+        assert_eq!(ctx.flash().valid_count(self.victim), 0, "victim {} erased with valid pages", self.victim);
+        ctx.erase(self.victim)?;
+        Ok(GcStep::Erased)
+    }
+
+    /// The next valid page in order, announcing one a few pages ahead.
+    fn next_in_order(&mut self, ctx: &FlashCtx, r: &dyn Relocate) -> Option<Ppn> {
+        let first = ctx.flash().geometry().first_page(self.victim);
         let wp = ctx.flash().write_pointer(self.victim);
         while self.next_page < wp {
             let src = first + self.next_page;
@@ -394,15 +449,27 @@ impl GcJob {
                 if self.next_page + PREFETCH_DISTANCE <= wp && ctx.flash().is_valid(ahead) {
                     r.prefetch(ctx.flash().owner(ahead));
                 }
-                let oob = ctx.flash().read(src)?;
-                r.relocate(ctx, src, oob)?;
-                assert!(!ctx.flash().is_valid(src), "relocate left source page {src} valid");
-                self.moved += 1;
-                return Ok(GcStep::Moved);
+                return Some(src);
             }
         }
-        ctx.erase(self.victim)?;
-        Ok(GcStep::Erased)
+        // Both cursors only pass pages that are invalid or were moved, so mixing them in
+        // one job skips no valid page.
+        None
+    }
+
+    /// The next valid page of `parity`.
+    fn next_of(&mut self, flash: &FlashArray, parity: u32) -> Option<Ppn> {
+        let first = flash.geometry().first_page(self.victim);
+        let wp = flash.write_pointer(self.victim);
+        let cursor = &mut self.next_of_parity[parity as usize];
+        while *cursor < wp {
+            let src = first + *cursor;
+            *cursor += 2;
+            if flash.is_valid(src) {
+                return Some(src);
+            }
+        }
+        None
     }
 }
 
@@ -500,7 +567,7 @@ mod tests {
         let mut ops = Vec::new();
         let mut counts = Default::default();
         let mut ctx = FlashCtx::new(&mut f, &mut ops, &mut counts, true);
-        let mut job = GcJob { victim: 0, next_page: 0, moved: 0 };
+        let mut job = GcJob::new(0);
         let mut r = MoveWithin { dst: 4 };
         assert_eq!(job.step(&mut ctx, &mut r).unwrap(), GcStep::Moved);
         // Suspended here; resumed later.

@@ -82,6 +82,10 @@ impl Default for RunOptions {
 pub struct Precondition {
     /// Share of the logical space written sequentially, [0, 1].
     pub fill: f64,
+    /// Share of the logical space, from its start, the fill leaves unwritten before it starts
+    /// (`fill + fill_offset <= 1`): a workload addressing that region starts on a full drive
+    /// with its own first writes new.
+    pub fill_offset: f64,
     /// Overwrite the filled range uniformly at random until WAF settles.
     pub steady_state: bool,
     /// Cap on random overwrites, as a multiple of the filled pages.
@@ -92,7 +96,7 @@ pub struct Precondition {
 
 impl Default for Precondition {
     fn default() -> Self {
-        Precondition { fill: 0.0, steady_state: false, max_overwrite_passes: 4.0, seed: 0 }
+        Precondition { fill: 0.0, fill_offset: 0.0, steady_state: false, max_overwrite_passes: 4.0, seed: 0 }
     }
 }
 
@@ -235,8 +239,10 @@ pub struct FlashSummary {
     pub copybacks: ByTag,
     /// Block erases.
     pub erases: ByTag,
-    /// Pages skipped (wasted) in the run.
+    /// Pages skipped (wasted) in the run: copy-back parity (PCFTL), block padding.
     pub wasted_pages: u64,
+    /// Wasted pages as a share of all physical pages (PCFTL Sec. 5.5, Fig. 13).
+    pub wasted_pages_share: f64,
     /// Multi-plane commands formed by the scheduler.
     pub multi_plane_commands: u64,
     /// Reads served from the plane register.
@@ -270,6 +276,9 @@ pub struct GcSummary {
     pub pages_moved: u64,
     /// Valid pages moved per collection.
     pub pages_moved_per_collection: f64,
+    /// Average share of a victim's pages that were valid (moved), in [0, 1] (PCFTL Sec.
+    /// 5.5, Fig. 13).
+    pub victim_valid_share: f64,
     /// FTL-specific fallbacks.
     pub fallbacks: u64,
     /// Block utilisation BU = host pages written / pages erased (thesis Eq. 4.4; 0 when
@@ -297,8 +306,9 @@ pub struct Wear {
 pub struct Planes {
     /// Mean pages programmed per plane.
     pub programs_mean: f64,
-    /// SDWPP: standard deviation of pages programmed per plane (PCFTL Sec. 5).
-    pub programs_std: f64,
+    /// SDWPP: population standard deviation of pages programmed per plane, host, GC
+    /// (copy-back destinations included) and mapping writes together (PCFTL Sec. 5.1).
+    pub sdwpp: f64,
     /// Pages programmed by each plane.
     pub programs_per_plane: Vec<u64>,
 }
@@ -400,7 +410,7 @@ pub struct Simulator {
     run: Vec<u32>,
     next_version: u32,
     merge: Option<MergeBuffer>,
-    /// The DRAM write buffer, when `host.write_buffer_bytes` > 0.
+    /// The DRAM write buffer, when `host.write_buffer_bytes` (or the FTL's default) > 0.
     wbuf: Option<WriteBuffer>,
     /// Its counters in the measured run (policy, capacity, end state and ratios are filled in
     /// by the report).
@@ -418,8 +428,10 @@ impl Simulator {
         let sched = Scheduler::new(&cfg);
         let merge = (cfg.host.partial_write == PartialWrite::Merge)
             .then(|| MergeBuffer::new(cfg.host.merge_buffer_pages as usize));
-        let wbuf =
-            (d.write_buffer_pages > 0).then(|| WriteBuffer::new(d.write_buffer_pages, cfg.host.write_buffer_policy));
+        let buffer_pages = d
+            .write_buffer_pages
+            .unwrap_or_else(|| (ftl.default_write_buffer_bytes() / u64::from(cfg.geometry.page_size_bytes)) as u32);
+        let wbuf = (buffer_pages > 0).then(|| WriteBuffer::new(buffer_pages, cfg.host.write_buffer_policy));
         Ok(Simulator {
             oracle: verify.then(|| vec![0; d.logical_pages as usize]),
             cfg,
@@ -530,11 +542,20 @@ impl Simulator {
         if !(0.0..=1.0).contains(&p.fill) {
             return Err(crate::error::invalid("precondition.fill", p.fill, "must be in [0, 1]").into());
         }
+        if !(0.0..=1.0 - p.fill).contains(&p.fill_offset) {
+            return Err(crate::error::invalid(
+                "precondition.fill_offset",
+                p.fill_offset,
+                format!("must be in [0, 1 - fill] = [0, {}]", 1.0 - p.fill),
+            )
+            .into());
+        }
         let logical = u64::from(self.d.logical_pages);
         let filled = (logical as f64 * p.fill) as u64;
+        let start = ((logical as f64 * p.fill_offset) as u64).min(logical - filled);
         let mut rep = PreconditionReport { fill_pages: filled, ..Default::default() };
         let most = filled + if p.steady_state { (filled as f64 * p.max_overwrite_passes) as u64 } else { 0 };
-        for lpn in 0..filled {
+        for lpn in start..start + filled {
             let v = self.version();
             self.unbuffer(lpn as Lpn);
             self.ftl_write(lpn as Lpn, v, false)?;
@@ -552,7 +573,7 @@ impl Simulator {
                 let before = self.counts.pages_programmed();
                 let gc_before = self.ftl.gc_counts().collections();
                 for _ in 0..window {
-                    let lpn = rng.gen_range(0..filled) as Lpn;
+                    let lpn = (start + rng.gen_range(0..filled)) as Lpn;
                     let v = self.version();
                     self.unbuffer(lpn);
                     self.ftl_write(lpn, v, false)?;
@@ -1108,6 +1129,7 @@ impl Simulator {
                 copybacks: ByTag::from(c.copybacks),
                 erases: ByTag::from(c.erases),
                 wasted_pages: self.flash.wasted_pages() - wasted0,
+                wasted_pages_share: r6((self.flash.wasted_pages() - wasted0) as f64 / f64::from(self.d.physical_pages)),
                 multi_plane_commands: self.sched.multi_plane_commands() - mp0,
                 register_read_hits: self.sched.register_hits() - rh0,
             },
@@ -1123,6 +1145,8 @@ impl Simulator {
                 background_collections: gc.background_collections,
                 pages_moved: gc.pages_moved,
                 pages_moved_per_collection: r6(gc.pages_moved as f64 / gc.collections().max(1) as f64),
+                victim_valid_share: r6(gc.pages_moved as f64
+                    / (gc.collections().max(1) * u64::from(self.cfg.geometry.pages_per_block)) as f64),
                 fallbacks: gc.fallbacks,
                 block_utilization: r6(
                     h.pages_written as f64 / pages_erased.max(1) as f64 * f64::from(u8::from(pages_erased > 0))
@@ -1135,7 +1159,7 @@ impl Simulator {
                 erase_count_max: ec.iter().copied().max().unwrap_or(0),
                 erase_count_std: r6(es),
             },
-            planes: Planes { programs_mean: r6(pm), programs_std: r6(ps), programs_per_plane: per_plane },
+            planes: Planes { programs_mean: r6(pm), sdwpp: r6(ps), programs_per_plane: per_plane },
             channels: Channels {
                 host_busy_ns: ch[0],
                 gc_busy_ns: ch[1],

@@ -95,7 +95,7 @@ impl BlockFtl {
             logical_pages: d.logical_pages,
             data: vec![NONE; lbns as usize],
             pools,
-            scope: cfg.ftl.gc_scope,
+            scope: cfg.ftl.gc_scope.unwrap_or_default(),
             gc: GcCounts::default(),
             rewrites: 0,
             in_place: 0,

@@ -10,13 +10,20 @@
 //! raised it ends. Programming may run GC, and GC inserts the entries of the pages it moves
 //! into the cache; doing that inside an eviction loop could refill the cache faster than
 //! the loop empties it (a tiny cache then never makes room).
+//!
+//! The GC itself comes in the modes that set DFTL, DLOOP and PCFTL apart (seed 000 Sec.
+//! 3.3-3.4), chosen by [`GcMode`]: per-plane GC by controller copy or copy-back; plane-level
+//! GC whose copy-backs keep the same-parity rule by wasting destination pages, with the
+//! never-ending GC detected and (PCFTL) broken by one collection without copy-back; and the
+//! conventional GC of PCFTL's DFTL baseline, with one active block per chip, moves through
+//! the controller into the chip's active block, and all host I/O held meanwhile.
 
-use ftlsim_core::config::{Allocation, DriveConfig, GcCopy};
+use ftlsim_core::config::{Allocation, DriveConfig, GcCopy, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, GcCounts};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
-use ftlsim_core::geometry::{Geometry, Lpn, PlaneId, Ppn, NONE};
+use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
 use std::collections::BTreeSet;
 
@@ -77,6 +84,88 @@ impl CacheCounts {
     }
 }
 
+/// What a plane-level GC that freed no page leads to (seed 000 Sec. 3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NeverEnding {
+    /// The next collection moves pages without copy-back (PCFTL, Fig. 9 lines 27-29).
+    Fallback,
+    /// Keep collecting; a plane that goes `blocks_per_plane` collections in a row without
+    /// progress stops the run with an error (DLOOP has no fix; a real drive would hang).
+    Stop,
+}
+
+/// How a demand-based FTL collects: the paper's differences between DFTL, DLOOP and PCFTL.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GcMode {
+    /// Host I/O held in this scope while foreground GC runs.
+    pub scope: GcScope,
+    /// Valid pages move by intra-plane copy-back where the destination is on their plane.
+    pub copyback: bool,
+    /// A copy-back whose destination has the other parity wastes that page and takes the
+    /// next one (PCFTL Sec. 3.2-3.3); otherwise the page moves through the controller.
+    pub waste_for_parity: bool,
+    /// One active block per chip and write stream; GC moves pages into the chip's GC block,
+    /// usually on another plane (PCFTL Sec. 3.3, Fig. 7a).
+    pub per_chip: bool,
+    /// What a collection without progress leads to.
+    pub never_ending: NeverEnding,
+    /// Idle-time GC on planes with fewer free blocks than this (0 = none).
+    pub background_threshold: u32,
+}
+
+impl GcMode {
+    /// Per-plane GC with the shared policy keys (`ftl.gc_copy`, `ftl.gc_scope`,
+    /// `ftl.background_gc`), pages moved within their plane.
+    pub fn per_plane(cfg: &DriveConfig) -> Result<GcMode, ConfigError> {
+        Ok(GcMode {
+            scope: cfg.ftl.gc_scope.unwrap_or(GcScope::Plane),
+            copyback: cfg.ftl.gc_copy == Some(GcCopy::Copyback),
+            waste_for_parity: false,
+            per_chip: false,
+            never_ending: NeverEnding::Stop,
+            background_threshold: background_threshold(cfg)?,
+        })
+    }
+
+    /// The conventional GC of PCFTL's DFTL baseline (seed 000 Sec. 3.3, Fig. 7a): one active
+    /// block per chip, pages moved through the controller, all host I/O held (unless
+    /// `ftl.gc_copy` / `ftl.gc_scope` say otherwise).
+    pub fn conventional(cfg: &DriveConfig) -> Result<GcMode, ConfigError> {
+        Ok(GcMode { scope: cfg.ftl.gc_scope.unwrap_or(GcScope::Device), per_chip: true, ..GcMode::per_plane(cfg)? })
+    }
+
+    /// Plane-level GC (PGC, seed 000 Sec. 3.3-3.4): one plane collected, pages moved by
+    /// copy-back within it, parity kept by wasting pages, other planes serving the host.
+    pub fn plane_level(cfg: &DriveConfig, never_ending: NeverEnding) -> Result<GcMode, ConfigError> {
+        Ok(GcMode {
+            copyback: cfg.ftl.gc_copy.unwrap_or(GcCopy::Copyback) == GcCopy::Copyback,
+            waste_for_parity: true,
+            never_ending,
+            ..GcMode::per_plane(cfg)?
+        })
+    }
+}
+
+/// The idle-time GC threshold, 0 when `ftl.background_gc` is off.
+pub(crate) fn background_threshold(cfg: &DriveConfig) -> Result<u32, ConfigError> {
+    Ok(if cfg.ftl.background_gc { cfg.derive()?.background_gc_threshold_blocks } else { 0 })
+}
+
+/// GC page moves by kind, and the collections that freed no page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MoveCounts {
+    /// Intra-plane copy-backs.
+    pub copybacks: u64,
+    /// Moves through the controller to a page of the same plane.
+    pub controller_same_plane: u64,
+    /// Moves through the controller to another plane (inter-plane copies, Fig. 5).
+    pub inter_plane: u64,
+    /// Destination pages wasted to keep copy-back parity.
+    pub wasted_pages: u64,
+    /// Foreground collections after which the plane had no more erased pages than before.
+    pub no_progress_collections: u64,
+}
+
 /// The state a demand-based FTL keeps besides its cache.
 pub(crate) struct DemandState {
     pub geo: Geometry,
@@ -90,24 +179,47 @@ pub(crate) struct DemandState {
     pub in_gc: bool,
     pub gc: GcCounts,
     pub cache: CacheCounts,
+    pub moves: MoveCounts,
     /// Plane choice for host pages; translation pages always go round-robin.
     allocation: Allocation,
-    /// Round-robin plane pointer per write stream: with one shared pointer, a fixed number
-    /// of translation writes per host write could pin host data to one plane.
+    mode: GcMode,
+    /// Round-robin plane pointer per write stream (chip pointer in per-chip mode): with one
+    /// shared pointer, a fixed number of translation writes per host write could pin host
+    /// data to one plane.
     next_plane: [u32; 3],
+    /// Per-chip mode: the plane holding each chip's active block, by `stream * chips + chip`.
+    chip_plane: Vec<PlaneId>,
     threshold: u32,
-    copyback: bool,
+    /// The collection under way moves pages without copy-back (PCFTL's fallback).
+    no_copyback: bool,
+    bg_cursor: u32,
     pending_write_back: BTreeSet<u32>,
     jobs: Vec<Option<GcJob>>,
     name: &'static str,
 }
 
 impl DemandState {
-    /// State for a validated config; `name` is the FTL's, for errors.
-    pub fn new(cfg: &DriveConfig, name: &'static str) -> Result<DemandState, ConfigError> {
+    /// State for a validated config; `name` is the FTL's, for errors; `allocation` the host
+    /// page placement when the config leaves it to the FTL.
+    pub fn new(
+        cfg: &DriveConfig,
+        name: &'static str,
+        mode: GcMode,
+        allocation: Allocation,
+    ) -> Result<DemandState, ConfigError> {
         let d = cfg.derive()?;
         let g = &cfg.geometry;
         let per_tp = g.page_size_bytes / 4;
+        let allocation = cfg.ftl.allocation.unwrap_or(allocation);
+        if mode.per_chip && allocation != Allocation::RoundRobin {
+            return Err(ConfigError::Invalid {
+                key: "ftl.allocation".into(),
+                value: serde_json::to_string(&allocation).unwrap_or_default(),
+                rule: "must be round_robin with [ftl.dftl] gc = \"conventional\": its one active block per chip \
+                       decides the plane"
+                    .into(),
+            });
+        }
         Ok(DemandState {
             geo: g.clone(),
             per_tp,
@@ -117,10 +229,14 @@ impl DemandState {
             in_gc: false,
             gc: GcCounts::default(),
             cache: CacheCounts::default(),
-            allocation: cfg.ftl.allocation,
+            moves: MoveCounts::default(),
+            allocation,
+            mode,
             next_plane: [0; 3],
+            chip_plane: (0..3).flat_map(|_| 0..g.channels * g.chips_per_channel).collect(),
             threshold: d.gc_threshold_blocks,
-            copyback: cfg.ftl.gc_copy == GcCopy::Copyback,
+            no_copyback: false,
+            bg_cursor: 0,
             pending_write_back: BTreeSet::new(),
             jobs: vec![None; g.planes() as usize],
             name,
@@ -156,10 +272,137 @@ impl DemandState {
         Ok(true)
     }
 
-    fn next_plane(&mut self, stream: u32) -> PlaneId {
+    /// GC page moves by kind (docs/metrics.md), counted since the measurement began.
+    pub(crate) fn put_move_metrics(&self, m: &mut serde_json::Map<String, serde_json::Value>) {
+        let v = &self.moves;
+        m.insert("gc_copybacks".into(), v.copybacks.into());
+        m.insert("gc_controller_copies_same_plane".into(), v.controller_same_plane.into());
+        m.insert("gc_inter_plane_copies".into(), v.inter_plane.into());
+        m.insert("gc_parity_wasted_pages".into(), v.wasted_pages.into());
+        m.insert("gc_no_progress_collections".into(), v.no_progress_collections.into());
+    }
+
+    fn next_plane(&mut self, flash: &FlashArray, stream: u32) -> PlaneId {
+        let units = if self.mode.per_chip { self.geo.channels * self.geo.chips_per_channel } else { self.geo.planes() };
         let p = self.next_plane[stream as usize];
-        self.next_plane[stream as usize] = (p + 1) % self.geo.planes();
-        p
+        self.next_plane[stream as usize] = (p + 1) % units;
+        if self.mode.per_chip {
+            self.chip_plane(flash, stream, p)
+        } else {
+            p
+        }
+    }
+
+    /// Per-chip mode: the plane of `chip`'s active block for `stream`. When that block is
+    /// full, the next one comes from the chip's plane with the most free blocks.
+    fn chip_plane(&mut self, flash: &FlashArray, stream: u32, chip: u32) -> PlaneId {
+        let chips = self.geo.channels * self.geo.chips_per_channel;
+        let slot = (stream * chips + chip) as usize;
+        let p = self.chip_plane[slot];
+        let ppb = self.geo.pages_per_block;
+        if self.bm.active(p, stream).is_some_and(|b| flash.write_pointer(b) < ppb) {
+            return p;
+        }
+        self.bm.close_if_full(flash, p, stream);
+        let per_chip = self.geo.planes() / chips;
+        let start = (p - chip) / chips;
+        // Ties go to the first plane after the current one, so blocks rotate over the chip.
+        let best = (1..=per_chip)
+            .map(|i| chip + ((start + i) % per_chip) * chips)
+            .enumerate()
+            .max_by_key(|&(i, q)| (self.bm.free_blocks(q), std::cmp::Reverse(i)))
+            .map(|(_, q)| q)
+            .expect("a chip has planes");
+        self.chip_plane[slot] = best;
+        best
+    }
+
+    /// The planes one foreground GC looks after: `plane`, or in per-chip mode every plane
+    /// of its chip (the chip's blocks are one pool there: GC moves pages between its planes).
+    fn gc_unit(&self, plane: PlaneId) -> impl Iterator<Item = PlaneId> {
+        let chips = self.geo.channels * self.geo.chips_per_channel;
+        let (first, step, n) = if self.mode.per_chip {
+            (self.geo.chip_of(plane), chips, self.geo.planes() / chips)
+        } else {
+            (plane, 1, 1)
+        };
+        (0..n).map(move |k| first + k * step)
+    }
+
+    fn unit_free_blocks(&self, plane: PlaneId) -> u32 {
+        self.gc_unit(plane).map(|q| self.bm.free_blocks(q)).sum()
+    }
+
+    fn unit_threshold(&self, plane: PlaneId) -> u32 {
+        self.threshold * self.gc_unit(plane).count() as u32
+    }
+
+    fn unit_free_pages(&self, flash: &FlashArray, plane: PlaneId) -> u64 {
+        self.gc_unit(plane).map(|q| self.bm.free_pages(flash, q)).sum()
+    }
+
+    /// The plane of `plane`'s GC unit to collect next: one with a suspended job, else the
+    /// one whose best victim has the fewest valid pages.
+    fn unit_victim_plane(&mut self, flash: &FlashArray, plane: PlaneId) -> PlaneId {
+        if !self.mode.per_chip {
+            return plane;
+        }
+        if let Some(q) = self.gc_unit(plane).find(|&q| self.jobs[q as usize].is_some()) {
+            return q;
+        }
+        let mut best = (u32::MAX, plane);
+        for q in self.gc_unit(plane) {
+            if let Some(b) = self.bm.peek_victim(flash, q, true) {
+                best = best.min((flash.valid_count(b), q));
+            }
+        }
+        best.1
+    }
+
+    /// The parity of the page GC would program next on `plane` when it moves pages there
+    /// by copy-back under the same-parity rule (a fresh block starts even), else `None`.
+    fn copyback_parity(&self, flash: &FlashArray, plane: PlaneId) -> Option<u32> {
+        let m = &self.mode;
+        if !(m.copyback && m.waste_for_parity && !m.per_chip && !self.no_copyback && flash.copyback_same_parity()) {
+            return None;
+        }
+        let wp = self.bm.active(plane, GC).map_or(0, |b| flash.write_pointer(b));
+        Some(if wp >= self.geo.pages_per_block { 0 } else { wp % 2 })
+    }
+
+    /// Where GC moves the valid page `src`, and whether by copy-back. Plane-level GC may
+    /// waste destination pages to keep copy-back parity (PCFTL Sec. 3.3).
+    fn gc_destination(&mut self, ctx: &mut FlashCtx, src: Ppn) -> Result<(Ppn, bool), SimError> {
+        let g = &self.geo;
+        let (src_plane, ppb) = (g.plane_of(src), g.pages_per_block);
+        let parity = g.page_in_block(src) % 2;
+        let plane = if self.mode.per_chip {
+            let chip = g.chip_of(src_plane);
+            self.chip_plane(ctx.flash(), GC, chip)
+        } else {
+            src_plane
+        };
+        loop {
+            let dst = self.bm.allocate(ctx.flash(), plane, GC)?;
+            let idx = self.geo.page_in_block(dst);
+            let copyback = self.mode.copyback && !self.no_copyback && plane == src_plane;
+            let parity_ok = !ctx.flash().copyback_same_parity() || idx % 2 == parity;
+            // Wasting the last page of a block opens another; a plane down to its last free
+            // block keeps that one for the rest of the collection.
+            let may_waste = idx + 1 < ppb || self.bm.free_blocks(plane) >= 2;
+            if copyback && !parity_ok && self.mode.waste_for_parity && may_waste {
+                ctx.skip_page(dst)?;
+                self.moves.wasted_pages += 1;
+                continue;
+            }
+            let copyback = copyback && parity_ok;
+            match (copyback, plane == src_plane) {
+                (true, _) => self.moves.copybacks += 1,
+                (false, true) => self.moves.controller_same_plane += 1,
+                (false, false) => self.moves.inter_plane += 1,
+            }
+            return Ok((dst, copyback));
+        }
     }
 
     /// The consistency of the map, the directory and the flash; `current` is the FTL's
@@ -295,7 +538,7 @@ pub(crate) trait DemandFtl {
     fn allocate(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Ppn, SimError> {
         let (ppb, planes) = (self.state().geo.pages_per_block, self.state().geo.planes());
         for _ in 0..2 * planes {
-            let plane = self.state_mut().next_plane(stream);
+            let plane = self.state_mut().next_plane(ctx.flash(), stream);
             self.ensure_space(ctx, plane)?;
             let s = self.state_mut();
             let room = s.bm.active(plane, stream).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
@@ -333,7 +576,10 @@ pub(crate) trait DemandFtl {
         let has_room = |p: PlaneId| s.bm.active(p, stream).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
         match order().find(|&p| has_room(p)).or_else(|| order().find(|&p| s.bm.free_blocks(p) >= 3)) {
             Some(p) => {
-                s.next_plane[stream as usize] = (p + 1) % planes;
+                let chips = s.geo.channels * s.geo.chips_per_channel;
+                // In per-chip mode the pointer walks chips.
+                s.next_plane[stream as usize] =
+                    if s.mode.per_chip { (s.geo.chip_of(p) + 1) % chips } else { (p + 1) % planes };
                 s.bm.allocate(ctx.flash(), p, stream)
             }
             // Every plane is low: collect first (flushes run outside GC, so this nests once).
@@ -354,24 +600,51 @@ pub(crate) trait DemandFtl {
     }
 
     /// Foreground GC on `plane` until it has `threshold` free blocks, then the write-backs
-    /// the collections queued.
+    /// the collections queued. Host I/O in the mode's scope waits for it.
     fn ensure_space(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<(), SimError> {
         let s = self.state_mut();
-        if s.in_gc || s.bm.free_blocks(plane) >= s.threshold {
+        if s.in_gc || s.unit_free_blocks(plane) >= s.unit_threshold(plane) {
             return Ok(());
         }
         let prev = ctx.set_tag(Tag::Gc);
         s.in_gc = true;
-        let (ppb, threshold, name) = (s.geo.pages_per_block, s.threshold, s.name);
+        let r = self.collect_until_threshold(ctx, plane);
+        let s = self.state_mut();
+        s.in_gc = false;
+        s.no_copyback = false;
+        ctx.block_scope(plane, s.mode.scope);
+        ctx.set_tag(prev);
+        r?;
+        self.flush_write_backs(ctx, false)
+    }
+
+    /// The collections of [`DemandFtl::ensure_space`], with the never-ending GC check: a
+    /// collection after which the plane has no more erased pages than before made no
+    /// progress (Fig. 9's `old_state == current_state`; Sec. 3.4: no space on the active
+    /// block after the PGC).
+    fn collect_until_threshold(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<(), SimError> {
+        let s = self.state_mut();
+        let (ppb, bpp, threshold, name) = (s.geo.pages_per_block, s.geo.blocks_per_plane, s.threshold, s.name);
         // Every collection but a FIFO pass over a fully valid block gains a page, so a block
-        // is gained within pages_per_block collections.
-        let limit = ppb * (threshold + 1) + s.geo.blocks_per_plane;
-        let mut collections = 0;
-        while self.state().bm.free_blocks(plane) < threshold {
+        // is gained within pages_per_block collections. With parity waste, up to
+        // blocks_per_plane collections in a row may gain nothing (then the never-ending check
+        // stops the run) before one gains.
+        let mut limit = ppb * (threshold + 1) + bpp;
+        if s.mode.waste_for_parity {
+            limit *= bpp + 1;
+        }
+        let (mut collections, mut best, mut since_best) = (0, 0, 0);
+        let want = self.state().unit_threshold(plane);
+        while self.state().unit_free_blocks(plane) < want {
             collections += 1;
-            assert!(collections <= limit, "{name}: gc on plane {plane} makes no progress in {limit} collections");
             let s = self.state_mut();
-            let mut job = match s.bm.next_job(&mut s.jobs[plane as usize], ctx.flash(), plane, true) {
+            if collections > limit {
+                return Err(SimError::Ftl(format!(
+                    "{name}: GC on plane {plane} made no progress in {limit} collections"
+                )));
+            }
+            let q = s.unit_victim_plane(ctx.flash(), plane);
+            let mut job = match s.bm.next_job(&mut s.jobs[q as usize], ctx.flash(), q, true) {
                 Some(j) => j,
                 None if s.bm.free_blocks(plane) > 0 => break,
                 None => {
@@ -380,16 +653,66 @@ pub(crate) trait DemandFtl {
                     )))
                 }
             };
+            let before = s.unit_free_pages(ctx.flash(), plane);
+            best = best.max(before);
+            let fallback = s.no_copyback;
             let mut steps = 0;
             while self.gc_job_step(ctx, &mut job)? == GcStep::Moved {
                 steps += 1;
                 assert!(steps <= ppb, "gc job does not end");
             }
-            self.state_mut().gc.foreground_collections += 1;
+            let s = self.state_mut();
+            s.gc.foreground_collections += 1;
+            s.no_copyback = false;
+            if fallback {
+                s.gc.fallbacks += 1;
+            }
+            let after = s.unit_free_pages(ctx.flash(), plane);
+            if after <= before {
+                s.moves.no_progress_collections += 1;
+                if s.mode.never_ending == NeverEnding::Fallback && s.mode.copyback && !fallback {
+                    s.no_copyback = true;
+                }
+            }
+            // Never-ending GC: the plane has not passed its best erased-page count for
+            // blocks_per_plane collections (Fig. 8's State 1-4 loop, or a longer cycle
+            // through several victims whose gains and waste cancel).
+            if after > best {
+                best = after;
+                since_best = 0;
+            } else {
+                since_best += 1;
+            }
+            if s.mode.waste_for_parity && since_best > bpp {
+                return Err(SimError::Ftl(format!(
+                    "{name}: never-ending GC on plane {plane}: {since_best} collections without freeing a page \
+                     (seed 000 Sec. 3.4: copy-back parity waste eats what each collection frees; \
+                     pcftl falls back to GC without copy-back)"
+                )));
+            }
         }
-        self.state_mut().in_gc = false;
-        ctx.set_tag(prev);
-        self.flush_write_backs(ctx, false)
+        Ok(())
+    }
+
+    /// One unit of idle-time GC ([`ftlsim_core::ftl::Ftl::background_step`]): a step on the
+    /// next plane, from a cursor, with a job under way or fewer free blocks than the mode's
+    /// background threshold.
+    fn idle_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
+        let s = self.state();
+        let (planes, t, cursor) = (s.geo.planes(), s.mode.background_threshold, s.bg_cursor);
+        if t == 0 {
+            return Ok(false);
+        }
+        for i in 0..planes {
+            let q = (cursor + i) % planes;
+            let s = self.state();
+            let wanted = s.jobs[q as usize].is_some() || s.bm.free_blocks(q) < t;
+            if wanted && self.collect_step(ctx, q)? {
+                self.state_mut().bg_cursor = q;
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Program the queued write-backs, unless GC is running (it flushes them when it ends).
@@ -435,9 +758,8 @@ struct Mover<'a, F: ?Sized> {
 impl<F: DemandFtl + ?Sized> Relocate for Mover<'_, F> {
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
         let s = self.ftl.state_mut();
-        let plane = s.geo.plane_of(src);
-        let dst = s.bm.allocate(ctx.flash(), plane, GC)?;
-        ctx.copy(src, dst, s.copyback && !ctx.flash().copyback_same_parity())?;
+        let (dst, copyback) = s.gc_destination(ctx, src)?;
+        ctx.copy(src, dst, copyback)?;
         ctx.invalidate(src)?;
         s.bm.on_invalidate(ctx.flash(), src);
         s.gc.pages_moved += 1;
@@ -448,5 +770,10 @@ impl<F: DemandFtl + ?Sized> Relocate for Mover<'_, F> {
         }
         assert_eq!(self.ftl.current(oob.lpn), src, "lpn {} moved from a stale copy", oob.lpn);
         self.ftl.relocated(ctx, oob.lpn, dst)
+    }
+
+    fn wanted_parity(&self, flash: &FlashArray, victim: BlockId) -> Option<u32> {
+        let s = self.ftl.state();
+        s.copyback_parity(flash, s.geo.plane_of_block(victim))
     }
 }

@@ -31,8 +31,8 @@
 //! still go to translation blocks), because two GC destinations could each need a fresh
 //! block in one collection and exhaust the plane (found by the property test).
 
-use crate::demand::{CacheCounts, DemandFtl, DemandState};
-use ftlsim_core::config::DriveConfig;
+use crate::demand::{CacheCounts, DemandFtl, DemandState, GcMode};
+use ftlsim_core::config::{Allocation, DftlGc, DriveConfig};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
@@ -232,23 +232,59 @@ pub struct Dftl {
     ctp_bytes: u64,
     /// Translation-page write-backs started (a miss that raised one has write-back penalty).
     write_back_events: u64,
+    write_buffer_bytes: u64,
+    plane_info_bytes: u64,
 }
 
+/// What an FTL built on the DFTL engine changes: CDFTL its cache, DLOOP and PCFTL their
+/// placement and GC (seed 000), PCFTL its write cache. The mapping-table model is the same.
+pub(crate) struct Flavour {
+    pub name: &'static str,
+    /// CDFTL's second level of cached translation pages.
+    pub second_level: bool,
+    pub gc: GcMode,
+    /// Host page placement when `ftl.allocation` is unset.
+    pub allocation: Allocation,
+    /// Write buffer when `host.write_buffer_bytes` is unset, bytes.
+    pub write_buffer_bytes: u64,
+    /// Keeps PCFTL's Plane Info table (Sec. 3.3): 9 bytes per plane of DRAM.
+    pub plane_info: bool,
+}
+
+/// Plane Info entry: a 5-byte plane address, 2-byte active block, 2-byte free-block count
+/// (seed 000 Sec. 3.3).
+const PLANE_INFO_ENTRY_BYTES: u64 = 9;
+
 impl Dftl {
-    /// DFTL for a validated config.
+    /// DFTL for a validated config; `[ftl.dftl] gc` picks its GC mode.
     pub fn new(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
-        Dftl::build(cfg, false)
+        Dftl::build(cfg, Flavour { name: "dftl", ..Dftl::plain(cfg)? })
     }
 
     /// CDFTL for a validated config: the DFTL engine with a second-level cache of whole
     /// translation pages (see `cdftl.rs`).
     pub fn cdftl(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
-        Dftl::build(cfg, true)
+        Dftl::build(cfg, Flavour { name: "cdftl", second_level: true, ..Dftl::plain(cfg)? })
     }
 
-    fn build(cfg: &DriveConfig, second_level: bool) -> Result<Dftl, ConfigError> {
-        let name = if second_level { "cdftl" } else { "dftl" };
-        let st = DemandState::new(cfg, name)?;
+    fn plain(cfg: &DriveConfig) -> Result<Flavour, ConfigError> {
+        let gc = match cfg.ftl.dftl.gc {
+            DftlGc::Plane => GcMode::per_plane(cfg)?,
+            DftlGc::Conventional => GcMode::conventional(cfg)?,
+        };
+        Ok(Flavour {
+            name: "dftl",
+            second_level: false,
+            gc,
+            allocation: Allocation::RoundRobin,
+            write_buffer_bytes: 0,
+            plane_info: false,
+        })
+    }
+
+    pub(crate) fn build(cfg: &DriveConfig, f: Flavour) -> Result<Dftl, ConfigError> {
+        let (name, second_level) = (f.name, f.second_level);
+        let st = DemandState::new(cfg, name, f.gc, f.allocation)?;
         let page = u64::from(cfg.geometry.page_size_bytes);
         let bytes = cfg.ftl.mapping_cache_bytes.unwrap_or(if second_level {
             CDFTL_DEFAULT_CACHE_BYTES
@@ -277,6 +313,8 @@ impl Dftl {
             ctp_cap,
             ctp_bytes,
             write_back_events: 0,
+            write_buffer_bytes: f.write_buffer_bytes,
+            plane_info_bytes: if f.plane_info { u64::from(cfg.geometry.planes()) * PLANE_INFO_ENTRY_BYTES } else { 0 },
             st,
         })
     }
@@ -479,9 +517,8 @@ impl Ftl for Dftl {
         self.host_trim(ctx, lpn)
     }
 
-    fn background_step(&mut self, _ctx: &mut FlashCtx) -> Result<bool, SimError> {
-        // DFTL collects on demand only (the thesis's setup: greedy GC on demand).
-        Ok(false)
+    fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
+        self.idle_step(ctx)
     }
 
     fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
@@ -500,8 +537,13 @@ impl Ftl for Dftl {
         self.gtd_bytes + self.cmt_bytes + self.ctp_bytes
     }
 
+    fn default_write_buffer_bytes(&self) -> u64 {
+        self.write_buffer_bytes
+    }
+
     fn begin_measurement(&mut self) {
         self.st.cache = CacheCounts::default();
+        self.st.moves = Default::default();
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -511,6 +553,10 @@ impl Ftl for Dftl {
         m.insert("sram_cmt_bytes".into(), self.cmt_bytes.into());
         m.insert("sram_gc_metadata_bytes".into(), self.st.gc_metadata_bytes().into());
         m.insert("cmt_entries".into(), (self.cmt.cap as u64).into());
+        self.st.put_move_metrics(&mut m);
+        if self.plane_info_bytes > 0 {
+            m.insert("dram_plane_info_bytes".into(), self.plane_info_bytes.into());
+        }
         if self.ctp_cap > 0 {
             m.insert("sram_ctp_bytes".into(), self.ctp_bytes.into());
             m.insert("ctp_pages".into(), (self.ctp_cap as u64).into());

@@ -174,7 +174,7 @@ impl FastFtl {
             log_blocks,
             max_rw: log_blocks - 1,
             pools,
-            scope: cfg.ftl.gc_scope,
+            scope: cfg.ftl.gc_scope.unwrap_or_default(),
             gc: GcCounts::default(),
             merges: Merges::default(),
         })

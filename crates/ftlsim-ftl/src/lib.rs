@@ -6,8 +6,10 @@ pub mod block;
 pub mod cdftl;
 pub mod demand;
 pub mod dftl;
+pub mod dloop;
 pub mod fast;
 pub mod page;
+pub mod pcftl;
 pub mod scftl;
 
 use ftlsim_core::config::DriveConfig;
@@ -49,6 +51,16 @@ pub const FTLS: &[FtlInfo] = &[
         source: "seed 001 Ch. 5 (Sec. 5.1, Figs. 5.1-5.2, Tables 5.1-5.2)",
     },
     FtlInfo {
+        name: "dloop",
+        description: "DLOOP: DFTL mapping, plane fixed by LPN, plane-level GC with copy-back, no write cache",
+        source: "Abdurrab et al. IPDPS'13, as seed 000 Secs. 2.1, 3.4 and 5 describe it",
+    },
+    FtlInfo {
+        name: "pcftl",
+        description: "PCFTL: DFTL mapping, LRU write cache, token dispatch, plane-level GC with copy-back",
+        source: "Wang & Xie TPDS'15, seed 000 Secs. 3-5 (Figs. 3, 4, 7-9, Table 1)",
+    },
+    FtlInfo {
         name: "block",
         description: "block-level FTL: one physical block per logical block, page updates rewrite the block",
         source: "BFTL of seed 001 Sec. 3.2, Table 5.3",
@@ -78,6 +90,8 @@ pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
         "dftl" => Ok(Box::new(dftl::Dftl::new(cfg)?)),
         "scftl" => Ok(Box::new(scftl::Scftl::new(cfg)?)),
         "cdftl" => Ok(Box::new(cdftl::new(cfg)?)),
+        "dloop" => Ok(Box::new(dloop::new(cfg)?)),
+        "pcftl" => Ok(Box::new(pcftl::new(cfg)?)),
         other => unreachable!("FTL `{other}` is registered but not built"),
     }
 }

@@ -50,8 +50,8 @@
 //! one shared pointer, several write-backs per host write could pile host data on one plane
 //! until it has nothing to reclaim).
 
-use crate::demand::{CacheCounts, DemandFtl, DemandState};
-use ftlsim_core::config::{CacheReplacement, DriveConfig};
+use crate::demand::{CacheCounts, DemandFtl, DemandState, GcMode};
+use ftlsim_core::config::{Allocation, CacheReplacement, DriveConfig};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
@@ -196,7 +196,7 @@ pub struct Scftl {
 impl Scftl {
     /// Build for a validated config (`[ftl.scftl]` sets replacement, c and the fetch limit).
     pub fn new(cfg: &DriveConfig) -> Result<Scftl, ConfigError> {
-        let st = DemandState::new(cfg, "scftl")?;
+        let st = DemandState::new(cfg, "scftl", GcMode::per_plane(cfg)?, Allocation::RoundRobin)?;
         let bytes = cfg.ftl.mapping_cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES);
         let entries = (bytes / ENTRY_BYTES) as usize;
         if entries < 2 {
@@ -600,9 +600,8 @@ impl Ftl for Scftl {
         self.host_trim(ctx, lpn)
     }
 
-    fn background_step(&mut self, _ctx: &mut FlashCtx) -> Result<bool, SimError> {
-        // Greedy GC on demand only (the thesis's setup, Sec. 4.2).
-        Ok(false)
+    fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
+        self.idle_step(ctx)
     }
 
     fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
@@ -623,12 +622,14 @@ impl Ftl for Scftl {
 
     fn begin_measurement(&mut self) {
         self.st.cache = CacheCounts::default();
+        self.st.moves = Default::default();
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
         let c = &self.st.cache;
         let mut m = serde_json::Map::new();
         c.put_metrics(&mut m);
+        self.st.put_move_metrics(&mut m);
         m.insert("cmt_spatial_entries".into(), c.spatial_entries.into());
         m.insert("cmt_splits".into(), c.splits.into());
         m.insert("cmt_merges".into(), c.merges.into());

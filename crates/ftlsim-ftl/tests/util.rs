@@ -67,12 +67,31 @@ pub fn run_demand(
     trim: f64,
     open_loop: bool,
 ) -> Result<(), String> {
-    let mut cfg = small_config(64, 16, 0.3, &format!("[ftl]\n{ftl}\n[host]\nqueue_depth = 8"));
+    let cfg = small_config(64, 16, 0.3, &format!("[ftl]\n{ftl}\n[host]\nqueue_depth = 8"));
+    run_demand_with(cfg, page_size, seed, pattern, read, trim, open_loop)
+}
+
+/// [`run_demand`] on a given drive config (its page size replaced by `page_size`).
+pub fn run_demand_with(
+    mut cfg: DriveConfig,
+    page_size: u32,
+    seed: u64,
+    pattern: &str,
+    read: f64,
+    trim: f64,
+    open_loop: bool,
+) -> Result<(), String> {
     cfg.geometry.page_size_bytes = page_size;
     let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
     let mut sim = ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?;
-    sim.precondition(&Precondition { fill: 1.0, steady_state: true, max_overwrite_passes: 1.0, seed })
-        .map_err(|e| e.to_string())?;
+    sim.precondition(&Precondition {
+        fill: 1.0,
+        steady_state: true,
+        max_overwrite_passes: 1.0,
+        seed,
+        fill_offset: 0.0,
+    })
+    .map_err(|e| e.to_string())?;
     let arrival = if open_loop { "poisson:400us" } else { "closed:8" };
     let spec = WorkloadSpec::parse(&format!(
         "pattern={pattern},read={read},trim={trim},size=512@4|1k@1|4k@1,align=512,arrival={arrival},requests=3000"
@@ -134,6 +153,7 @@ pub fn run_oracle(cfg: DriveConfig, m: &Mix, requests: u64) -> Result<Simulator,
         steady_state: m.fill > 0.5,
         max_overwrite_passes: 1.0,
         seed: m.seed,
+        fill_offset: 0.0,
     })
     .map_err(|e| e.to_string())?;
     let arrival = if m.open_loop { "poisson:300us" } else { "closed:8" };

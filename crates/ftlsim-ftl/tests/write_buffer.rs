@@ -103,7 +103,7 @@ fn evictions_wait_on_the_write_path() {
 #[test]
 fn write_buffer_too_small_is_rejected_naming_the_key() {
     let mut cfg = small_config(32, 16, 0.2, "");
-    cfg.host.write_buffer_bytes = 1000;
+    cfg.host.write_buffer_bytes = Some(1000);
     let e = ftlsim_ftl::simulator(cfg, true).err().expect("a buffer below one page is an error").to_string();
     assert!(e.contains("host.write_buffer_bytes = 1000"), "{e}");
 }
