@@ -22,6 +22,11 @@
 //!   fetching penalty (one translation read), miss with write-back penalty (evicts a
 //!   modified entry, whether or not it also fetched).
 //!
+//! - GC mode (`[ftl.dftl] gc`): per-plane GC by default; `conventional` is the baseline
+//!   PCFTL compares against (seed 000 Sec. 3.3, Fig. 7a): one active block per chip, pages
+//!   moved through the controller between planes, all host I/O held (`demand.rs`, `GcMode`).
+//!   DLOOP and PCFTL (`dloop.rs`, `pcftl.rs`) are this engine with their own placement and GC.
+//!
 //! SRAM (Table 5.2): GTD = 4 B per translation page of the whole chip (the thesis sizes it
 //! over all 4096 x 256 pages: 512 entries = 2.00 KB), CMT = 8.25 B per entry, GC metadata =
 //! one validity bit per physical page (128 KB for the 8 GB chip), reported apart.

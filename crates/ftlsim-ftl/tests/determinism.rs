@@ -33,6 +33,13 @@ fn identical_inputs_give_identical_reports() {
             "arrival=poisson:500us,read=0.5,pattern=zipf:0.8,requests=4000",
             "[ftl]\nbackground_gc = true\nidle_threshold_ns = 200000",
         ),
+        // PCFTL: write cache, token dispatch, copy-back PGC with parity waste and fallbacks.
+        (
+            "arrival=poisson:400us,read=0.3,pattern=hotcold:0.8:0.2,size=4k|8k,requests=4000",
+            "[ftl]\nname = \"pcftl\"\nmapping_cache_bytes = 512\nbackground_gc = true\n\
+             [nand]\ncopyback_same_parity = true\n[host]\nwrite_buffer_bytes = 65536",
+        ),
+        ("qd=8,read=0.3,size=4k,requests=4000", "[ftl]\nname = \"dftl\"\n[ftl.dftl]\ngc = \"conventional\""),
     ] {
         let (a, rows) = run(11, spec, extra);
         let (b, _) = run(11, spec, extra);
