@@ -359,6 +359,18 @@ impl DemandState {
         best.1
     }
 
+    /// A page of `stream` on `plane` if its open block has room or the plane keeps a free
+    /// block for GC after opening one; `None` otherwise.
+    fn allocate_leaving_one(
+        &mut self,
+        flash: &FlashArray,
+        plane: PlaneId,
+        stream: u32,
+    ) -> Option<Result<Ppn, SimError>> {
+        let room = self.bm.active(plane, stream).is_some_and(|b| flash.write_pointer(b) < self.geo.pages_per_block);
+        (room || self.bm.free_blocks(plane) >= 2).then(|| self.bm.allocate(flash, plane, stream))
+    }
+
     /// The parity of the page GC would program next on `plane` when it moves pages there
     /// by copy-back under the same-parity rule (a fresh block starts even), else `None`.
     fn copyback_parity(&self, flash: &FlashArray, plane: PlaneId) -> Option<u32> {
@@ -536,14 +548,12 @@ pub(crate) trait DemandFtl {
     /// left to GC (which needs one to relocate into): GC's own deferred writes may have
     /// used the room it made, so the plane is checked again and the next one tried.
     fn allocate(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Ppn, SimError> {
-        let (ppb, planes) = (self.state().geo.pages_per_block, self.state().geo.planes());
+        let planes = self.state().geo.planes();
         for _ in 0..2 * planes {
             let plane = self.state_mut().next_plane(ctx.flash(), stream);
             self.ensure_space(ctx, plane)?;
-            let s = self.state_mut();
-            let room = s.bm.active(plane, stream).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
-            if room || s.bm.free_blocks(plane) >= 2 {
-                return s.bm.allocate(ctx.flash(), plane, stream);
+            if let Some(ppn) = self.state_mut().allocate_leaving_one(ctx.flash(), plane, stream) {
+                return ppn;
             }
         }
         Err(SimError::Ftl(format!("{}: every plane is down to its last free block", self.state().name)))
@@ -551,14 +561,11 @@ pub(crate) trait DemandFtl {
 
     /// A host page in `plane`, after foreground GC there made room.
     fn allocate_in(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<Ppn, SimError> {
-        let ppb = self.state().geo.pages_per_block;
         // GC's queued write-backs, flushed as it ends, may take the room it made: collect again.
         for _ in 0..4 {
             self.ensure_space(ctx, plane)?;
-            let s = self.state_mut();
-            let room = s.bm.active(plane, HOST).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
-            if room || s.bm.free_blocks(plane) >= 2 {
-                return s.bm.allocate(ctx.flash(), plane, HOST);
+            if let Some(ppn) = self.state_mut().allocate_leaving_one(ctx.flash(), plane, HOST) {
+                return ppn;
             }
         }
         Err(SimError::Ftl(format!("{}: plane {plane} stays down to its last free block", self.state().name)))
