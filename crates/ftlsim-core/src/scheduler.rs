@@ -548,6 +548,20 @@ mod tests {
     }
 
     #[test]
+    fn copybacks_on_two_planes_of_one_die_overlap() {
+        // PCFTL Fig. 6: planes 0 and 2 are the two planes of channel 0's die; each copy-back
+        // uses the bus for its command only, so both run at once (Sec. 3.2).
+        let plane2 = 2 * 64 * 16;
+        let both = |s: &mut Scheduler| {
+            let a = s.schedule(&[op(OpKind::Copyback, 0, 16, false)], 0).end;
+            (a, s.schedule(&[op(OpKind::Copyback, plane2, plane2 + 16, false)], 0).end)
+        };
+        assert_eq!(both(&mut pcftl_like("")), (225_000, 225_000));
+        // A die that runs one command at a time serialises them.
+        assert_eq!(both(&mut pcftl_like("plane_concurrency = \"multi_plane_only\"")), (225_000, 450_000));
+    }
+
+    #[test]
     fn reads_on_two_planes_of_one_channel_overlap_tr() {
         // Planes 0 and 2 share channel 0 (channels stripe fastest). Hand schedule:
         // read A: cmd 0, tR 0-25, out 25-75. read B: tR 0-25, out 75-125 (bus busy).
