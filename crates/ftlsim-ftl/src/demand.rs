@@ -84,6 +84,67 @@ impl CacheCounts {
     }
 }
 
+/// The [`ftlsim_core::ftl::Ftl`] methods every demand FTL implements alike, through
+/// [`DemandFtl`] and its `st: DemandState` field. A blanket `impl<T: DemandFtl> Ftl for T`
+/// is not allowed (`Ftl` is a foreign trait), so each FTL's `impl Ftl` expands this.
+macro_rules! demand_ftl_methods {
+    () => {
+        fn read(
+            &mut self,
+            ctx: &mut ::ftlsim_core::ftl::FlashCtx,
+            lpn: ::ftlsim_core::geometry::Lpn,
+        ) -> Result<Option<u32>, ::ftlsim_core::error::SimError> {
+            $crate::demand::DemandFtl::host_read(self, ctx, lpn)
+        }
+
+        fn write(
+            &mut self,
+            ctx: &mut ::ftlsim_core::ftl::FlashCtx,
+            lpn: ::ftlsim_core::geometry::Lpn,
+            version: u32,
+        ) -> Result<(), ::ftlsim_core::error::SimError> {
+            $crate::demand::DemandFtl::host_write(self, ctx, lpn, version)
+        }
+
+        fn trim(
+            &mut self,
+            ctx: &mut ::ftlsim_core::ftl::FlashCtx,
+            lpn: ::ftlsim_core::geometry::Lpn,
+        ) -> Result<(), ::ftlsim_core::error::SimError> {
+            $crate::demand::DemandFtl::host_trim(self, ctx, lpn)
+        }
+
+        fn background_step(
+            &mut self,
+            ctx: &mut ::ftlsim_core::ftl::FlashCtx,
+        ) -> Result<bool, ::ftlsim_core::error::SimError> {
+            $crate::demand::DemandFtl::idle_step(self, ctx)
+        }
+
+        fn gc_step(
+            &mut self,
+            ctx: &mut ::ftlsim_core::ftl::FlashCtx,
+            plane: ::ftlsim_core::geometry::PlaneId,
+        ) -> Result<bool, ::ftlsim_core::error::SimError> {
+            $crate::demand::DemandFtl::collect_step(self, ctx, plane)
+        }
+
+        fn gc_counts(&self) -> ::ftlsim_core::ftl::GcCounts {
+            self.st.gc.clone()
+        }
+
+        fn free_blocks(&self) -> u64 {
+            self.st.bm.free_blocks_total()
+        }
+
+        fn begin_measurement(&mut self) {
+            self.st.cache = $crate::demand::CacheCounts::default();
+            self.st.moves = $crate::demand::MoveCounts::default();
+        }
+    };
+}
+pub(crate) use demand_ftl_methods;
+
 /// What a plane-level GC that freed no page leads to (seed 000 Sec. 3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NeverEnding {

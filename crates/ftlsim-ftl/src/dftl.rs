@@ -36,12 +36,12 @@
 //! still go to translation blocks), because two GC destinations could each need a fresh
 //! block in one collection and exhaust the plane (found by the property test).
 
-use crate::demand::{CacheCounts, DemandFtl, DemandState, GcMode};
+use crate::demand::{demand_ftl_methods, CacheCounts, DemandFtl, DemandState, GcMode};
 use ftlsim_core::config::{Allocation, DftlGc, DriveConfig};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::FlashArray;
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
-use ftlsim_core::geometry::{Lpn, PlaneId, Ppn, NONE};
+use ftlsim_core::ftl::{FlashCtx, Ftl};
+use ftlsim_core::geometry::{Lpn, Ppn, NONE};
 use std::collections::HashMap;
 
 /// CMT entry size in quarter bytes: 8.25 B (Table 5.2).
@@ -510,33 +510,7 @@ impl Ftl for Dftl {
         self.name
     }
 
-    fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
-        self.host_read(ctx, lpn)
-    }
-
-    fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
-        self.host_write(ctx, lpn, version)
-    }
-
-    fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
-        self.host_trim(ctx, lpn)
-    }
-
-    fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
-        self.idle_step(ctx)
-    }
-
-    fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        self.collect_step(ctx, plane)
-    }
-
-    fn gc_counts(&self) -> GcCounts {
-        self.st.gc.clone()
-    }
-
-    fn free_blocks(&self) -> u64 {
-        self.st.bm.free_blocks_total()
-    }
+    demand_ftl_methods!();
 
     fn mapping_sram_bytes(&self) -> u64 {
         self.gtd_bytes + self.cmt_bytes + self.ctp_bytes
@@ -544,11 +518,6 @@ impl Ftl for Dftl {
 
     fn default_write_buffer_bytes(&self) -> u64 {
         self.write_buffer_bytes
-    }
-
-    fn begin_measurement(&mut self) {
-        self.st.cache = CacheCounts::default();
-        self.st.moves = Default::default();
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {

@@ -50,12 +50,12 @@
 //! one shared pointer, several write-backs per host write could pile host data on one plane
 //! until it has nothing to reclaim).
 
-use crate::demand::{CacheCounts, DemandFtl, DemandState, GcMode};
+use crate::demand::{demand_ftl_methods, CacheCounts, DemandFtl, DemandState, GcMode};
 use ftlsim_core::config::{Allocation, CacheReplacement, DriveConfig};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind};
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
-use ftlsim_core::geometry::{Lpn, PlaneId, Ppn, NONE};
+use ftlsim_core::ftl::{FlashCtx, Ftl};
+use ftlsim_core::geometry::{Lpn, Ppn, NONE};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// CMT entry size, bytes (Table 5.2).
@@ -588,41 +588,10 @@ impl Ftl for Scftl {
         "scftl"
     }
 
-    fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
-        self.host_read(ctx, lpn)
-    }
-
-    fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
-        self.host_write(ctx, lpn, version)
-    }
-
-    fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
-        self.host_trim(ctx, lpn)
-    }
-
-    fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
-        self.idle_step(ctx)
-    }
-
-    fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        self.collect_step(ctx, plane)
-    }
-
-    fn gc_counts(&self) -> GcCounts {
-        self.st.gc.clone()
-    }
-
-    fn free_blocks(&self) -> u64 {
-        self.st.bm.free_blocks_total()
-    }
+    demand_ftl_methods!();
 
     fn mapping_sram_bytes(&self) -> u64 {
         self.tpd_bytes + self.cmt_bytes
-    }
-
-    fn begin_measurement(&mut self) {
-        self.st.cache = CacheCounts::default();
-        self.st.moves = Default::default();
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
