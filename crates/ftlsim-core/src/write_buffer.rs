@@ -15,8 +15,8 @@
 //! same pages, at most `capacity` of them; free slots plus used slots = capacity.
 //!
 //! Policies: only LRU now. Another policy is a new [`WriteBufferPolicy`] variant plus its
-//! arms in [`WriteBuffer::on_hit`] (where an updated page goes) and
-//! [`WriteBuffer::victim`] (which page leaves): FIFO keeps a hit in place; BPLRU
+//! arms in `WriteBuffer::on_hit` (where an updated page goes) and
+//! `WriteBuffer::victim` (which page leaves): FIFO keeps a hit in place; BPLRU
 //! (block-grouped LRU) would add a second list of logical blocks and evict a whole group.
 //!
 //! Departures from the paper: reads do not change the recency order (the paper's cache

@@ -3,7 +3,7 @@
 //! GTD or TPD), allocation over three write streams (host, translation, GC), on-demand
 //! greedy GC whose relocations update mappings through each FTL's own cache, and the
 //! thesis's cache-access classes (Sec. 4.1.1). Each FTL supplies only its cache through
-//! [`DemandFtl`].
+//! `DemandFtl`.
 //!
 //! Write-backs are queued, never programmed in the middle of a cache update: a translation
 //! page that an eviction writes back is programmed when the host operation or the GC that
@@ -12,7 +12,7 @@
 //! the loop empties it (a tiny cache then never makes room).
 //!
 //! The GC itself comes in the modes that set DFTL, DLOOP and PCFTL apart (seed 000 Sec.
-//! 3.3-3.4), chosen by [`GcMode`]: per-plane GC by controller copy or copy-back; plane-level
+//! 3.3-3.4), chosen by `GcMode`: per-plane GC by controller copy or copy-back; plane-level
 //! GC whose copy-backs keep the same-parity rule by wasting destination pages, with the
 //! never-ending GC detected and (PCFTL) broken by one collection without copy-back; and the
 //! conventional GC of PCFTL's DFTL baseline, with one active block per chip, moves through
