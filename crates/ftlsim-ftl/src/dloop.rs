@@ -11,8 +11,10 @@
 //! Never-ending GC (Sec. 3.4): DLOOP keeps collecting when a PGC frees nothing, as the
 //! paper says it would. A real drive would then loop for ever; the simulator counts each
 //! such collection (`gc_no_progress_collections`) and, when one plane goes
-//! `blocks_per_plane` collections in a row without progress, stops the run with an error
-//! naming the plane, rather than hang.
+//! `blocks_per_plane` collections without passing its best count of erased pages (Fig. 8's
+//! loop, or a longer cycle whose gains and waste cancel), stops the run with an error naming
+//! the plane, rather than hang. It is rare with parity-matched moves (tests/pcftl.rs meets it
+//! on some full drives under uniform overwrites) and did not occur in experiments/pcftl.
 //!
 //! Departures: those of `pcftl.rs` (GC block per plane, erased-page progress check).
 
