@@ -99,6 +99,14 @@ impl<'a> FlashCtx<'a> {
         Ok(oob)
     }
 
+    /// Read the page `ppn` a map gives for `lpn` and return the version it holds; a page
+    /// holding another LPN means the map is corrupt (panics).
+    pub fn read_mapped(&mut self, ppn: Ppn, lpn: Lpn) -> Result<u32, FlashError> {
+        let oob = self.read(ppn)?;
+        assert_eq!(oob.lpn, lpn, "page {ppn} mapped for lpn {lpn} holds lpn {}", oob.lpn);
+        Ok(oob.version)
+    }
+
     /// Program a page at its block's write pointer.
     pub fn program(&mut self, ppn: Ppn, oob: Oob) -> Result<(), FlashError> {
         self.flash.program(ppn, oob)?;

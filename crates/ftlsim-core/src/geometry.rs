@@ -130,10 +130,15 @@ impl Geometry {
     pub fn die_of(&self, plane: PlaneId) -> u32 {
         plane % self.dies()
     }
+    /// Chips in the drive.
+    #[inline]
+    pub fn chips(&self) -> u32 {
+        self.channels * self.chips_per_channel
+    }
     /// Global chip index of a plane.
     #[inline]
     pub fn chip_of(&self, plane: PlaneId) -> u32 {
-        plane % (self.channels * self.chips_per_channel)
+        plane % self.chips()
     }
     /// Coordinates of a plane.
     pub fn plane_addr(&self, plane: PlaneId) -> PlaneAddr {

@@ -182,9 +182,7 @@ impl Ftl for BlockFtl {
 
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
         let Some(ppn) = self.locate(ctx.flash(), lpn) else { return Ok(None) };
-        let oob = ctx.read(ppn)?;
-        assert_eq!(oob.lpn, lpn, "page {ppn} mapped for lpn {lpn} holds lpn {}", oob.lpn);
-        Ok(Some(oob.version))
+        Ok(Some(ctx.read_mapped(ppn, lpn)?))
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {

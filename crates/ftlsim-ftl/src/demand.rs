@@ -35,6 +35,8 @@ pub(crate) const TRANSLATION: u32 = 1;
 /// the one block its erase gives back, so GC cannot run a plane out of blocks (two GC
 /// destinations could each need a fresh block in one collection; found by property tests).
 const GC: u32 = 2;
+/// Write streams per plane.
+const STREAMS: u32 = 3;
 
 /// Cache-access classes (thesis Sec. 4.1.1), translation traffic, and the counters of
 /// CDFTL's second level and SCFTL's consecutive entries.
@@ -247,7 +249,7 @@ pub(crate) struct DemandState {
     /// Round-robin plane pointer per write stream (chip pointer in per-chip mode): with one
     /// shared pointer, a fixed number of translation writes per host write could pin host
     /// data to one plane.
-    next_plane: [u32; 3],
+    next_plane: [u32; STREAMS as usize],
     /// Per-chip mode: the plane holding each chip's active block, by `stream * chips + chip`.
     chip_plane: Vec<PlaneId>,
     threshold: u32,
@@ -286,15 +288,15 @@ impl DemandState {
             per_tp,
             directory: vec![NONE; d.logical_pages.div_ceil(per_tp) as usize],
             flash_map: vec![NONE; d.logical_pages as usize],
-            bm: BlockManager::new(g, 3, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
+            bm: BlockManager::new(g, STREAMS, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
             in_gc: false,
             gc: GcCounts::default(),
             cache: CacheCounts::default(),
             moves: MoveCounts::default(),
             allocation,
             mode,
-            next_plane: [0; 3],
-            chip_plane: (0..3).flat_map(|_| 0..g.channels * g.chips_per_channel).collect(),
+            next_plane: [0; STREAMS as usize],
+            chip_plane: (0..STREAMS).flat_map(|_| 0..g.chips()).collect(),
             threshold: d.gc_threshold_blocks,
             no_copyback: false,
             bg_cursor: 0,
@@ -344,7 +346,7 @@ impl DemandState {
     }
 
     fn next_plane(&mut self, flash: &FlashArray, stream: u32) -> PlaneId {
-        let units = if self.mode.per_chip { self.geo.channels * self.geo.chips_per_channel } else { self.geo.planes() };
+        let units = if self.mode.per_chip { self.geo.chips() } else { self.geo.planes() };
         let p = self.next_plane[stream as usize];
         self.next_plane[stream as usize] = (p + 1) % units;
         if self.mode.per_chip {
@@ -357,7 +359,7 @@ impl DemandState {
     /// Per-chip mode: the plane of `chip`'s active block for `stream`. When that block is
     /// full, the next one comes from the chip's plane with the most free blocks.
     fn chip_plane(&mut self, flash: &FlashArray, stream: u32, chip: u32) -> PlaneId {
-        let chips = self.geo.channels * self.geo.chips_per_channel;
+        let chips = self.geo.chips();
         let slot = (stream * chips + chip) as usize;
         let p = self.chip_plane[slot];
         let ppb = self.geo.pages_per_block;
@@ -381,7 +383,7 @@ impl DemandState {
     /// The planes one foreground GC looks after: `plane`, or in per-chip mode every plane
     /// of its chip (the chip's blocks are one pool there: GC moves pages between its planes).
     fn gc_unit(&self, plane: PlaneId) -> impl Iterator<Item = PlaneId> {
-        let chips = self.geo.channels * self.geo.chips_per_channel;
+        let chips = self.geo.chips();
         let (first, step, n) = if self.mode.per_chip {
             (self.geo.chip_of(plane), chips, self.geo.planes() / chips)
         } else {
@@ -534,9 +536,7 @@ pub(crate) trait DemandFtl {
         if ppn == NONE {
             return Ok(None);
         }
-        let oob = ctx.read(ppn)?;
-        assert_eq!(oob.lpn, lpn, "page {ppn} mapped for lpn {lpn} holds lpn {}", oob.lpn);
-        Ok(Some(oob.version))
+        Ok(Some(ctx.read_mapped(ppn, lpn)?))
     }
 
     fn host_write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
@@ -644,10 +644,9 @@ pub(crate) trait DemandFtl {
         let has_room = |p: PlaneId| s.bm.active(p, stream).is_some_and(|b| ctx.flash().write_pointer(b) < ppb);
         match order().find(|&p| has_room(p)).or_else(|| order().find(|&p| s.bm.free_blocks(p) >= 3)) {
             Some(p) => {
-                let chips = s.geo.channels * s.geo.chips_per_channel;
                 // In per-chip mode the pointer walks chips.
                 s.next_plane[stream as usize] =
-                    if s.mode.per_chip { (s.geo.chip_of(p) + 1) % chips } else { (p + 1) % planes };
+                    if s.mode.per_chip { (s.geo.chip_of(p) + 1) % s.geo.chips() } else { (p + 1) % planes };
                 s.bm.allocate(ctx.flash(), p, stream)
             }
             // Every plane is low: collect first (flushes run outside GC, so this nests once).

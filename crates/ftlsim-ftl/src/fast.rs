@@ -364,9 +364,7 @@ impl Ftl for FastFtl {
 
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
         let Some(c) = self.newest(ctx.flash(), lpn / self.ppb, lpn % self.ppb, true) else { return Ok(None) };
-        let oob = ctx.read(c.ppn())?;
-        assert_eq!(oob.lpn, lpn, "page {} mapped for lpn {lpn} holds lpn {}", c.ppn(), oob.lpn);
-        Ok(Some(oob.version))
+        Ok(Some(ctx.read_mapped(c.ppn(), lpn)?))
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {

@@ -213,9 +213,7 @@ impl Ftl for PageFtl {
         if ppn == NONE {
             return Ok(None);
         }
-        let oob = ctx.read(ppn)?;
-        assert_eq!(oob.lpn, lpn, "page {ppn} mapped for lpn {lpn} holds lpn {}", oob.lpn);
-        Ok(Some(oob.version))
+        Ok(Some(ctx.read_mapped(ppn, lpn)?))
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
