@@ -36,7 +36,7 @@ fn drive(ftl: &'static str) -> impl Strategy<Value = String> {
 }
 
 fn run_case(ftl: &str, extra: &str, m: &Mix) -> Result<(), String> {
-    let sim = run_oracle(small_config(24, 16, 0.25, extra), m, 2000)?;
+    let (sim, _) = run_oracle(small_config(24, 16, 0.25, extra), m, 2000)?;
     if sim.ftl().name() != ftl {
         return Err(format!("built {} instead of {ftl}", sim.ftl().name()));
     }

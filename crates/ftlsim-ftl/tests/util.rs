@@ -5,7 +5,7 @@ use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::SimError;
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
-use ftlsim_core::sim::{Precondition, Replay, RunOptions, Simulator};
+use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions, Simulator};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
 use proptest::prelude::*;
 
@@ -144,8 +144,8 @@ pub fn mix() -> impl Strategy<Value = Mix> {
 /// Precondition a verifying simulator of `cfg` as `m` says, run `requests` requests of `m`
 /// at queue depth 8 (the drive's `host.queue_depth` for open loop) checking every read and
 /// the invariants every 61 requests, then read every logical page back. Returns the
-/// simulator for further checks.
-pub fn run_oracle(cfg: DriveConfig, m: &Mix, requests: u64) -> Result<Simulator, String> {
+/// simulator and the report of the mixed run for further checks.
+pub fn run_oracle(cfg: DriveConfig, m: &Mix, requests: u64) -> Result<(Simulator, Report), String> {
     let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
     let mut sim = ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?;
     sim.precondition(&Precondition {
@@ -174,5 +174,5 @@ pub fn run_oracle(cfg: DriveConfig, m: &Mix, requests: u64) -> Result<Simulator,
     // Nothing acknowledged is lost: every page reads back its newest version.
     let back = RunOptions { replay: Replay::Closed { queue_depth: 4 }, interval_ns: 0, ..RunOptions::default() };
     sim.run(&mut read_all(logical), &back, &mut NoObserver).map_err(|e| e.to_string())?;
-    Ok(sim)
+    Ok((sim, r))
 }
