@@ -14,6 +14,7 @@
 //!   indices within their blocks have equal parity;
 //! - read only pages that hold data.
 
+use crate::big_array;
 use crate::error::FlashError;
 use crate::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 
@@ -93,11 +94,11 @@ impl FlashArray {
         FlashArray {
             geo: geo.clone(),
             copyback_same_parity,
-            page_lpn: vec![NONE; pages],
-            page_version: vec![0; pages],
-            page_flags: vec![0; pages],
-            page_copybacks: vec![0; pages],
-            valid_bits: vec![0; pages.div_ceil(64)],
+            page_lpn: big_array::filled(pages, NONE),
+            page_version: big_array::filled(pages, 0),
+            page_flags: big_array::filled(pages, 0),
+            page_copybacks: big_array::filled(pages, 0),
+            valid_bits: big_array::filled(pages.div_ceil(64), 0),
             write_ptr: vec![0; blocks],
             valid_count: vec![0; blocks],
             erase_count: vec![0; blocks],
@@ -216,6 +217,13 @@ impl FlashArray {
         let oob = self.read(src)?;
         let count = self.page_copybacks[src as usize].saturating_add(1);
         self.program_inner(dst, oob, count)
+    }
+
+    /// Prefetch what [`FlashArray::invalidate`] of `ppn` touches (a hint).
+    #[inline]
+    pub fn prefetch_page_state(&self, ppn: Ppn) {
+        big_array::prefetch(&self.valid_bits, (ppn / 64) as usize);
+        big_array::prefetch(&self.valid_count, self.geo.block_of(ppn) as usize);
     }
 
     /// Mark a valid page invalid (its LPN now lives elsewhere or was trimmed).

@@ -168,6 +168,15 @@ impl<'a> FlashCtx<'a> {
     }
 }
 
+/// How far ahead of a write a [`Ftl::prefetch_write`] hint comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrefetchStage {
+    /// Far ahead: fetch the mapping entry.
+    Map,
+    /// Near: the entry is cached now; fetch the state of the page it points to.
+    OldPage,
+}
+
 /// Garbage-collection counters every FTL reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct GcCounts {
@@ -216,6 +225,11 @@ pub trait Ftl {
         }
         Ok(())
     }
+    /// A hint that `lpn` will be written soon, for callers that know addresses ahead
+    /// (preconditioning): at [`PrefetchStage::Map`] the FTL may prefetch the mapping entry,
+    /// a few writes later at [`PrefetchStage::OldPage`] the state of the page it maps to.
+    /// No effect on results.
+    fn prefetch_write(&self, _flash: &FlashArray, _lpn: Lpn, _stage: PrefetchStage) {}
     /// Discard a logical page.
     fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError>;
     /// One preemptible unit of idle-time work (one page copy or one erase); `false` when

@@ -301,6 +301,15 @@ impl BlockManager {
         self.victims.insert(block, flash.valid_count(block), self.clock);
     }
 
+    /// Prefetch the state [`BlockManager::on_invalidate`] of a page in `block` touches.
+    #[inline]
+    pub fn prefetch_block(&self, block: BlockId) {
+        crate::big_array::prefetch(&self.state, block as usize);
+        crate::big_array::prefetch(&self.victims.bucket, block as usize);
+        crate::big_array::prefetch(&self.victims.next, block as usize);
+        crate::big_array::prefetch(&self.victims.prev, block as usize);
+    }
+
     /// Record that `ppn` was invalidated in the flash array.
     #[inline]
     pub fn on_invalidate(&mut self, flash: &FlashArray, ppn: Ppn) {

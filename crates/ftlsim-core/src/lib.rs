@@ -7,6 +7,7 @@
 //! resources) -> [`metrics`]. See docs/architecture.md.
 #![deny(missing_docs)]
 
+pub mod big_array;
 pub mod config;
 pub mod error;
 pub mod flash;

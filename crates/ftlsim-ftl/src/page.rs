@@ -22,10 +22,11 @@
 //!
 //! Departures: none known; mapping lookups are free unless `timing.dram_access_ns` is set.
 
+use ftlsim_core::big_array;
 use ftlsim_core::config::{Allocation, DriveConfig, GcCopy, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, PrefetchStage};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
 use ftlsim_core::geometry::{Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::{scope_planes, Tag};
@@ -76,20 +77,8 @@ impl Relocate for PlaneMover<'_> {
     }
 
     fn prefetch(&self, lpn: Lpn) {
-        prefetch_entry(self.map, lpn);
+        big_array::prefetch(self.map, lpn as usize);
     }
-}
-
-/// Ask the CPU to bring `map[lpn]` into cache (no effect on other targets or bad indices).
-#[inline]
-fn prefetch_entry(map: &[Ppn], lpn: Lpn) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(e) = map.get(lpn as usize) {
-        // SAFETY: a prefetch is only a hint; the pointer comes from a live reference.
-        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((e as *const Ppn).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (map, lpn);
 }
 
 impl PageFtl {
@@ -100,7 +89,7 @@ impl PageFtl {
         let streams = cfg.ftl.write_streams;
         Ok(PageFtl {
             geo: g.clone(),
-            map: vec![NONE; d.logical_pages as usize],
+            map: ftlsim_core::big_array::filled(d.logical_pages as usize, NONE),
             bm: BlockManager::new(g, streams + 1, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
             allocation: cfg.ftl.allocation.unwrap_or_default(),
             next_plane: 0,
@@ -243,6 +232,18 @@ impl Ftl for PageFtl {
 
     fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
         self.unmap(ctx, lpn)
+    }
+
+    fn prefetch_write(&self, flash: &FlashArray, lpn: Lpn, stage: PrefetchStage) {
+        match stage {
+            PrefetchStage::Map => big_array::prefetch(&self.map, lpn as usize),
+            PrefetchStage::OldPage => {
+                if let Some(&old) = self.map.get(lpn as usize).filter(|&&p| p != NONE) {
+                    flash.prefetch_page_state(old);
+                    self.bm.prefetch_block(self.geo.block_of(old));
+                }
+            }
+        }
     }
 
     fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {

@@ -1,0 +1,231 @@
+//! The request pipeline: a request's pages through the write buffer, the partial-page
+//! policy and the FTL, and the recorded flash operations onto the scheduler.
+//!
+//! With `host.write_buffer_bytes` set, host page writes go to the DRAM write buffer
+//! ([`crate::write_buffer`], PCFTL Sec. 3.1) instead of the FTL: a victim it evicts is
+//! written through the FTL inside the request that caused the eviction, so that request
+//! waits for the program (PCFTL Fig. 9 puts it on the write's critical path). Partial pages
+//! enter the buffer as whole pages (the paper zero-pads, Sec. 3.5), bypassing
+//! `host.partial_write`. Preconditioning writes go straight to the FTL.
+
+use super::Simulator;
+use crate::config::PartialWrite;
+use crate::error::SimError;
+use crate::ftl::FlashCtx;
+use crate::geometry::Lpn;
+use crate::host::{pages, IoOp, PageSpan, Request};
+use crate::scheduler::{BatchEnd, SimTime};
+use crate::write_buffer::Insert;
+
+impl Simulator {
+    /// Drop `lpn` from the write buffer (a write that bypasses it makes the copy stale).
+    pub(super) fn unbuffer(&mut self, lpn: Lpn) {
+        if let Some(w) = self.wbuf.as_mut() {
+            w.remove(lpn);
+        }
+    }
+
+    /// Put each page of a host write in the write buffer (partial pages as whole pages);
+    /// a victim evicted by an insert is written through the FTL now, recorded for this
+    /// request's batch so the request waits for it.
+    fn write_buffered(&mut self, offset: u64, sectors: u32) -> Result<(), SimError> {
+        let spp = self.cfg.geometry.sectors_per_page();
+        for span in pages(offset, sectors, spp) {
+            self.host.pages_written += 1;
+            if !span.is_full(spp) {
+                self.host.partial_page_writes += 1;
+                self.host.zero_padded_sectors += u64::from(spp - span.sectors);
+                self.wb.partial_pages += 1;
+            }
+            if let Some(m) = self.merge.as_mut() {
+                m.remove(span.lpn);
+            }
+            let v = self.version();
+            if let Some(o) = self.oracle.as_mut() {
+                o[span.lpn as usize] = v;
+            }
+            let w = self.wbuf.as_mut().expect("write_buffered needs a write buffer");
+            match w.insert(span.lpn, v) {
+                Insert::Hit => self.wb.write_hits += 1,
+                Insert::Added => self.wb.write_inserts += 1,
+                Insert::Evicted(lpn, ev) => {
+                    assert_ne!(lpn, span.lpn, "the page just written cannot be the victim");
+                    self.wb.write_inserts += 1;
+                    self.wb.evictions += 1;
+                    // The victim's buffered version is its newest: the oracle already has it.
+                    self.ftl_write(lpn, ev, true)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Schedule the recorded operations, none before `ready`.
+    pub(super) fn flush(&mut self, ready: SimTime) -> BatchEnd {
+        let end = self.sched.schedule(&self.ops, ready);
+        self.ops.clear();
+        end
+    }
+
+    /// Write the page spans of a host write: each maximal run of whole pages in one
+    /// [`Ftl::write_run`] call (a block-mapped FTL rewrites a block once per request), each
+    /// partial page by the partial-page policy. Returns the host completion of the flash work.
+    fn write_spans(&mut self, offset: u64, sectors: u32, ready: SimTime) -> Result<SimTime, SimError> {
+        if self.wbuf.is_some() {
+            self.write_buffered(offset, sectors)?;
+            return Ok(ready);
+        }
+        let spp = self.cfg.geometry.sectors_per_page();
+        debug_assert!(self.run.is_empty());
+        let mut first = 0;
+        let mut done = ready;
+        for span in pages(offset, sectors, spp) {
+            self.host.pages_written += 1;
+            if !span.is_full(spp) {
+                self.ftl_write_run(first)?;
+                done = done.max(self.write_partial(span, ready)?);
+                continue;
+            }
+            if self.run.is_empty() {
+                first = span.lpn;
+            }
+            assert_eq!(span.lpn, first + self.run.len() as Lpn, "whole pages of a run are consecutive");
+            if let Some(m) = self.merge.as_mut() {
+                m.remove(span.lpn);
+            }
+            let v = self.version();
+            self.run.push(v);
+        }
+        self.ftl_write_run(first)?;
+        Ok(done)
+    }
+
+    /// Write a partial page span; returns the host completion of its flash work.
+    fn write_partial(&mut self, span: PageSpan, ready: SimTime) -> Result<SimTime, SimError> {
+        let spp = self.cfg.geometry.sectors_per_page();
+        self.host.partial_page_writes += 1;
+        match self.cfg.host.partial_write {
+            PartialWrite::ZeroPad => {
+                self.host.zero_padded_sectors += u64::from(spp - span.sectors);
+                let v = self.version();
+                self.ftl_write(span.lpn, v, true)?;
+                Ok(ready)
+            }
+            PartialWrite::ReadModifyWrite => {
+                let v = self.version();
+                self.read_modify_write(span.lpn, v, ready)
+            }
+            PartialWrite::Merge => {
+                let full = if spp >= 64 { u64::MAX } else { (1u64 << spp) - 1 };
+                let v = self.version();
+                if let Some(o) = self.oracle.as_mut() {
+                    o[span.lpn as usize] = v;
+                }
+                let m = self.merge.as_mut().expect("merge buffer exists under the merge policy");
+                let mask = m.remove(span.lpn).map_or(0, |e| e.0) | span.sector_mask();
+                if mask == full {
+                    self.host.merged_pages += 1;
+                    self.ftl_write(span.lpn, v, true)?;
+                    return Ok(ready);
+                }
+                let evicted = if m.is_full() { m.oldest() } else { None };
+                m.insert(span.lpn, mask, v);
+                match evicted {
+                    Some((lpn, ev)) => self.read_modify_write(lpn, ev, ready),
+                    None => Ok(ready),
+                }
+            }
+        }
+    }
+
+    /// Read the old page (if any), then program the merged page; the program waits for the read.
+    fn read_modify_write(&mut self, lpn: Lpn, version: u32, ready: SimTime) -> Result<SimTime, SimError> {
+        let before = self.flush(ready);
+        let old = self.ftl_read(lpn)?;
+        let mut start = ready;
+        if old.is_some() {
+            self.host.rmw_reads += 1;
+            start = self.flush(ready).host_end;
+        }
+        self.ftl_write(lpn, version, true)?;
+        let written = self.flush(start);
+        Ok(before.host_end.max(written.host_end))
+    }
+
+    fn read_span(&mut self, span: PageSpan) -> Result<(), SimError> {
+        self.host.pages_read += 1;
+        if let Some(v) = self.wbuf.as_ref().and_then(|w| w.get(span.lpn)) {
+            // Served from DRAM: no flash read (PCFTL Fig. 4(3)).
+            self.wb.read_hits += 1;
+            return self.verify(span.lpn, Some(v));
+        }
+        let buffered = self.merge.as_ref().and_then(|m| m.get(span.lpn));
+        let found = self.ftl_read(span.lpn)?;
+        if found.is_none() {
+            self.host.unmapped_page_reads += 1;
+        }
+        let found = match buffered {
+            Some((_, v)) => {
+                self.host.merge_buffer_read_hits += 1;
+                Some(v)
+            }
+            None => found,
+        };
+        self.verify(span.lpn, found)
+    }
+
+    /// Dispatch one request at `t`; returns its completion time.
+    pub(super) fn dispatch(&mut self, req: &Request, t: SimTime) -> Result<SimTime, SimError> {
+        let offset = req.offset_sector;
+        self.sched.set_now(t);
+        let spp = self.cfg.geometry.sectors_per_page();
+        let bytes = u64::from(req.sectors) * 512;
+        let mut ready = t;
+        if req.op == IoOp::Write {
+            ready = self.sched.host_transfer(t, bytes);
+        }
+        let npages = pages(offset, req.sectors, spp).count() as u64;
+        // One mapping lookup per page, plus one write-buffer lookup per page when there is a
+        // buffer (reads and writes probe it; trims remove from it).
+        let lookups = if self.wbuf.is_some() { 2 * npages } else { npages };
+        ready += lookups * self.cfg.timing.dram_access_ns;
+        debug_assert!(self.ops.is_empty());
+        let mut done = ready;
+        match req.op {
+            IoOp::Read => {
+                self.host.reads += 1;
+                self.host.bytes_read += bytes;
+                for span in pages(offset, req.sectors, spp) {
+                    self.read_span(span)?;
+                }
+            }
+            IoOp::Write => {
+                self.host.writes += 1;
+                self.host.bytes_written += bytes;
+                done = done.max(self.write_spans(offset, req.sectors, ready)?);
+            }
+            IoOp::Trim => {
+                self.host.trims += 1;
+                for span in pages(offset, req.sectors, spp).filter(|s| s.is_full(spp)) {
+                    self.host.pages_trimmed += 1;
+                    if let Some(m) = self.merge.as_mut() {
+                        m.remove(span.lpn);
+                    }
+                    if self.wbuf.as_mut().and_then(|w| w.remove(span.lpn)).is_some() {
+                        self.wb.trimmed_pages += 1;
+                    }
+                    let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
+                    self.ftl.trim(&mut ctx, span.lpn)?;
+                    if let Some(o) = self.oracle.as_mut() {
+                        o[span.lpn as usize] = 0;
+                    }
+                }
+            }
+        }
+        done = done.max(self.flush(ready).host_end);
+        if req.op == IoOp::Read {
+            done = self.sched.host_transfer(done, bytes);
+        }
+        Ok(done)
+    }
+}

@@ -1,0 +1,319 @@
+//! The replay loop: requests issued open loop (at their arrival times) or closed loop (a
+//! fixed number outstanding), completions as events, idle periods with background GC, and
+//! the time series.
+//!
+//! Events are request completions in a binary heap keyed by (time, sequence), so equal
+//! times resolve in issue order and runs are bit-for-bit deterministic. A request is
+//! dispatched when it has arrived and the device queue has room.
+//!
+//! When the device goes idle and the next arrival is further away than the idle threshold,
+//! background GC runs one preemptible step (one page copy or one erase) at a time until the
+//! next request arrives; a step under way when it arrives delays it, as a real controller
+//! would finish the page copy it started.
+
+use super::Simulator;
+use super::{HostCounts, Report};
+use crate::error::SimError;
+use crate::ftl::FlashCtx;
+use crate::ftl::GcCounts;
+use crate::host::{check_bounds, IoOp, Request};
+use crate::metrics::{r6, IntervalRow, LatencyHistogram, Observer, WriteBufferReport};
+use crate::scheduler::{SimTime, Tag};
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// How requests are issued.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Replay {
+    /// At their arrival times (relative to the first), inter-arrival times multiplied by
+    /// `time_scale`, at most `host.queue_depth` outstanding.
+    Open {
+        /// Multiplier of inter-arrival times (0.5 replays twice as fast).
+        time_scale: f64,
+    },
+    /// Arrival times ignored; `queue_depth` requests kept outstanding.
+    Closed {
+        /// Requests outstanding.
+        queue_depth: u32,
+    },
+}
+
+/// Options of one measured run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Replay mode.
+    pub replay: Replay,
+    /// Stop issuing requests after this much simulated time.
+    pub max_sim_ns: Option<u64>,
+    /// Time-series interval, ns of simulated time (0 = no time series).
+    pub interval_ns: u64,
+    /// Check FTL and flash invariants after every this many requests (0 = never; tests).
+    pub check_every: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            replay: Replay::Closed { queue_depth: 32 },
+            max_sim_ns: None,
+            interval_ns: 100_000_000,
+            check_every: 0,
+        }
+    }
+}
+
+struct Pending {
+    arrival: SimTime,
+    op: IoOp,
+    bytes: u64,
+}
+
+impl Simulator {
+    /// Run background steps from `from` while they start before `until`; returns when the
+    /// last step ends.
+    fn background(&mut self, from: SimTime, until: SimTime) -> Result<SimTime, SimError> {
+        let mut t = from;
+        let mut steps = 0u64;
+        while t < until {
+            self.sched.set_now(t);
+            let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
+            ctx.set_tag(Tag::Gc);
+            if !self.ftl.background_step(&mut ctx)? {
+                self.ops.clear();
+                break;
+            }
+            t = t.max(self.flush(t).end);
+            steps += 1;
+            assert!(steps <= u64::from(self.d.physical_pages) * 4, "background work does not converge");
+        }
+        Ok(t)
+    }
+
+    /// Replay requests and report. `source` yields requests lazily (traces are streamed).
+    pub fn run(
+        &mut self,
+        source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        opts: &RunOptions,
+        obs: &mut dyn Observer,
+    ) -> Result<Report, SimError> {
+        self.host = HostCounts::default();
+        self.wb = WriteBufferReport::default();
+        self.ftl.begin_measurement();
+        let counts0 = self.counts.clone();
+        let gc0 = self.ftl.gc_counts();
+        let plane0 = self.flash.plane_programs().to_vec();
+        let wasted0 = self.flash.wasted_pages();
+        let busy0 = self.sched.busy().clone();
+        let mp0 = self.sched.multi_plane_commands();
+        let rh0 = self.sched.register_hits();
+
+        let (qd, closed, scale) = match opts.replay {
+            Replay::Open { time_scale } => {
+                if !(time_scale > 0.0 && time_scale.is_finite()) {
+                    return Err(crate::error::invalid("time_scale", time_scale, "must be > 0").into());
+                }
+                (self.cfg.host.queue_depth, false, time_scale)
+            }
+            Replay::Closed { queue_depth } => {
+                if queue_depth == 0 {
+                    return Err(crate::error::invalid("queue_depth", 0, "must be >= 1").into());
+                }
+                (queue_depth, true, 1.0)
+            }
+        };
+        let logical_sectors = u64::from(self.d.logical_pages) * u64::from(self.cfg.geometry.sectors_per_page());
+        let bg = self.cfg.ftl.background_gc;
+        let idle_threshold = self.cfg.ftl.idle_threshold_ns;
+
+        let mut lat_all = LatencyHistogram::default();
+        let mut lat_read = LatencyHistogram::default();
+        let mut lat_write = LatencyHistogram::default();
+        let mut lat_trim = LatencyHistogram::default();
+        let mut idle_len = LatencyHistogram::default();
+        let mut idle_total = 0u64;
+
+        let mut heap: BinaryHeap<Reverse<(SimTime, u64, u32)>> = BinaryHeap::with_capacity(qd as usize + 1);
+        let mut slots: Vec<Pending> = Vec::with_capacity(qd as usize);
+        let mut free_slots: Vec<u32> = Vec::with_capacity(qd as usize);
+        let mut seq = 0u64;
+        let mut now: SimTime = 0;
+        let mut start: Option<SimTime> = None;
+        let mut last_completion: SimTime = 0;
+        let mut first_arrival: Option<u64> = None;
+        let mut pending: Option<Request> = None;
+        let mut source_done = false;
+        let mut index = 0u64;
+
+        // Time series accumulators.
+        let interval = opts.interval_ns;
+        let mut next_row = interval;
+        let mut row = IntervalRow::default();
+        let mut row_lat_sum = 0u128;
+        let mut row_bytes = 0u64;
+        let mut row_gc = gc0.clone();
+        let mut row_programs = self.counts.pages_programmed();
+
+        loop {
+            while pending.is_none() && !source_done {
+                match source.next() {
+                    None => source_done = true,
+                    Some(r) => {
+                        let r = r?;
+                        index += 1;
+                        check_bounds(r.offset_sector, r.sectors, logical_sectors, || format!("request {index}"))?;
+                        pending = Some(r);
+                    }
+                }
+            }
+            let stop_issuing = opts.max_sim_ns.is_some_and(|m| now >= m);
+            let outstanding = slots.len() - free_slots.len();
+            let next_completion = heap.peek().map(|e| e.0 .0);
+            if let (Some(req), false) = (pending.as_ref(), stop_issuing) {
+                if outstanding < qd as usize {
+                    let arrival = if closed {
+                        now
+                    } else {
+                        let first = *first_arrival.get_or_insert(req.arrival_ns);
+                        let rel = req.arrival_ns.checked_sub(first).ok_or_else(|| {
+                            SimError::Request(format!(
+                                "request {index}: arrival {} ns before the first request's {first} ns (sort the trace)",
+                                req.arrival_ns
+                            ))
+                        })?;
+                        (rel as f64 * scale).round() as u64
+                    };
+                    let t = arrival.max(now);
+                    if next_completion.is_none_or(|c| t < c) {
+                        let req = *req;
+                        pending = None;
+                        if outstanding == 0 && start.is_some() && t > last_completion {
+                            let gap = t - last_completion;
+                            idle_len.record(gap);
+                            idle_total += gap;
+                            if bg && gap > idle_threshold {
+                                self.background(last_completion + idle_threshold, t)?;
+                            }
+                        }
+                        start.get_or_insert(t);
+                        let t = t.max(self.sched.now());
+                        now = t;
+                        let done = self.dispatch(&req, t)?;
+                        let slot = match free_slots.pop() {
+                            Some(s) => {
+                                slots[s as usize] =
+                                    Pending { arrival, op: req.op, bytes: u64::from(req.sectors) * 512 };
+                                s
+                            }
+                            None => {
+                                slots.push(Pending { arrival, op: req.op, bytes: u64::from(req.sectors) * 512 });
+                                (slots.len() - 1) as u32
+                            }
+                        };
+                        assert!(slots.len() <= qd as usize, "more slots than the queue depth");
+                        heap.push(Reverse((done, seq, slot)));
+                        seq += 1;
+                        if opts.check_every > 0 && index.is_multiple_of(opts.check_every) {
+                            self.check_invariants();
+                        }
+                        continue;
+                    }
+                }
+            }
+            let Some(Reverse((t, _, slot))) = heap.pop() else {
+                break;
+            };
+            now = now.max(t);
+            let p = &slots[slot as usize];
+            free_slots.push(slot);
+            let lat = t - p.arrival;
+            lat_all.record(lat);
+            match p.op {
+                IoOp::Read => lat_read.record(lat),
+                IoOp::Write => lat_write.record(lat),
+                IoOp::Trim => lat_trim.record(lat),
+            }
+            self.host.requests += 1;
+            last_completion = last_completion.max(t);
+            if interval > 0 {
+                let origin = start.unwrap_or(0);
+                while t - origin >= next_row {
+                    row.t_end_ns = origin + next_row;
+                    self.emit_row(
+                        &mut row,
+                        &mut row_lat_sum,
+                        &mut row_bytes,
+                        &mut row_gc,
+                        &mut row_programs,
+                        interval,
+                        obs,
+                    );
+                    next_row += interval;
+                }
+                row.requests += 1;
+                row_lat_sum += u128::from(lat);
+                row.max_latency_us = row.max_latency_us.max(lat as f64 / 1e3);
+                if p.op != IoOp::Trim {
+                    row_bytes += p.bytes;
+                }
+            }
+            if self.host.requests.is_multiple_of(65_536) {
+                obs.progress(self.host.requests);
+            }
+        }
+        obs.progress(self.host.requests);
+        let origin = start.unwrap_or(0);
+        let end = last_completion.max(origin);
+        if interval > 0 && row.requests > 0 {
+            row.t_end_ns = end;
+            let partial = (end - (origin + next_row - interval)).max(1);
+            self.emit_row(&mut row, &mut row_lat_sum, &mut row_bytes, &mut row_gc, &mut row_programs, partial, obs);
+        }
+        let sim_ns = end - origin;
+        Ok(self.report(
+            sim_ns,
+            [lat_all, lat_read, lat_write, lat_trim],
+            idle_len,
+            idle_total,
+            counts0,
+            gc0,
+            plane0,
+            wasted0,
+            busy0,
+            mp0,
+            rh0,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit_row(
+        &self,
+        row: &mut IntervalRow,
+        lat_sum: &mut u128,
+        bytes: &mut u64,
+        gc: &mut GcCounts,
+        programs: &mut u64,
+        len_ns: u64,
+        obs: &mut dyn Observer,
+    ) {
+        let secs = len_ns as f64 / 1e9;
+        row.iops = r6(row.requests as f64 / secs);
+        row.throughput_mb_per_s = r6(*bytes as f64 / 1e6 / secs);
+        row.mean_latency_us = if row.requests > 0 { r6(*lat_sum as f64 / row.requests as f64 / 1e3) } else { 0.0 };
+        row.max_latency_us = r6(row.max_latency_us);
+        row.free_blocks = self.ftl.free_blocks();
+        let g = self.ftl.gc_counts();
+        let d = g.since(gc);
+        row.gc_collections = d.collections();
+        row.gc_pages_moved = d.pages_moved;
+        let p = self.counts.pages_programmed();
+        row.flash_programs = p - *programs;
+        obs.interval(row);
+        *row = IntervalRow::default();
+        *lat_sum = 0;
+        *bytes = 0;
+        *gc = g;
+        *programs = p;
+    }
+}

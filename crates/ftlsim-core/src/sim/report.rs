@@ -1,0 +1,382 @@
+//! The report of a measured run: every metric by name with its unit (docs/metrics.md).
+
+use super::{PreconditionReport, Simulator};
+use crate::ftl::{FlashCounts, GcCounts};
+use crate::metrics::{mean_std, r6, ByTag, LatencyHistogram, LatencyStats, WriteBufferReport};
+use serde::Serialize;
+
+/// Host-side counters of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HostCounts {
+    /// Requests completed.
+    pub requests: u64,
+    /// Read requests.
+    pub reads: u64,
+    /// Write requests.
+    pub writes: u64,
+    /// Trim requests.
+    pub trims: u64,
+    /// Bytes read by the host.
+    pub bytes_read: u64,
+    /// Bytes written by the host.
+    pub bytes_written: u64,
+    /// Logical pages read.
+    pub pages_read: u64,
+    /// Logical pages written (whole or partial): the WAF denominator.
+    pub pages_written: u64,
+    /// Logical pages trimmed (whole pages only).
+    pub pages_trimmed: u64,
+    /// Pages read that were never written (served without flash access).
+    pub unmapped_page_reads: u64,
+    /// Partial-page writes.
+    pub partial_page_writes: u64,
+    /// Flash reads done for read-modify-write.
+    pub rmw_reads: u64,
+    /// Sectors zero-filled by the zero-pad policy.
+    pub zero_padded_sectors: u64,
+    /// Partial pages completed in the merge buffer (programmed once, no read).
+    pub merged_pages: u64,
+    /// Reads served from the merge buffer.
+    pub merge_buffer_read_hits: u64,
+}
+
+/// The full result of a run: see docs/metrics.md.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Drive and FTL.
+    pub drive: DriveSummary,
+    /// Host counters.
+    pub host: HostCounts,
+    /// Rates over the simulated time.
+    pub performance: Performance,
+    /// Response time = completion - arrival.
+    pub response_time: ResponseTimes,
+    /// Flash operations.
+    pub flash: FlashSummary,
+    /// Write amplification: pages programmed / host pages written.
+    pub write_amplification: Waf,
+    /// Garbage collection.
+    pub gc: GcSummary,
+    /// Block wear.
+    pub wear: Wear,
+    /// Plane balance.
+    pub planes: Planes,
+    /// Channel time split.
+    pub channels: Channels,
+    /// Host idle periods.
+    pub idle: Idle,
+    /// Controller SRAM used by the mapping, bytes.
+    pub mapping_sram_bytes: u64,
+    /// FTL-specific metrics.
+    pub ftl_metrics: serde_json::Map<String, serde_json::Value>,
+    /// Host write buffer counters (`null` without a buffer).
+    pub write_buffer: Option<WriteBufferReport>,
+    /// Preconditioning done before the measured run.
+    pub precondition: Option<PreconditionReport>,
+}
+
+/// Drive summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriveSummary {
+    /// Preset or config name.
+    pub name: String,
+    /// FTL name.
+    pub ftl: String,
+    /// Host-visible bytes.
+    pub logical_bytes: u64,
+    /// Raw bytes.
+    pub physical_bytes: u64,
+    /// Planes.
+    pub planes: u32,
+    /// Foreground GC threshold, free blocks per plane.
+    pub gc_threshold_blocks: u32,
+}
+
+/// Rates.
+#[derive(Debug, Clone, Serialize)]
+pub struct Performance {
+    /// Simulated time from the first dispatch to the last completion, ns.
+    pub simulated_time_ns: u64,
+    /// Requests per simulated second.
+    pub iops: f64,
+    /// Host bytes (read + written) per simulated second, MB/s (10^6 B).
+    pub throughput_mb_per_s: f64,
+    /// Read MB/s.
+    pub read_mb_per_s: f64,
+    /// Write MB/s.
+    pub write_mb_per_s: f64,
+}
+
+/// Response times by request type.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResponseTimes {
+    /// All requests.
+    pub all: LatencyStats,
+    /// Reads.
+    pub read: LatencyStats,
+    /// Writes.
+    pub write: LatencyStats,
+    /// Trims.
+    pub trim: LatencyStats,
+}
+
+/// Flash operation counts by tag.
+#[derive(Debug, Clone, Serialize)]
+pub struct FlashSummary {
+    /// Page reads to the controller.
+    pub reads: ByTag,
+    /// Page programs from the controller.
+    pub programs: ByTag,
+    /// Intra-plane copy-backs.
+    pub copybacks: ByTag,
+    /// Block erases.
+    pub erases: ByTag,
+    /// Pages skipped (wasted) in the run: copy-back parity (PCFTL), block padding.
+    pub wasted_pages: u64,
+    /// Wasted pages as a share of all physical pages (PCFTL Sec. 5.5, Fig. 13).
+    pub wasted_pages_share: f64,
+    /// Multi-plane commands formed by the scheduler.
+    pub multi_plane_commands: u64,
+    /// Reads served from the plane register.
+    pub register_read_hits: u64,
+}
+
+/// Write amplification and its components (each = pages programmed for that purpose /
+/// host pages written; copy-back destinations count as programs).
+#[derive(Debug, Clone, Serialize)]
+pub struct Waf {
+    /// All programs / host pages written.
+    pub total: f64,
+    /// Host programs / host pages written.
+    pub host: f64,
+    /// GC programs / host pages written.
+    pub gc: f64,
+    /// Mapping programs / host pages written.
+    pub mapping: f64,
+}
+
+/// GC summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct GcSummary {
+    /// Victims collected.
+    pub collections: u64,
+    /// Collected on a host request's path.
+    pub foreground_collections: u64,
+    /// Collected in idle time.
+    pub background_collections: u64,
+    /// Valid pages moved.
+    pub pages_moved: u64,
+    /// Valid pages moved per collection.
+    pub pages_moved_per_collection: f64,
+    /// Average share of a victim's pages that were valid (moved), in [0, 1] (PCFTL Sec.
+    /// 5.5, Fig. 13).
+    pub victim_valid_share: f64,
+    /// FTL-specific fallbacks.
+    pub fallbacks: u64,
+    /// Block utilisation BU = host pages written / pages erased (thesis Eq. 4.4; 0 when
+    /// nothing was erased).
+    pub block_utilization: f64,
+    /// Valid page move rate MR = pages moved / pages erased (thesis Eq. 4.5).
+    pub valid_page_move_rate: f64,
+}
+
+/// Erase counts per block over the drive's life (preconditioning included).
+#[derive(Debug, Clone, Serialize)]
+pub struct Wear {
+    /// Fewest erases of any block.
+    pub erase_count_min: u32,
+    /// Mean erases per block.
+    pub erase_count_mean: f64,
+    /// Most erases of any block.
+    pub erase_count_max: u32,
+    /// Standard deviation of erases per block.
+    pub erase_count_std: f64,
+}
+
+/// Programs per plane in the run (host, GC and mapping).
+#[derive(Debug, Clone, Serialize)]
+pub struct Planes {
+    /// Mean pages programmed per plane.
+    pub programs_mean: f64,
+    /// SDWPP: population standard deviation of pages programmed per plane, host, GC
+    /// (copy-back destinations included) and mapping writes together (PCFTL Sec. 5.1).
+    pub sdwpp: f64,
+    /// Pages programmed by each plane.
+    pub programs_per_plane: Vec<u64>,
+}
+
+/// Channel bus time split, summed over channels.
+#[derive(Debug, Clone, Serialize)]
+pub struct Channels {
+    /// Bus time for host operations, ns.
+    pub host_busy_ns: u64,
+    /// Bus time for GC, ns.
+    pub gc_busy_ns: u64,
+    /// Bus time for mapping operations, ns.
+    pub mapping_busy_ns: u64,
+    /// Idle bus time, ns (channels x simulated time - busy).
+    pub idle_ns: u64,
+    /// Shares of channel time: host, GC, mapping, idle.
+    pub host_share: f64,
+    /// GC share.
+    pub gc_share: f64,
+    /// Mapping share.
+    pub mapping_share: f64,
+    /// Idle share.
+    pub idle_share: f64,
+    /// Plane array busy shares: host, GC, mapping (mean over planes).
+    pub plane_host_share: f64,
+    /// GC share of plane time.
+    pub plane_gc_share: f64,
+    /// Mapping share of plane time.
+    pub plane_mapping_share: f64,
+}
+
+/// Periods with no request outstanding.
+#[derive(Debug, Clone, Serialize)]
+pub struct Idle {
+    /// Number of idle periods.
+    pub periods: u64,
+    /// Total idle time, ns.
+    pub total_ns: u64,
+    /// Idle period length statistics (count, mean, quantiles, max), ns.
+    pub length: LatencyStats,
+}
+
+impl Simulator {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn report(
+        &self,
+        sim_ns: u64,
+        lat: [LatencyHistogram; 4],
+        idle_len: LatencyHistogram,
+        idle_total: u64,
+        counts0: FlashCounts,
+        gc0: GcCounts,
+        plane0: Vec<u64>,
+        wasted0: u64,
+        busy0: crate::scheduler::BusyTime,
+        mp0: u64,
+        rh0: u64,
+    ) -> Report {
+        let c = self.counts.since(&counts0);
+        let gc = self.ftl.gc_counts().since(&gc0);
+        let secs = (sim_ns.max(1)) as f64 / 1e9;
+        let h = &self.host;
+        let hp = h.pages_written.max(1) as f64;
+        let tag_programs = |i: usize| (c.programs[i] + c.copybacks[i]) as f64 / hp;
+        let per_plane: Vec<u64> = self.flash.plane_programs().iter().zip(&plane0).map(|(a, b)| a - b).collect();
+        let (pm, ps) = mean_std(per_plane.iter().map(|&v| v as f64));
+        let ec = self.flash.erase_counts();
+        let (em, es) = mean_std(ec.iter().map(|&v| f64::from(v)));
+        let busy = self.sched.busy();
+        let mut ch = [0u64; 3];
+        for (now, before) in busy.channel.iter().zip(&busy0.channel) {
+            for i in 0..3 {
+                ch[i] += now[i] - before[i];
+            }
+        }
+        let mut pl = [0u64; 3];
+        for (now, before) in busy.plane.iter().zip(&busy0.plane) {
+            for i in 0..3 {
+                pl[i] += now[i] - before[i];
+            }
+        }
+        let channel_total = sim_ns.max(1) * u64::from(self.cfg.geometry.channels);
+        let plane_total = (sim_ns.max(1) * u64::from(self.cfg.geometry.planes())) as f64;
+        let ch_busy: u64 = ch.iter().sum();
+        let idle_ns = channel_total.saturating_sub(ch_busy);
+        let [lat_all, lat_read, lat_write, lat_trim] = lat;
+        let pages_erased = c.erases.iter().sum::<u64>() * u64::from(self.cfg.geometry.pages_per_block);
+        Report {
+            drive: DriveSummary {
+                name: self.cfg.name.clone(),
+                ftl: self.ftl.name().to_string(),
+                logical_bytes: self.d.logical_bytes,
+                physical_bytes: self.cfg.geometry.raw_bytes(),
+                planes: self.cfg.geometry.planes(),
+                gc_threshold_blocks: self.d.gc_threshold_blocks,
+            },
+            host: h.clone(),
+            performance: Performance {
+                simulated_time_ns: sim_ns,
+                iops: r6(h.requests as f64 / secs),
+                throughput_mb_per_s: r6((h.bytes_read + h.bytes_written) as f64 / 1e6 / secs),
+                read_mb_per_s: r6(h.bytes_read as f64 / 1e6 / secs),
+                write_mb_per_s: r6(h.bytes_written as f64 / 1e6 / secs),
+            },
+            response_time: ResponseTimes {
+                all: lat_all.stats(),
+                read: lat_read.stats(),
+                write: lat_write.stats(),
+                trim: lat_trim.stats(),
+            },
+            flash: FlashSummary {
+                reads: ByTag::from(c.reads),
+                programs: ByTag::from(c.programs),
+                copybacks: ByTag::from(c.copybacks),
+                erases: ByTag::from(c.erases),
+                wasted_pages: self.flash.wasted_pages() - wasted0,
+                wasted_pages_share: r6((self.flash.wasted_pages() - wasted0) as f64 / f64::from(self.d.physical_pages)),
+                multi_plane_commands: self.sched.multi_plane_commands() - mp0,
+                register_read_hits: self.sched.register_hits() - rh0,
+            },
+            write_amplification: Waf {
+                total: r6(c.pages_programmed() as f64 / hp),
+                host: r6(tag_programs(0)),
+                gc: r6(tag_programs(1)),
+                mapping: r6(tag_programs(2)),
+            },
+            gc: GcSummary {
+                collections: gc.collections(),
+                foreground_collections: gc.foreground_collections,
+                background_collections: gc.background_collections,
+                pages_moved: gc.pages_moved,
+                pages_moved_per_collection: r6(gc.pages_moved as f64 / gc.collections().max(1) as f64),
+                victim_valid_share: r6(gc.pages_moved as f64
+                    / (gc.collections().max(1) * u64::from(self.cfg.geometry.pages_per_block)) as f64),
+                fallbacks: gc.fallbacks,
+                block_utilization: r6(
+                    h.pages_written as f64 / pages_erased.max(1) as f64 * f64::from(u8::from(pages_erased > 0))
+                ),
+                valid_page_move_rate: r6(gc.pages_moved as f64 / pages_erased.max(1) as f64),
+            },
+            wear: Wear {
+                erase_count_min: ec.iter().copied().min().unwrap_or(0),
+                erase_count_mean: r6(em),
+                erase_count_max: ec.iter().copied().max().unwrap_or(0),
+                erase_count_std: r6(es),
+            },
+            planes: Planes { programs_mean: r6(pm), sdwpp: r6(ps), programs_per_plane: per_plane },
+            channels: Channels {
+                host_busy_ns: ch[0],
+                gc_busy_ns: ch[1],
+                mapping_busy_ns: ch[2],
+                idle_ns,
+                host_share: r6(ch[0] as f64 / channel_total as f64),
+                gc_share: r6(ch[1] as f64 / channel_total as f64),
+                mapping_share: r6(ch[2] as f64 / channel_total as f64),
+                idle_share: r6(idle_ns as f64 / channel_total as f64),
+                plane_host_share: r6(pl[0] as f64 / plane_total),
+                plane_gc_share: r6(pl[1] as f64 / plane_total),
+                plane_mapping_share: r6(pl[2] as f64 / plane_total),
+            },
+            idle: Idle { periods: idle_len.stats().count, total_ns: idle_total, length: idle_len.stats() },
+            mapping_sram_bytes: self.ftl.mapping_sram_bytes(),
+            ftl_metrics: self.ftl.extra_metrics(),
+            write_buffer: self.wbuf.as_ref().map(|w| {
+                let ratio = |hits: u64, all: u64| r6(hits as f64 / all.max(1) as f64);
+                WriteBufferReport {
+                    policy: self.cfg.host.write_buffer_policy,
+                    capacity_pages: w.capacity_pages(),
+                    pages_buffered_end: w.len(),
+                    hit_ratio: ratio(self.wb.write_hits + self.wb.read_hits, h.pages_written + h.pages_read),
+                    write_hit_ratio: ratio(self.wb.write_hits, h.pages_written),
+                    read_hit_ratio: ratio(self.wb.read_hits, h.pages_read),
+                    ..self.wb.clone()
+                }
+            }),
+            precondition: self.precondition.clone(),
+        }
+    }
+}
