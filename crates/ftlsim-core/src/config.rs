@@ -112,6 +112,11 @@ pub struct Timing {
     /// A read of the page still held in the plane register skips tR.
     #[serde(default)]
     pub register_read_hits: bool,
+    /// With `plane_concurrency = "multi_plane_only"`: reads of different planes of a die may
+    /// run at once (independent multi-plane reads of recent TLC parts); programs and erases
+    /// still take the whole die.
+    #[serde(default)]
+    pub independent_plane_reads: bool,
 }
 
 /// Plane allocation policy for new writes.
@@ -126,6 +131,36 @@ pub enum Allocation {
     /// A new page goes to the next plane of a round-robin token, an update to the plane that
     /// holds its old version (PCFTL's write dispatch, seed 000 Sec. 3.1, Fig. 3).
     UpdateInPlane,
+    /// A host page goes to the plane whose queue frees first (its array's free time plus the
+    /// work queued or deferred there), ties broken round-robin; a plane that needs foreground
+    /// GC starts it and the page goes to another plane if one can take it sooner. Without
+    /// timing (preconditioning) it is round-robin.
+    Dynamic,
+}
+
+/// How much a foreground GC collects once triggered (`ftl.foreground_gc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ForegroundGc {
+    /// Victims until the plane is back at the threshold (the source papers' GC): on the
+    /// `default` drive about 8 victims in one burst.
+    #[default]
+    UntilThreshold,
+    /// One victim per trigger; more only if the plane would otherwise run out of free blocks
+    /// (incremental GC of current controllers).
+    Incremental,
+}
+
+/// Whether host reads may overtake foreground GC (`ftl.gc_preemption`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum GcPreemption {
+    /// A collection holds its plane until it ends (the source papers' GC).
+    #[default]
+    None,
+    /// Host reads (and the mapping reads they need) go ahead of a collection's remaining
+    /// page copies; it resumes after them. Needs `ftl.gc_scope = "plane"`.
+    Reads,
 }
 
 /// GC victim selection.
@@ -189,6 +224,10 @@ pub struct FtlConfig {
     /// How GC moves valid pages. Default: the FTL's own (`copyback` for pcftl and dloop,
     /// `controller` for the others).
     pub gc_copy: Option<GcCopy>,
+    /// How much one foreground GC collects.
+    pub foreground_gc: ForegroundGc,
+    /// Whether host reads may overtake foreground GC.
+    pub gc_preemption: GcPreemption,
     /// Collect in host idle time.
     pub background_gc: bool,
     /// Background GC runs on planes with fewer free blocks than this (default threshold + 2).
@@ -302,6 +341,8 @@ impl Default for FtlConfig {
             gc_threshold_blocks: None,
             gc_scope: None,
             gc_copy: None,
+            foreground_gc: ForegroundGc::UntilThreshold,
+            gc_preemption: GcPreemption::None,
             background_gc: false,
             background_gc_threshold_blocks: None,
             idle_threshold_ns: 1_000_000,
@@ -358,6 +399,22 @@ pub struct HostConfig {
     pub write_buffer_bytes: Option<u64>,
     /// Write buffer replacement policy.
     pub write_buffer_policy: WriteBufferPolicy,
+    /// What a read of a logical page that was never written does.
+    pub unmapped_read: UnmappedRead,
+}
+
+/// What a read of a never-written logical page does (`host.unmapped_read`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum UnmappedRead {
+    /// Behave as if the data were there: the page is written to flash first, functionally
+    /// and untimed (as if before the run; MQSim maps such pages on the fly, SSDsim before
+    /// the run), then read with full timing. For traces replayed on a drive that did not
+    /// hold their data.
+    #[default]
+    Flash,
+    /// Return zeros without touching flash, as a drive does for an unmapped LBA.
+    Zero,
 }
 
 impl Default for HostConfig {
@@ -369,6 +426,7 @@ impl Default for HostConfig {
             buffer_power_protected: false,
             write_buffer_bytes: None,
             write_buffer_policy: WriteBufferPolicy::Lru,
+            unmapped_read: UnmappedRead::Flash,
         }
     }
 }
@@ -597,6 +655,26 @@ impl DriveConfig {
         }
         if t.multi_plane && g.planes_per_die < 2 {
             return Err(invalid("timing.multi_plane", true, "needs geometry.planes_per_die >= 2"));
+        }
+        if t.independent_plane_reads && t.plane_concurrency != PlaneConcurrency::MultiPlaneOnly {
+            return Err(invalid(
+                "timing.independent_plane_reads",
+                true,
+                "only goes with plane_concurrency = \"multi_plane_only\" (independent planes overlap anyway)",
+            ));
+        }
+        if self.ftl.gc_preemption == GcPreemption::Reads {
+            if t.serial {
+                return Err(invalid("ftl.gc_preemption", "\"reads\"", "cannot go with timing.serial = true"));
+            }
+            if self.ftl.gc_scope.is_some_and(|s| s != GcScope::Plane) || self.ftl.dftl.gc == DftlGc::Conventional {
+                return Err(invalid(
+                    "ftl.gc_preemption",
+                    "\"reads\"",
+                    "needs ftl.gc_scope = \"plane\" (a GC that holds a wider scope, like DFTL's conventional GC, \
+                     blocks reads by design)",
+                ));
+            }
         }
         let h = &self.host;
         ge1("host.queue_depth", h.queue_depth)?;

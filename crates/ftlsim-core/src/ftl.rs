@@ -9,7 +9,7 @@ use crate::config::GcScope;
 use crate::error::{FlashError, SimError};
 use crate::flash::{FlashArray, Oob};
 use crate::geometry::{BlockId, Lpn, PlaneId, Ppn};
-use crate::scheduler::{scope_code, FlashOp, OpKind, Tag, TAGS};
+use crate::scheduler::{scope_code, FlashOp, OpKind, Scheduler, SimTime, Tag, NO_DEP, TAGS};
 use serde::Serialize;
 
 /// Flash operation counts by tag (`[host, gc, mapping]`).
@@ -42,6 +42,10 @@ impl FlashCounts {
     }
 }
 
+/// A recorded operation of the batch being built, for data dependencies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpRef(u32);
+
 /// The FTL's handle on the flash array for one call.
 pub struct FlashCtx<'a> {
     flash: &'a mut FlashArray,
@@ -49,7 +53,7 @@ pub struct FlashCtx<'a> {
     counts: &'a mut FlashCounts,
     record: bool,
     tag: Tag,
-    lookups: u32,
+    sched: Option<&'a mut Scheduler>,
 }
 
 impl<'a> FlashCtx<'a> {
@@ -60,7 +64,14 @@ impl<'a> FlashCtx<'a> {
         counts: &'a mut FlashCounts,
         record: bool,
     ) -> Self {
-        FlashCtx { flash, ops, counts, record, tag: Tag::Host, lookups: 0 }
+        FlashCtx { flash, ops, counts, record, tag: Tag::Host, sched: None }
+    }
+
+    /// With the scheduler that will place the recorded operations, so that the FTL can ask
+    /// how loaded each plane is ([`FlashCtx::least_loaded_plane`]).
+    pub fn with_scheduler(mut self, sched: &'a mut Scheduler) -> Self {
+        self.sched = Some(sched);
+        self
     }
 
     /// Read-only view of the flash state.
@@ -74,44 +85,54 @@ impl<'a> FlashCtx<'a> {
         std::mem::replace(&mut self.tag, tag)
     }
 
-    /// Charge `n` mapping lookups in controller memory.
-    pub fn charge_lookups(&mut self, n: u32) {
-        self.lookups += n;
-    }
-
-    /// Lookups charged so far.
-    pub fn lookups(&self) -> u32 {
-        self.lookups
-    }
-
     #[inline]
-    fn push(&mut self, kind: OpKind, chain: bool, addr: u32, addr2: u32) {
+    fn push(&mut self, kind: OpKind, after: Option<OpRef>, addr: u32, addr2: u32) {
         if self.record {
-            self.ops.push(FlashOp { kind, tag: self.tag, chain, addr, addr2 });
+            let op = FlashOp { kind, tag: self.tag, after: after.map_or(NO_DEP, |r| r.0), addr, addr2 };
+            if let Some(s) = self.sched.as_deref_mut() {
+                s.note_recorded(&op);
+            }
+            self.ops.push(op);
         }
+    }
+
+    /// The operation recorded last in this batch (`None` when nothing is recorded, e.g. in
+    /// functional mode), for a later one to wait for.
+    pub fn last_op(&self) -> Option<OpRef> {
+        (self.record && !self.ops.is_empty()).then(|| OpRef(self.ops.len() as u32 - 1))
     }
 
     /// Read a page.
     pub fn read(&mut self, ppn: Ppn) -> Result<Oob, FlashError> {
+        self.read_after(ppn, None)
+    }
+
+    /// Read a page once `after` (e.g. the translation read that located it) has completed.
+    pub fn read_after(&mut self, ppn: Ppn, after: Option<OpRef>) -> Result<Oob, FlashError> {
         let oob = self.flash.read(ppn)?;
         self.counts.reads[self.tag as usize] += 1;
-        self.push(OpKind::Read, false, ppn, 0);
+        self.push(OpKind::Read, after, ppn, 0);
         Ok(oob)
     }
 
-    /// Read the page `ppn` a map gives for `lpn` and return the version it holds; a page
-    /// holding another LPN means the map is corrupt (panics).
-    pub fn read_mapped(&mut self, ppn: Ppn, lpn: Lpn) -> Result<u32, FlashError> {
-        let oob = self.read(ppn)?;
+    /// Read the page `ppn` a map gives for `lpn`, once `after` has completed, and return the
+    /// version it holds; a page holding another LPN means the map is corrupt (panics).
+    pub fn read_mapped(&mut self, ppn: Ppn, lpn: Lpn, after: Option<OpRef>) -> Result<u32, FlashError> {
+        let oob = self.read_after(ppn, after)?;
         assert_eq!(oob.lpn, lpn, "page {ppn} mapped for lpn {lpn} holds lpn {}", oob.lpn);
         Ok(oob.version)
     }
 
     /// Program a page at its block's write pointer.
     pub fn program(&mut self, ppn: Ppn, oob: Oob) -> Result<(), FlashError> {
+        self.program_after(ppn, oob, None)
+    }
+
+    /// Program a page once `after` (e.g. the read of the data it rewrites) has completed.
+    pub fn program_after(&mut self, ppn: Ppn, oob: Oob, after: Option<OpRef>) -> Result<(), FlashError> {
         self.flash.program(ppn, oob)?;
         self.counts.programs[self.tag as usize] += 1;
-        self.push(OpKind::Program, false, ppn, 0);
+        self.push(OpKind::Program, after, ppn, 0);
         Ok(())
     }
 
@@ -122,15 +143,12 @@ impl<'a> FlashCtx<'a> {
         if copyback {
             self.flash.copyback(src, dst)?;
             self.counts.copybacks[self.tag as usize] += 1;
-            self.push(OpKind::Copyback, false, src, dst);
+            self.push(OpKind::Copyback, None, src, dst);
             return self.flash.read(dst);
         }
-        let oob = self.flash.read(src)?;
-        self.flash.program(dst, oob)?;
-        self.counts.reads[self.tag as usize] += 1;
-        self.counts.programs[self.tag as usize] += 1;
-        self.push(OpKind::Read, false, src, 0);
-        self.push(OpKind::Program, true, dst, 0);
+        let oob = self.read(src)?;
+        let read = self.last_op();
+        self.program_after(dst, oob, read)?;
         Ok(oob)
     }
 
@@ -139,7 +157,7 @@ impl<'a> FlashCtx<'a> {
         self.flash.erase(block)?;
         self.counts.erases[self.tag as usize] += 1;
         let first = self.flash.geometry().first_page(block);
-        self.push(OpKind::Erase, false, first, 0);
+        self.push(OpKind::Erase, None, first, 0);
         Ok(())
     }
 
@@ -163,8 +181,28 @@ impl<'a> FlashCtx<'a> {
     pub fn block_scope(&mut self, plane: PlaneId, scope: GcScope) {
         if scope != GcScope::Plane {
             let first = self.flash.geometry().first_page(self.flash.geometry().first_block(plane));
-            self.push(OpKind::Barrier, false, first, scope_code(scope));
+            self.push(OpKind::Barrier, None, first, scope_code(scope));
         }
+    }
+
+    /// Whether operations are recorded and timed (not functional mode).
+    pub fn is_timed(&self) -> bool {
+        self.record && self.sched.is_some()
+    }
+
+    /// Of `planes` (tried in their order), the one whose queue frees first by the
+    /// scheduler's estimate ([`Scheduler::plane_ready`]); the first one on a tie. `None`
+    /// without a scheduler (functional mode) or planes.
+    pub fn least_loaded_plane(&self, planes: impl Iterator<Item = PlaneId>) -> Option<PlaneId> {
+        let s = self.sched.as_deref()?;
+        let mut best: Option<(SimTime, PlaneId)> = None;
+        for p in planes {
+            let t = s.plane_ready(p);
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, p));
+            }
+        }
+        best.map(|(_, p)| p)
     }
 }
 
@@ -194,6 +232,13 @@ impl GcCounts {
     /// All collections.
     pub fn collections(&self) -> u64 {
         self.foreground_collections + self.background_collections
+    }
+    /// Add `other` to these counts.
+    pub fn add(&mut self, other: &GcCounts) {
+        self.foreground_collections += other.foreground_collections;
+        self.background_collections += other.background_collections;
+        self.pages_moved += other.pages_moved;
+        self.fallbacks += other.fallbacks;
     }
     /// Difference `self - earlier`.
     pub fn since(&self, e: &GcCounts) -> GcCounts {

@@ -182,7 +182,7 @@ impl Ftl for BlockFtl {
 
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
         let Some(ppn) = self.locate(ctx.flash(), lpn) else { return Ok(None) };
-        Ok(Some(ctx.read_mapped(ppn, lpn)?))
+        Ok(Some(ctx.read_mapped(ppn, lpn, None)?))
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {

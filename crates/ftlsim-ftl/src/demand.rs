@@ -18,10 +18,10 @@
 //! conventional GC of PCFTL's DFTL baseline, with one active block per chip, moves through
 //! the controller into the chip's active block, and all host I/O held meanwhile.
 
-use ftlsim_core::config::{Allocation, DriveConfig, GcCopy, GcScope};
+use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{FlashCtx, GcCounts};
+use ftlsim_core::ftl::{FlashCtx, GcCounts, OpRef};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
@@ -259,7 +259,17 @@ pub(crate) struct DemandState {
     pending_write_back: BTreeSet<u32>,
     jobs: Vec<Option<GcJob>>,
     name: &'static str,
+    /// The translation read of the latest fetch in this batch: a host read of the data it
+    /// located waits for it.
+    fetched: Option<OpRef>,
+    /// One victim per foreground trigger (`ftl.foreground_gc = "incremental"`).
+    incremental: bool,
 }
+
+/// A plane takes host pages without GC (dynamic allocation), and an incremental trigger
+/// stops collecting, while it has at least this many free blocks (`allocate_leaving_one`
+/// keeps the last one for GC).
+const MIN_FREE_BLOCKS: u32 = 2;
 
 impl DemandState {
     /// State for a validated config; `name` is the FTL's, for errors; `allocation` the host
@@ -303,6 +313,8 @@ impl DemandState {
             pending_write_back: BTreeSet::new(),
             jobs: vec![None; g.planes() as usize],
             name,
+            fetched: None,
+            incremental: cfg.ftl.foreground_gc == ForegroundGc::Incremental,
         })
     }
 
@@ -330,6 +342,7 @@ impl DemandState {
         }
         let prev = ctx.set_tag(Tag::Mapping);
         ctx.read(tp)?;
+        self.fetched = ctx.last_op();
         ctx.set_tag(prev);
         self.cache.translation_reads += 1;
         Ok(true)
@@ -527,7 +540,10 @@ pub(crate) trait DemandFtl {
     }
 
     fn host_read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
+        self.state_mut().fetched = None;
         let mut ppn = self.access(ctx, lpn)?;
+        // The data read waits for the translation read that located it.
+        let located = self.state_mut().fetched.take();
         if !self.state().pending_write_back.is_empty() {
             // Queued write-backs may run GC, which may move the page.
             self.flush_write_backs(ctx, true)?;
@@ -536,7 +552,7 @@ pub(crate) trait DemandFtl {
         if ppn == NONE {
             return Ok(None);
         }
-        Ok(Some(ctx.read_mapped(ppn, lpn)?))
+        Ok(Some(ctx.read_mapped(ppn, lpn, located)?))
     }
 
     fn host_write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
@@ -551,6 +567,10 @@ pub(crate) trait DemandFtl {
                 old => self.allocate_in(ctx, s.geo.plane_of(old))?,
             },
             Allocation::RoundRobin => self.allocate(ctx, HOST)?,
+            Allocation::Dynamic => match self.allocate_dynamic(ctx)? {
+                Some(ppn) => ppn,
+                None => self.allocate(ctx, HOST)?,
+            },
         };
         // GC during the allocation may have moved the old copy: invalidate where it is now.
         let old = self.current(lpn);
@@ -586,12 +606,15 @@ pub(crate) trait DemandFtl {
     fn program_translation(&mut self, ctx: &mut FlashCtx, tvpn: u32, may_gc: bool) -> Result<(), SimError> {
         let prev = ctx.set_tag(Tag::Mapping);
         let old = self.state().directory[tvpn as usize];
+        let mut read = None;
         if old != NONE && self.rewrite_reads_old() {
             ctx.read(old)?;
+            read = ctx.last_op();
             self.state_mut().cache.translation_reads += 1;
         }
         let ppn = if may_gc { self.allocate(ctx, TRANSLATION)? } else { self.allocate_now(ctx, TRANSLATION)? };
-        ctx.program(ppn, Oob { lpn: tvpn, version: 0, kind: PageKind::Translation })?;
+        // The new copy holds the old one's entries: its program waits for their read.
+        ctx.program_after(ppn, Oob { lpn: tvpn, version: 0, kind: PageKind::Translation }, read)?;
         let s = self.state_mut();
         // GC during the allocation may have moved the old copy.
         let old = s.directory[tvpn as usize];
@@ -618,6 +641,36 @@ pub(crate) trait DemandFtl {
             }
         }
         Err(SimError::Ftl(format!("{}: every plane is down to its last free block", self.state().name)))
+    }
+
+    /// Dynamic allocation of a host page (when timed): the least loaded plane; if it needs
+    /// foreground GC, GC starts there and the page goes to the least loaded plane that can
+    /// take it without GC, or to the collected one, whichever frees first (as the page
+    /// FTL). `None` when untimed or no plane qualifies.
+    fn allocate_dynamic(&mut self, ctx: &mut FlashCtx) -> Result<Option<Ppn>, SimError> {
+        if !ctx.is_timed() {
+            return Ok(None);
+        }
+        let s = self.state_mut();
+        let planes = s.geo.planes();
+        let from = s.next_plane[HOST as usize];
+        let p = ctx.least_loaded_plane((0..planes).map(|i| (from + i) % planes)).unwrap_or(from);
+        s.next_plane[HOST as usize] = (p + 1) % planes;
+        let needs_gc = s.bm.free_blocks(p) < s.threshold;
+        if needs_gc {
+            self.ensure_space(ctx, p)?;
+        }
+        let s = self.state_mut();
+        let q = if needs_gc {
+            let candidates = (1..planes)
+                .map(|i| (p + i) % planes)
+                .filter(|&q| s.bm.free_blocks(q) >= MIN_FREE_BLOCKS)
+                .chain(std::iter::once(p));
+            ctx.least_loaded_plane(candidates).unwrap_or(p)
+        } else {
+            p
+        };
+        s.allocate_leaving_one(ctx.flash(), q, HOST).transpose()
     }
 
     /// A host page in `plane`, after foreground GC there made room.
@@ -702,7 +755,11 @@ pub(crate) trait DemandFtl {
         }
         let (mut collections, mut best, mut since_best) = (0, 0, 0);
         let want = self.state().unit_threshold(plane);
+        let floor = MIN_FREE_BLOCKS * self.state().gc_unit(plane).count() as u32;
         while self.state().unit_free_blocks(plane) < want {
+            if self.state().incremental && collections > 0 && self.state().unit_free_blocks(plane) >= floor {
+                break;
+            }
             collections += 1;
             let s = self.state_mut();
             if collections > limit {

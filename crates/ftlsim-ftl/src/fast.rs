@@ -364,7 +364,7 @@ impl Ftl for FastFtl {
 
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
         let Some(c) = self.newest(ctx.flash(), lpn / self.ppb, lpn % self.ppb, true) else { return Ok(None) };
-        Ok(Some(ctx.read_mapped(c.ppn(), lpn)?))
+        Ok(Some(ctx.read_mapped(c.ppn(), lpn, None)?))
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {

@@ -23,7 +23,7 @@
 //! Departures: none known; mapping lookups are free unless `timing.dram_access_ns` is set.
 
 use ftlsim_core::big_array;
-use ftlsim_core::config::{Allocation, DriveConfig, GcCopy, GcScope};
+use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, PrefetchStage};
@@ -46,7 +46,14 @@ pub struct PageFtl {
     bg_cursor: u32,
     gc: GcCounts,
     gc_stream: u32,
+    /// One victim per foreground trigger (`ftl.foreground_gc = "incremental"`).
+    incremental: bool,
 }
+
+/// A plane takes host pages without GC (dynamic allocation), and an incremental trigger
+/// stops collecting, while it has at least this many free blocks: one for GC to relocate
+/// into, one for the host stream.
+const MIN_FREE_BLOCKS: u32 = 2;
 
 /// GC relocation inside the victim's plane into the plane's GC stream.
 pub(crate) struct PlaneMover<'a> {
@@ -101,22 +108,70 @@ impl PageFtl {
             bg_cursor: 0,
             gc: GcCounts::default(),
             gc_stream: streams,
+            incremental: cfg.ftl.foreground_gc == ForegroundGc::Incremental,
         })
     }
 
     /// The plane for a write of `lpn` whose current copy is `old`: the LPN's plane under
-    /// static allocation, the old copy's plane for an update in plane, else the token's.
-    fn choose_plane(&mut self, lpn: Lpn, old: Ppn) -> PlaneId {
+    /// static allocation, the old copy's plane for an update in plane, the least loaded
+    /// plane under dynamic allocation (when timed), else the token's.
+    fn choose_plane(&mut self, ctx: &FlashCtx, lpn: Lpn, old: Ppn) -> PlaneId {
         let planes = self.geo.planes();
-        match self.allocation {
-            Allocation::StaticLpn => lpn % planes,
-            Allocation::UpdateInPlane if old != NONE => self.geo.plane_of(old),
-            Allocation::RoundRobin | Allocation::UpdateInPlane => {
-                let p = self.next_plane;
-                self.next_plane = (p + 1) % planes;
-                p
+        let p = match self.allocation {
+            Allocation::StaticLpn => return lpn % planes,
+            Allocation::UpdateInPlane if old != NONE => return self.geo.plane_of(old),
+            Allocation::Dynamic => {
+                let from = self.next_plane;
+                ctx.least_loaded_plane((0..planes).map(|i| (from + i) % planes)).unwrap_or(from)
             }
+            Allocation::RoundRobin | Allocation::UpdateInPlane => self.next_plane,
+        };
+        self.next_plane = (p + 1) % planes;
+        p
+    }
+
+    /// The plane for a write of `lpn` (current copy `old`) by the allocation policy, after
+    /// foreground GC made room there; another plane when the policy allows and this one
+    /// has nothing to reclaim.
+    fn place(&mut self, ctx: &mut FlashCtx, lpn: Lpn, old: Ppn) -> Result<PlaneId, SimError> {
+        let mut plane = self.choose_plane(ctx, lpn, old);
+        let pinned =
+            self.allocation == Allocation::StaticLpn || (self.allocation == Allocation::UpdateInPlane && old != NONE);
+        let planes = self.geo.planes();
+        let mut tries = 0;
+        while !self.ensure_space(ctx, plane)? {
+            tries += 1;
+            if pinned || tries >= planes {
+                return Err(SimError::Ftl(format!(
+                    "lpn {lpn}: plane {plane} is full of valid data and nothing can be reclaimed \
+                     (raise the over-provisioning or use round-robin allocation)"
+                )));
+            }
+            plane = (plane + 1) % planes;
         }
+        Ok(plane)
+    }
+
+    /// Dynamic allocation (when timed): the least loaded plane; if it is below the GC
+    /// threshold, foreground GC starts there and the page goes to the least loaded plane
+    /// that can take it without GC (it keeps two free blocks) or to the collected plane,
+    /// whichever frees first, so a page does not queue behind a collection when another
+    /// plane is idle. `None` when the policy is another or untimed, or no plane qualifies.
+    fn place_dynamic(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<PlaneId>, SimError> {
+        if self.allocation != Allocation::Dynamic || !ctx.is_timed() {
+            return Ok(None);
+        }
+        let p = self.choose_plane(ctx, lpn, NONE);
+        if self.bm.free_blocks(p) >= self.threshold {
+            return Ok(Some(p));
+        }
+        let made_room = self.ensure_space(ctx, p)?;
+        let planes = self.geo.planes();
+        let candidates = (1..planes)
+            .map(|i| (p + i) % planes)
+            .filter(|&q| self.bm.free_blocks(q) >= MIN_FREE_BLOCKS)
+            .chain(made_room.then_some(p));
+        Ok(ctx.least_loaded_plane(candidates))
     }
 
     /// Step `job` once, relocating within its plane.
@@ -152,6 +207,9 @@ impl PageFtl {
             // can happen at most once per block of the plane before one gains.
             let mut collections = 0;
             while self.bm.free_blocks(q) < self.threshold {
+                if self.incremental && collections > 0 && self.bm.free_blocks(q) >= MIN_FREE_BLOCKS {
+                    break;
+                }
                 collections += 1;
                 if collections > self.geo.blocks_per_plane {
                     return Err(SimError::Ftl(format!(
@@ -202,28 +260,17 @@ impl Ftl for PageFtl {
         if ppn == NONE {
             return Ok(None);
         }
-        Ok(Some(ctx.read_mapped(ppn, lpn)?))
+        Ok(Some(ctx.read_mapped(ppn, lpn, None)?))
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
         let old = self.map[lpn as usize];
         // Invalidate first so that GC never moves the copy this write supersedes.
         self.unmap(ctx, lpn)?;
-        let mut plane = self.choose_plane(lpn, old);
-        let pinned =
-            self.allocation == Allocation::StaticLpn || (self.allocation == Allocation::UpdateInPlane && old != NONE);
-        let planes = self.geo.planes();
-        let mut tries = 0;
-        while !self.ensure_space(ctx, plane)? {
-            tries += 1;
-            if pinned || tries >= planes {
-                return Err(SimError::Ftl(format!(
-                    "lpn {lpn}: plane {plane} is full of valid data and nothing can be reclaimed \
-                     (raise the over-provisioning or use round-robin allocation)"
-                )));
-            }
-            plane = (plane + 1) % planes;
-        }
+        let plane = match self.place_dynamic(ctx, lpn)? {
+            Some(p) => p,
+            None => self.place(ctx, lpn, old)?,
+        };
         let ppn = self.bm.allocate(ctx.flash(), plane, 0)?;
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         self.map[lpn as usize] = ppn;

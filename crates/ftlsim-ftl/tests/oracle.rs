@@ -1,6 +1,7 @@
 //! Data oracle under random mixed workloads with heavy GC: every read returns the newest
 //! version written, across GC policies, scopes, copy-back (with the parity rule), background
-//! GC, partial-page policies and timing modes; at the end every logical page is read back.
+//! GC, incremental GC, GC preempted by reads, dynamic allocation, unmapped-read policies,
+//! partial-page policies and timing modes; at the end every logical page is read back.
 //! Failures print the proptest seed inputs, which replay the case exactly.
 
 mod util;
@@ -18,22 +19,31 @@ fn drive() -> impl Strategy<Value = String> {
         prop::sample::select(vec!["plane", "die", "chip", "channel", "device"]),
         (any::<bool>(), any::<bool>(), any::<bool>()),
         prop::sample::select(vec!["read_modify_write", "zero_pad", "merge"]),
-        prop::sample::select(vec!["round_robin", "static_lpn", "update_in_plane"]),
+        prop::sample::select(vec!["round_robin", "static_lpn", "update_in_plane", "dynamic"]),
         prop::sample::select(vec![
             "",
             "multi_plane = true",
             "serial = true",
             "plane_concurrency = \"multi_plane_only\"\nmulti_plane = true",
+            "plane_concurrency = \"multi_plane_only\"\nindependent_plane_reads = true",
             "register_read_hits = true\nhost_mb_per_s = 600.0\ndram_access_ns = 50",
         ]),
+        (any::<bool>(), any::<bool>(), any::<bool>()),
     )
-        .prop_map(|(victim, scope, (copyback, parity, background), partial, allocation, timing)| {
+        .prop_map(|(victim, scope, (copyback, parity, background), partial, allocation, timing, gc_options)| {
             let copy = if copyback { "copyback" } else { "controller" };
+            let (incremental, preempt, zero) = gc_options;
+            let foreground = if incremental { "incremental" } else { "until_threshold" };
+            // Read preemption needs a plane-wide GC and timing that is not serial.
+            let preempt = preempt && scope == "plane" && !timing.contains("serial");
+            let preemption = if preempt { "reads" } else { "none" };
+            let unmapped = if zero { "zero" } else { "flash" };
             format!(
                 "{timing}\n[nand]\ncopyback_same_parity = {parity}\n[ftl]\ngc_victim = \"{victim}\"\n\
                  gc_scope = \"{scope}\"\ngc_copy = \"{copy}\"\nbackground_gc = {background}\n\
-                 idle_threshold_ns = 100000\nallocation = \"{allocation}\"\n[host]\npartial_write = \"{partial}\"\n\
-                 merge_buffer_pages = 8\nqueue_depth = 8\n"
+                 idle_threshold_ns = 100000\nallocation = \"{allocation}\"\nforeground_gc = \"{foreground}\"\n\
+                 gc_preemption = \"{preemption}\"\n[host]\npartial_write = \"{partial}\"\n\
+                 merge_buffer_pages = 8\nqueue_depth = 8\nunmapped_read = \"{unmapped}\"\n"
             )
         })
 }

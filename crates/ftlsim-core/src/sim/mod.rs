@@ -30,22 +30,52 @@ pub use report::{
 use crate::config::{Derived, DriveConfig, PartialWrite};
 use crate::error::SimError;
 use crate::flash::FlashArray;
-use crate::ftl::{FlashCounts, FlashCtx, Ftl};
+use crate::ftl::{FlashCounts, FlashCtx, Ftl, GcCounts};
 use crate::geometry::Lpn;
 use crate::metrics::WriteBufferReport;
 use crate::scheduler::{FlashOp, Scheduler};
 use crate::write_buffer::WriteBuffer;
 use merge_buffer::MergeBuffer;
 
+/// The flash array with its timing, and the batch of operations the FTL is recording.
+struct Device {
+    flash: FlashArray,
+    sched: Scheduler,
+    ops: Vec<FlashOp>,
+    counts: FlashCounts,
+}
+
+impl Device {
+    /// A context for one FTL call: timed (recorded for the scheduler, which the FTL may ask
+    /// about plane load) or functional (nothing recorded, no time passes).
+    fn ctx(&mut self, timed: bool) -> FlashCtx<'_> {
+        let ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, timed);
+        if timed {
+            ctx.with_scheduler(&mut self.sched)
+        } else {
+            ctx
+        }
+    }
+}
+
+/// What making never-written pages readable cost (`host.unmapped_read = "flash"`): the
+/// drive would have done this work before the run, so the report leaves it out.
+#[derive(Default)]
+struct Materialized {
+    /// Flash operations of the untimed writes (counted here, not in the run's counts).
+    flash: FlashCounts,
+    /// GC the writes triggered.
+    gc: GcCounts,
+    /// Pages they programmed per plane.
+    plane_programs: Vec<u64>,
+}
+
 /// A drive with its FTL, ready to precondition and run.
 pub struct Simulator {
     cfg: DriveConfig,
     d: Derived,
-    flash: FlashArray,
-    sched: Scheduler,
+    dev: Device,
     ftl: Box<dyn Ftl>,
-    ops: Vec<FlashOp>,
-    counts: FlashCounts,
     oracle: Option<Vec<u32>>,
     /// Versions of the run of whole pages being gathered (reused, no allocation per request).
     run: Vec<u32>,
@@ -58,6 +88,15 @@ pub struct Simulator {
     wb: WriteBufferReport,
     host: HostCounts,
     precondition: Option<PreconditionReport>,
+    /// One bit per logical page: trimmed at some point. An unmapped page with its bit set was
+    /// trimmed last (a write maps it again), so it reads as zeros; one without was never
+    /// written.
+    trimmed: Vec<u64>,
+    materialized: Materialized,
+    /// The replay slot of the request being dispatched (its batches may be deferred).
+    request: Option<u32>,
+    /// Host operations of that request deferred so far.
+    deferred_ops: u32,
 }
 
 impl Simulator {
@@ -75,13 +114,17 @@ impl Simulator {
         let wbuf = (buffer_pages > 0).then(|| WriteBuffer::new(buffer_pages, cfg.host.write_buffer_policy));
         Ok(Simulator {
             oracle: verify.then(|| vec![0; d.logical_pages as usize]),
+            trimmed: vec![0; (d.logical_pages as usize).div_ceil(64)],
+            materialized: Materialized {
+                plane_programs: vec![0; cfg.geometry.planes() as usize],
+                ..Materialized::default()
+            },
             cfg,
             d,
-            flash,
-            sched,
+            dev: Device { flash, sched, ops: Vec::with_capacity(1024), counts: FlashCounts::default() },
             ftl,
-            ops: Vec::with_capacity(1024),
-            counts: FlashCounts::default(),
+            request: None,
+            deferred_ops: 0,
             run: Vec::new(),
             next_version: 1,
             merge,
@@ -94,7 +137,7 @@ impl Simulator {
 
     /// The flash array.
     pub fn flash(&self) -> &FlashArray {
-        &self.flash
+        &self.dev.flash
     }
     /// The FTL.
     pub fn ftl(&self) -> &dyn Ftl {
@@ -106,7 +149,7 @@ impl Simulator {
     }
     /// Flash operation counts since creation.
     pub fn flash_counts(&self) -> &FlashCounts {
-        &self.counts
+        &self.dev.counts
     }
 
     /// The host write buffer, if configured.
@@ -116,8 +159,8 @@ impl Simulator {
 
     /// Check the FTL's, the flash array's and the write buffer's invariants (expensive).
     pub fn check_invariants(&self) {
-        self.flash.check_invariants();
-        self.ftl.check_invariants(&self.flash);
+        self.dev.flash.check_invariants();
+        self.ftl.check_invariants(&self.dev.flash);
         if let Some(w) = &self.wbuf {
             w.check_invariants();
         }
@@ -130,8 +173,7 @@ impl Simulator {
     }
 
     fn ftl_write(&mut self, lpn: Lpn, version: u32, record: bool) -> Result<(), SimError> {
-        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, record);
-        self.ftl.write(&mut ctx, lpn, version)?;
+        self.ftl.write(&mut self.dev.ctx(record), lpn, version)?;
         if let Some(o) = self.oracle.as_mut() {
             o[lpn as usize] = version;
         }
@@ -143,8 +185,7 @@ impl Simulator {
         if self.run.is_empty() {
             return Ok(());
         }
-        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
-        self.ftl.write_run(&mut ctx, first, &self.run)?;
+        self.ftl.write_run(&mut self.dev.ctx(true), first, &self.run)?;
         if let Some(o) = self.oracle.as_mut() {
             o[first as usize..][..self.run.len()].copy_from_slice(&self.run);
         }
@@ -153,8 +194,48 @@ impl Simulator {
     }
 
     fn ftl_read(&mut self, lpn: Lpn) -> Result<Option<u32>, SimError> {
-        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
-        self.ftl.read(&mut ctx, lpn)
+        self.ftl.read(&mut self.dev.ctx(true), lpn)
+    }
+
+    /// Make the never-written page `lpn` readable: write it through the FTL functionally,
+    /// untimed, as if it had been written before the run (`host.unmapped_read = "flash"`).
+    /// Its flash work, GC and per-plane programs are kept apart from the run's counters.
+    fn materialize(&mut self, lpn: Lpn) -> Result<(), SimError> {
+        let version = self.version();
+        let gc0 = self.ftl.gc_counts();
+        let m = &mut self.materialized;
+        for (acc, &now) in m.plane_programs.iter_mut().zip(self.dev.flash.plane_programs()) {
+            *acc = acc.wrapping_sub(now);
+        }
+        let mut ctx = FlashCtx::new(&mut self.dev.flash, &mut self.dev.ops, &mut m.flash, false);
+        self.ftl.write(&mut ctx, lpn, version)?;
+        for (acc, &now) in m.plane_programs.iter_mut().zip(self.dev.flash.plane_programs()) {
+            *acc = acc.wrapping_add(now);
+        }
+        m.gc.add(&self.ftl.gc_counts().since(&gc0));
+        if let Some(o) = self.oracle.as_mut() {
+            o[lpn as usize] = version;
+        }
+        Ok(())
+    }
+
+    fn mark_trimmed(&mut self, lpn: Lpn) {
+        self.trimmed[lpn as usize / 64] |= 1 << (lpn % 64);
+    }
+
+    fn was_trimmed(&self, lpn: Lpn) -> bool {
+        self.trimmed[lpn as usize / 64] & (1 << (lpn % 64)) != 0
+    }
+
+    /// Pages programmed per plane so far, without those of materialized pages.
+    fn plane_programs(&self) -> Vec<u64> {
+        let m = &self.materialized.plane_programs;
+        self.dev.flash.plane_programs().iter().zip(m).map(|(a, b)| a - b).collect()
+    }
+
+    /// GC counters of the FTL without the GC that materializing pages triggered.
+    fn gc_counts(&self) -> GcCounts {
+        self.ftl.gc_counts().since(&self.materialized.gc)
     }
 
     fn verify(&self, lpn: Lpn, found: Option<u32>) -> Result<(), SimError> {

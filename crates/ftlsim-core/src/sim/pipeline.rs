@@ -9,12 +9,11 @@
 //! `host.partial_write`. Preconditioning writes go straight to the FTL.
 
 use super::Simulator;
-use crate::config::PartialWrite;
+use crate::config::{PartialWrite, UnmappedRead};
 use crate::error::SimError;
-use crate::ftl::FlashCtx;
 use crate::geometry::Lpn;
 use crate::host::{pages, IoOp, PageSpan, Request};
-use crate::scheduler::{BatchEnd, SimTime};
+use crate::scheduler::{BatchEnd, Direction, SimTime};
 use crate::write_buffer::Insert;
 
 impl Simulator {
@@ -62,8 +61,9 @@ impl Simulator {
 
     /// Schedule the recorded operations, none before `ready`.
     pub(super) fn flush(&mut self, ready: SimTime) -> BatchEnd {
-        let end = self.sched.schedule(&self.ops, ready);
-        self.ops.clear();
+        let end = self.dev.sched.schedule(&self.dev.ops, ready, self.request);
+        self.deferred_ops += end.deferred_host_ops;
+        self.dev.ops.clear();
         end
     }
 
@@ -160,9 +160,18 @@ impl Simulator {
             return self.verify(span.lpn, Some(v));
         }
         let buffered = self.merge.as_ref().and_then(|m| m.get(span.lpn));
-        let found = self.ftl_read(span.lpn)?;
-        if found.is_none() {
-            self.host.unmapped_page_reads += 1;
+        let mut found = self.ftl_read(span.lpn)?;
+        if found.is_none() && buffered.is_none() {
+            if self.was_trimmed(span.lpn) {
+                self.host.trimmed_page_reads += 1;
+            } else {
+                self.host.unmapped_page_reads += 1;
+                if self.cfg.host.unmapped_read == UnmappedRead::Flash {
+                    self.materialize(span.lpn)?;
+                    found = self.ftl_read(span.lpn)?;
+                    assert!(found.is_some(), "lpn {}: unmapped after it was written", span.lpn);
+                }
+            }
         }
         let found = match buffered {
             Some((_, v)) => {
@@ -174,22 +183,31 @@ impl Simulator {
         self.verify(span.lpn, found)
     }
 
-    /// Dispatch one request at `t`; returns its completion time.
-    pub(super) fn dispatch(&mut self, req: &Request, t: SimTime) -> Result<SimTime, SimError> {
+    /// Dispatch one request at `t` as replay slot `slot`; returns its completion time as far
+    /// as placed and how many of its operations were deferred (it completes when the last
+    /// of them is placed).
+    pub(super) fn dispatch(&mut self, req: &Request, t: SimTime, slot: u32) -> Result<(SimTime, u32), SimError> {
+        self.request = Some(slot);
+        self.deferred_ops = 0;
+        let r = self.dispatch_in_slot(req, t);
+        self.request = None;
+        Ok((r?, self.deferred_ops))
+    }
+
+    fn dispatch_in_slot(&mut self, req: &Request, t: SimTime) -> Result<SimTime, SimError> {
         let offset = req.offset_sector;
-        self.sched.set_now(t);
+        self.dev.sched.set_now(t);
         let spp = self.cfg.geometry.sectors_per_page();
         let bytes = u64::from(req.sectors) * 512;
         let mut ready = t;
         if req.op == IoOp::Write {
-            ready = self.sched.host_transfer(t, bytes);
+            ready = self.dev.sched.host_transfer(t, bytes, Direction::ToDrive);
         }
+        // One controller-memory access per page: the mapping lookup (a write-buffer probe
+        // shares it, docs/timing.md).
         let npages = pages(offset, req.sectors, spp).count() as u64;
-        // One mapping lookup per page, plus one write-buffer lookup per page when there is a
-        // buffer (reads and writes probe it; trims remove from it).
-        let lookups = if self.wbuf.is_some() { 2 * npages } else { npages };
-        ready += lookups * self.cfg.timing.dram_access_ns;
-        debug_assert!(self.ops.is_empty());
+        ready += npages * self.cfg.timing.dram_access_ns;
+        debug_assert!(self.dev.ops.is_empty());
         let mut done = ready;
         match req.op {
             IoOp::Read => {
@@ -214,8 +232,8 @@ impl Simulator {
                     if self.wbuf.as_mut().and_then(|w| w.remove(span.lpn)).is_some() {
                         self.wb.trimmed_pages += 1;
                     }
-                    let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
-                    self.ftl.trim(&mut ctx, span.lpn)?;
+                    self.ftl.trim(&mut self.dev.ctx(true), span.lpn)?;
+                    self.mark_trimmed(span.lpn);
                     if let Some(o) = self.oracle.as_mut() {
                         o[span.lpn as usize] = 0;
                     }
@@ -224,7 +242,7 @@ impl Simulator {
         }
         done = done.max(self.flush(ready).host_end);
         if req.op == IoOp::Read {
-            done = self.sched.host_transfer(done, bytes);
+            done = self.dev.sched.host_transfer(done, bytes, Direction::ToHost);
         }
         Ok(done)
     }

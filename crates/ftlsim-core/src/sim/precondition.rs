@@ -97,7 +97,7 @@ impl Simulator {
             }
             let mut i = 0u64;
             while rep.overwrite_pages < cap {
-                let before = self.counts.pages_programmed();
+                let before = self.dev.counts.pages_programmed();
                 let gc_before = self.ftl.gc_counts().collections();
                 for _ in 0..window {
                     // Addresses are drawn AHEAD writes early so the FTL can prefetch their
@@ -105,9 +105,9 @@ impl Simulator {
                     let lpn = ring[(i % AHEAD) as usize];
                     let next = (start + rng.gen_range(0..filled)) as Lpn;
                     ring[(i % AHEAD) as usize] = next;
-                    self.ftl.prefetch_write(&self.flash, next, PrefetchStage::Map);
+                    self.ftl.prefetch_write(&self.dev.flash, next, PrefetchStage::Map);
                     self.ftl.prefetch_write(
-                        &self.flash,
+                        &self.dev.flash,
                         ring[((i + AHEAD / 4) % AHEAD) as usize],
                         PrefetchStage::OldPage,
                     );
@@ -118,7 +118,7 @@ impl Simulator {
                 }
                 rep.overwrite_pages += window;
                 obs.precondition(filled + rep.overwrite_pages, most);
-                let waf = (self.counts.pages_programmed() - before) as f64 / window as f64;
+                let waf = (self.dev.counts.pages_programmed() - before) as f64 / window as f64;
                 rep.final_window_waf = r6(waf);
                 let gc_active = self.ftl.gc_counts().collections() > gc_before;
                 if gc_active && rep.overwrite_pages >= filled / 2 && (waf - last).abs() <= 0.01 * waf {

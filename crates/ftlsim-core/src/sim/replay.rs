@@ -11,10 +11,10 @@
 //! next request arrives; a step under way when it arrives delays it, as a real controller
 //! would finish the page copy it started.
 
+use super::report::Measured;
 use super::Simulator;
 use super::{HostCounts, Report};
 use crate::error::SimError;
-use crate::ftl::FlashCtx;
 use crate::ftl::GcCounts;
 use crate::host::{check_bounds, IoOp, Request};
 use crate::metrics::{r6, IntervalRow, LatencyHistogram, Observer, WriteBufferReport};
@@ -64,27 +64,36 @@ impl Default for RunOptions {
     }
 }
 
+/// A request in flight, by replay slot.
 struct Pending {
     arrival: SimTime,
     op: IoOp,
     bytes: u64,
+    /// Its deferred operations not yet placed (GC preemption); it completes at 0.
+    deferred: u32,
+    /// Its completion as far as placed.
+    end: SimTime,
 }
 
 impl Simulator {
     /// Run background steps from `from` while they start before `until`; returns when the
     /// last step ends.
     fn background(&mut self, from: SimTime, until: SimTime) -> Result<SimTime, SimError> {
-        let mut t = from;
+        // The clock may be past `from` already: deferred GC placed after the last completion.
+        let mut t = from.max(self.dev.sched.now());
         let mut steps = 0u64;
         while t < until {
-            self.sched.set_now(t);
-            let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
+            self.dev.sched.set_now(t);
+            let mut ctx = self.dev.ctx(true);
             ctx.set_tag(Tag::Gc);
             if !self.ftl.background_step(&mut ctx)? {
-                self.ops.clear();
+                self.dev.sched.discard(&self.dev.ops);
+                self.dev.ops.clear();
                 break;
             }
-            t = t.max(self.flush(t).end);
+            let end = self.dev.sched.schedule(&self.dev.ops, t, None).end;
+            self.dev.ops.clear();
+            t = t.max(end);
             steps += 1;
             assert!(steps <= u64::from(self.d.physical_pages) * 4, "background work does not converge");
         }
@@ -101,13 +110,7 @@ impl Simulator {
         self.host = HostCounts::default();
         self.wb = WriteBufferReport::default();
         self.ftl.begin_measurement();
-        let counts0 = self.counts.clone();
-        let gc0 = self.ftl.gc_counts();
-        let plane0 = self.flash.plane_programs().to_vec();
-        let wasted0 = self.flash.wasted_pages();
-        let busy0 = self.sched.busy().clone();
-        let mp0 = self.sched.multi_plane_commands();
-        let rh0 = self.sched.register_hits();
+        let base = self.baseline();
 
         let (qd, closed, scale) = match opts.replay {
             Replay::Open { time_scale } => {
@@ -145,6 +148,7 @@ impl Simulator {
         let mut pending: Option<Request> = None;
         let mut source_done = false;
         let mut index = 0u64;
+        let mut completed: Vec<(u32, SimTime)> = Vec::new();
 
         // Time series accumulators.
         let interval = opts.interval_ns;
@@ -152,8 +156,8 @@ impl Simulator {
         let mut row = IntervalRow::default();
         let mut row_lat_sum = 0u128;
         let mut row_bytes = 0u64;
-        let mut row_gc = gc0.clone();
-        let mut row_programs = self.counts.pages_programmed();
+        let mut row_gc = base.gc.clone();
+        let mut row_programs = self.dev.counts.pages_programmed();
 
         loop {
             while pending.is_none() && !source_done {
@@ -170,6 +174,12 @@ impl Simulator {
             let stop_issuing = opts.max_sim_ns.is_some_and(|m| now >= m);
             let outstanding = slots.len() - free_slots.len();
             let next_completion = heap.peek().map(|e| e.0 .0);
+            // Deferred work starting first is placed first: it may complete requests.
+            let next_deferred = self.dev.sched.next_deferred_start();
+            let first_event = match (next_completion, next_deferred) {
+                (Some(c), Some(d)) => Some(c.min(d)),
+                (c, d) => c.or(d),
+            };
             if let (Some(req), false) = (pending.as_ref(), stop_issuing) {
                 if outstanding < qd as usize {
                     let arrival = if closed {
@@ -185,7 +195,7 @@ impl Simulator {
                         (rel as f64 * scale).round() as u64
                     };
                     let t = arrival.max(now);
-                    if next_completion.is_none_or(|c| t < c) {
+                    if first_event.is_none_or(|e| t < e) {
                         let req = *req;
                         pending = None;
                         if outstanding == 0 && start.is_some() && t > last_completion {
@@ -197,29 +207,40 @@ impl Simulator {
                             }
                         }
                         start.get_or_insert(t);
-                        let t = t.max(self.sched.now());
+                        let t = t.max(self.dev.sched.now());
                         now = t;
-                        let done = self.dispatch(&req, t)?;
+                        let p =
+                            Pending { arrival, op: req.op, bytes: u64::from(req.sectors) * 512, deferred: 0, end: t };
                         let slot = match free_slots.pop() {
                             Some(s) => {
-                                slots[s as usize] =
-                                    Pending { arrival, op: req.op, bytes: u64::from(req.sectors) * 512 };
+                                slots[s as usize] = p;
                                 s
                             }
                             None => {
-                                slots.push(Pending { arrival, op: req.op, bytes: u64::from(req.sectors) * 512 });
+                                slots.push(p);
                                 (slots.len() - 1) as u32
                             }
                         };
                         assert!(slots.len() <= qd as usize, "more slots than the queue depth");
-                        heap.push(Reverse((done, seq, slot)));
-                        seq += 1;
+                        let (done, deferred) = self.dispatch(&req, t, slot)?;
+                        let p = &mut slots[slot as usize];
+                        (p.end, p.deferred) = (done, deferred);
+                        if deferred == 0 {
+                            heap.push(Reverse((done, seq, slot)));
+                            seq += 1;
+                        }
+                        self.complete_deferred(&mut completed, &mut slots, &mut heap, &mut seq);
                         if opts.check_every > 0 && index.is_multiple_of(opts.check_every) {
                             self.check_invariants();
                         }
                         continue;
                     }
                 }
+            }
+            if let Some(d) = next_deferred.filter(|&d| next_completion.is_none_or(|c| d <= c)) {
+                self.dev.sched.set_now(d);
+                self.complete_deferred(&mut completed, &mut slots, &mut heap, &mut seq);
+                continue;
             }
             let Some(Reverse((t, _, slot))) = heap.pop() else {
                 break;
@@ -270,20 +291,37 @@ impl Simulator {
             let partial = (end - (origin + next_row - interval)).max(1);
             self.emit_row(&mut row, &mut row_lat_sum, &mut row_bytes, &mut row_gc, &mut row_programs, partial, obs);
         }
-        let sim_ns = end - origin;
-        Ok(self.report(
-            sim_ns,
-            [lat_all, lat_read, lat_write, lat_trim],
+        // Deferred GC still waiting is placed now, so busy time covers all of it.
+        self.dev.sched.drain_all();
+        let measured = Measured {
+            sim_ns: end - origin,
+            latency: [lat_all, lat_read, lat_write, lat_trim],
             idle_len,
-            idle_total,
-            counts0,
-            gc0,
-            plane0,
-            wasted0,
-            busy0,
-            mp0,
-            rh0,
-        ))
+            idle_total_ns: idle_total,
+        };
+        Ok(self.report(measured, &base))
+    }
+
+    /// Requests whose deferred operations the scheduler placed: those now complete go on
+    /// the completion heap.
+    fn complete_deferred(
+        &mut self,
+        buf: &mut Vec<(u32, SimTime)>,
+        slots: &mut [Pending],
+        heap: &mut BinaryHeap<Reverse<(SimTime, u64, u32)>>,
+        seq: &mut u64,
+    ) {
+        self.dev.sched.take_completions(buf);
+        for &(slot, end) in buf.iter() {
+            let p = &mut slots[slot as usize];
+            assert!(p.deferred > 0, "slot {slot}: a completion for a request with nothing deferred");
+            p.end = p.end.max(end);
+            p.deferred -= 1;
+            if p.deferred == 0 {
+                heap.push(Reverse((p.end, *seq, slot)));
+                *seq += 1;
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -303,11 +341,11 @@ impl Simulator {
         row.mean_latency_us = if row.requests > 0 { r6(*lat_sum as f64 / row.requests as f64 / 1e3) } else { 0.0 };
         row.max_latency_us = r6(row.max_latency_us);
         row.free_blocks = self.ftl.free_blocks();
-        let g = self.ftl.gc_counts();
+        let g = self.gc_counts();
         let d = g.since(gc);
         row.gc_collections = d.collections();
         row.gc_pages_moved = d.pages_moved;
-        let p = self.counts.pages_programmed();
+        let p = self.dev.counts.pages_programmed();
         row.flash_programs = p - *programs;
         obs.interval(row);
         *row = IntervalRow::default();

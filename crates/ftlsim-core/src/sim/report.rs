@@ -3,6 +3,7 @@
 use super::{PreconditionReport, Simulator};
 use crate::ftl::{FlashCounts, GcCounts};
 use crate::metrics::{mean_std, r6, ByTag, LatencyHistogram, LatencyStats, WriteBufferReport};
+use crate::scheduler::{BusyTime, GcContention};
 use serde::Serialize;
 
 /// Host-side counters of a run.
@@ -26,8 +27,12 @@ pub struct HostCounts {
     pub pages_written: u64,
     /// Logical pages trimmed (whole pages only).
     pub pages_trimmed: u64,
-    /// Pages read that were never written (served without flash access).
+    /// Pages read that were never written. Under `host.unmapped_read = "flash"` each was
+    /// first written untimed, as if before the run, then read from flash; under `"zero"` it
+    /// was served as zeros without flash access.
     pub unmapped_page_reads: u64,
+    /// Pages read whose last operation was a trim (served as zeros, no flash access).
+    pub trimmed_page_reads: u64,
     /// Partial-page writes.
     pub partial_page_writes: u64,
     /// Flash reads done for read-modify-write.
@@ -203,6 +208,12 @@ pub struct Planes {
     pub sdwpp: f64,
     /// Pages programmed by each plane.
     pub programs_per_plane: Vec<u64>,
+    /// Host page programs placed on a plane that still had GC work ahead of them (they
+    /// waited for it).
+    pub host_programs_behind_gc: u64,
+    /// Of those, the ones placed while another plane was idle (what dynamic allocation
+    /// avoids).
+    pub host_programs_behind_gc_with_idle_plane: u64,
 }
 
 /// Channel bus time split, summed over channels.
@@ -243,33 +254,62 @@ pub struct Idle {
     pub length: LatencyStats,
 }
 
+/// Counters at the start of a measured run: the report gives the difference.
+pub(super) struct Baseline {
+    counts: FlashCounts,
+    pub(super) gc: GcCounts,
+    plane_programs: Vec<u64>,
+    wasted_pages: u64,
+    busy: BusyTime,
+    multi_plane_commands: u64,
+    register_hits: u64,
+    contention: GcContention,
+}
+
+/// What the replay loop measured.
+pub(super) struct Measured {
+    /// From the first dispatch to the last completion, ns.
+    pub sim_ns: u64,
+    /// Response times: all, read, write, trim.
+    pub latency: [LatencyHistogram; 4],
+    /// Idle period lengths.
+    pub idle_len: LatencyHistogram,
+    /// Total idle time, ns.
+    pub idle_total_ns: u64,
+}
+
 impl Simulator {
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn report(
-        &self,
-        sim_ns: u64,
-        lat: [LatencyHistogram; 4],
-        idle_len: LatencyHistogram,
-        idle_total: u64,
-        counts0: FlashCounts,
-        gc0: GcCounts,
-        plane0: Vec<u64>,
-        wasted0: u64,
-        busy0: crate::scheduler::BusyTime,
-        mp0: u64,
-        rh0: u64,
-    ) -> Report {
-        let c = self.counts.since(&counts0);
-        let gc = self.ftl.gc_counts().since(&gc0);
+    /// The counters a measured run starts from.
+    pub(super) fn baseline(&self) -> Baseline {
+        let s = &self.dev.sched;
+        Baseline {
+            counts: self.dev.counts.clone(),
+            gc: self.gc_counts(),
+            plane_programs: self.plane_programs(),
+            wasted_pages: self.dev.flash.wasted_pages(),
+            busy: s.busy().clone(),
+            multi_plane_commands: s.multi_plane_commands(),
+            register_hits: s.register_hits(),
+            contention: s.gc_contention(),
+        }
+    }
+
+    /// The report of the run measured since `base`.
+    pub(super) fn report(&self, m: Measured, base: &Baseline) -> Report {
+        let (sim_ns, idle_len, idle_total) = (m.sim_ns, m.idle_len, m.idle_total_ns);
+        let (counts0, plane0, wasted0, busy0) = (&base.counts, &base.plane_programs, base.wasted_pages, &base.busy);
+        let c = self.dev.counts.since(counts0);
+        let gc = self.gc_counts().since(&base.gc);
+        let contention = self.dev.sched.gc_contention();
         let secs = (sim_ns.max(1)) as f64 / 1e9;
         let h = &self.host;
         let hp = h.pages_written.max(1) as f64;
         let tag_programs = |i: usize| (c.programs[i] + c.copybacks[i]) as f64 / hp;
-        let per_plane: Vec<u64> = self.flash.plane_programs().iter().zip(&plane0).map(|(a, b)| a - b).collect();
+        let per_plane: Vec<u64> = self.plane_programs().iter().zip(plane0).map(|(a, b)| a - b).collect();
         let (pm, ps) = mean_std(per_plane.iter().map(|&v| v as f64));
-        let ec = self.flash.erase_counts();
+        let ec = self.dev.flash.erase_counts();
         let (em, es) = mean_std(ec.iter().map(|&v| f64::from(v)));
-        let busy = self.sched.busy();
+        let busy = self.dev.sched.busy();
         let mut ch = [0u64; 3];
         for (now, before) in busy.channel.iter().zip(&busy0.channel) {
             for i in 0..3 {
@@ -286,7 +326,7 @@ impl Simulator {
         let plane_total = (sim_ns.max(1) * u64::from(self.cfg.geometry.planes())) as f64;
         let ch_busy: u64 = ch.iter().sum();
         let idle_ns = channel_total.saturating_sub(ch_busy);
-        let [lat_all, lat_read, lat_write, lat_trim] = lat;
+        let [lat_all, lat_read, lat_write, lat_trim] = m.latency;
         let pages_erased = c.erases.iter().sum::<u64>() * u64::from(self.cfg.geometry.pages_per_block);
         Report {
             drive: DriveSummary {
@@ -316,10 +356,12 @@ impl Simulator {
                 programs: ByTag::from(c.programs),
                 copybacks: ByTag::from(c.copybacks),
                 erases: ByTag::from(c.erases),
-                wasted_pages: self.flash.wasted_pages() - wasted0,
-                wasted_pages_share: r6((self.flash.wasted_pages() - wasted0) as f64 / f64::from(self.d.physical_pages)),
-                multi_plane_commands: self.sched.multi_plane_commands() - mp0,
-                register_read_hits: self.sched.register_hits() - rh0,
+                wasted_pages: self.dev.flash.wasted_pages() - wasted0,
+                wasted_pages_share: r6(
+                    (self.dev.flash.wasted_pages() - wasted0) as f64 / f64::from(self.d.physical_pages)
+                ),
+                multi_plane_commands: self.dev.sched.multi_plane_commands() - base.multi_plane_commands,
+                register_read_hits: self.dev.sched.register_hits() - base.register_hits,
             },
             write_amplification: Waf {
                 total: r6(c.pages_programmed() as f64 / hp),
@@ -347,7 +389,14 @@ impl Simulator {
                 erase_count_max: ec.iter().copied().max().unwrap_or(0),
                 erase_count_std: r6(es),
             },
-            planes: Planes { programs_mean: r6(pm), sdwpp: r6(ps), programs_per_plane: per_plane },
+            planes: Planes {
+                programs_mean: r6(pm),
+                sdwpp: r6(ps),
+                programs_per_plane: per_plane,
+                host_programs_behind_gc: contention.host_programs_behind_gc - base.contention.host_programs_behind_gc,
+                host_programs_behind_gc_with_idle_plane: contention.host_programs_behind_gc_with_idle_plane
+                    - base.contention.host_programs_behind_gc_with_idle_plane,
+            },
             channels: Channels {
                 host_busy_ns: ch[0],
                 gc_busy_ns: ch[1],

@@ -1,0 +1,753 @@
+//! Timing of flash operations on channels, dies and planes, and of the host link.
+//!
+//! The FTL changes flash state functionally and records the operations it issued; this
+//! scheduler then places each operation on the timed resources, in issue order, and returns
+//! when it completes. Resources:
+//! - one bus per channel, a first-fit timeline (`bus.rs`), so that a command for one plane
+//!   can use the bus while another plane is busy with tR or tPROG;
+//! - one array per plane. Under `plane_concurrency = "independent"` planes run different
+//!   operations at once; under `"multi_plane_only"` a die runs one command at a time (planes
+//!   overlap only inside a multi-plane command), except that reads of different planes may
+//!   overlap when `independent_plane_reads` is on. First come first served: a plane finishes
+//!   its operation (including the read-out of its register) before it starts the next;
+//! - the host link, full duplex as on NVMe/PCIe: one first-fit timeline per direction, so a
+//!   read's data transfer booked at its (perhaps distant) flash end never holds up a write's
+//!   data that is ready earlier.
+//!
+//! Formulas (docs/timing.md), with C = cmd_addr_ns, X = page transfer, n = planes in a
+//! multi-plane command:
+//! - read:      bus C, array tR (skipped on a register hit), bus X; plane busy until X ends;
+//! - program:   bus C + X, array tPROG;
+//! - erase:     bus C, array tBERS;
+//! - copy-back: bus 2C (read-for-copy-back and program commands), array tCB (default tR + tPROG);
+//! - multi-plane read/program/erase: bus n*C (+ n*X), one array time for all n planes.
+//!
+//! An operation may wait for an earlier one of its batch (`FlashOp::after`: a program for
+//! the read that fetched its data, a data read for the translation read that located it).
+//! With `ftl.gc_preemption = "reads"` a request's foreground GC operations, and the
+//! programs and erases queued behind them on their plane, are deferred (`backlog.rs`) and
+//! placed as simulated time reaches them, so that later reads overtake them between page
+//! copies; a request whose own work was deferred completes when that work is placed
+//! ([`Scheduler::take_completions`]).
+//!
+//! In `serial` mode one operation runs at a time in the whole drive and takes the sum of its
+//! phases. Every busy interval is tagged host, GC or mapping so that channel and plane time
+//! can be split. All arithmetic is integer nanoseconds, so schedules are bit-for-bit
+//! deterministic.
+
+mod backlog;
+mod bus;
+#[cfg(test)]
+mod tests;
+
+use crate::config::{DriveConfig, GcPreemption, GcScope, PlaneConcurrency};
+use crate::geometry::{Geometry, PlaneId, Ppn, NONE};
+use backlog::{Deferred, GcBacklog};
+use bus::Bus;
+
+/// Simulated time in nanoseconds.
+pub type SimTime = u64;
+
+/// Who asked for an operation; busy time is accounted per tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Tag {
+    /// Host reads and writes.
+    Host = 0,
+    /// Garbage collection.
+    Gc = 1,
+    /// Mapping-table reads and writes (translation pages).
+    Mapping = 2,
+}
+
+/// Number of tags.
+pub const TAGS: usize = 3;
+
+/// The kind of a flash operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// Page read to the controller.
+    Read,
+    /// Page program from the controller.
+    Program,
+    /// Block erase (`addr` is the block's first page).
+    Erase,
+    /// Intra-plane copy-back from `addr` to `addr2`.
+    Copyback,
+    /// Hold host I/O of a scope until the GC operations of this batch end
+    /// (`addr` is a page of the triggering plane, `addr2` the scope as `GcScope as u32`).
+    Barrier,
+}
+
+/// [`FlashOp::after`] of an operation that waits for nothing but its batch's ready time.
+pub const NO_DEP: u32 = u32::MAX;
+
+/// One recorded flash operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlashOp {
+    /// What it does.
+    pub kind: OpKind,
+    /// Who asked.
+    pub tag: Tag,
+    /// Index in its batch of the operation it waits for (data dependency), or [`NO_DEP`].
+    pub after: u32,
+    /// Page (or first page of the block for erases).
+    pub addr: Ppn,
+    /// Destination page of a copy-back, or the scope of a barrier.
+    pub addr2: u32,
+}
+
+/// When a batch of operations finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BatchEnd {
+    /// Last completion of any operation placed (deferred ones not included).
+    pub end: SimTime,
+    /// Last completion of a host-tagged operation placed (`ready` if there was none).
+    pub host_end: SimTime,
+    /// Host-tagged operations deferred: their request completes when the last of them is
+    /// placed ([`Scheduler::take_completions`]).
+    pub deferred_host_ops: u32,
+}
+
+/// Direction of a host-link transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Host to drive (write data).
+    ToDrive = 0,
+    /// Drive to host (read data).
+    ToHost = 1,
+}
+
+/// Busy time per tag of each channel bus and each plane, ns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BusyTime {
+    /// `channel[c][tag]`.
+    pub channel: Vec<[u64; TAGS]>,
+    /// `plane[p][tag]`: array busy time (command start to completion).
+    pub plane: Vec<[u64; TAGS]>,
+}
+
+/// Counters of how host writes met GC (docs/metrics.md, `planes`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GcContention {
+    /// Host programs placed on a plane that still had GC work ahead of them.
+    pub host_programs_behind_gc: u64,
+    /// Of those, the ones placed while some other plane was idle.
+    pub host_programs_behind_gc_with_idle_plane: u64,
+}
+
+/// Places flash operations on timed resources.
+#[derive(Debug, Clone)]
+pub struct Scheduler {
+    geo: Geometry,
+    cmd: u64,
+    xfer: u64,
+    t_r: u64,
+    t_prog: u64,
+    t_bers: u64,
+    t_cb: u64,
+    host_page_xfer: u64,
+    /// A die runs one command at a time (`multi_plane_only`).
+    die_exclusive: bool,
+    /// Under `die_exclusive`, reads of different planes may still overlap.
+    independent_reads: bool,
+    multi_plane: bool,
+    serial: bool,
+    register_hits: bool,
+    preempt_gc: bool,
+    buses: Vec<Bus>,
+    host_link: [Bus; 2],
+    /// When each plane's array is free.
+    plane_free: Vec<SimTime>,
+    /// End of the latest GC operation placed on each plane.
+    gc_until: Vec<SimTime>,
+    register: Vec<Ppn>,
+    serial_free: SimTime,
+    now: SimTime,
+    busy: BusyTime,
+    multi_plane_commands: u64,
+    register_hits_count: u64,
+    contention: GcContention,
+    backlog: GcBacklog,
+    /// End of the last operation placed from each plane's backlog (for `after_prev`).
+    backlog_last_end: Vec<SimTime>,
+    /// Estimated array time of operations recorded but not yet scheduled, per plane.
+    pending_ns: Vec<u64>,
+    /// Scratch: completion of each operation of the batch being scheduled.
+    ends: Vec<SimTime>,
+    /// Scratch: planes to drain.
+    planes_scratch: Vec<PlaneId>,
+    /// Deferred host operations placed: (request, completion), for the replay loop.
+    completions: Vec<(u32, SimTime)>,
+}
+
+/// How far to drain a plane's deferred work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Drain {
+    /// Entries that start before this time (they go ahead of an operation ready then).
+    Before(SimTime),
+    /// Entries that start at or before this time (simulated time reached them).
+    UpTo(SimTime),
+    /// Everything.
+    All,
+}
+
+impl Drain {
+    fn admits(self, start: SimTime) -> bool {
+        match self {
+            Drain::Before(t) => start < t,
+            Drain::UpTo(t) => start <= t,
+            Drain::All => true,
+        }
+    }
+}
+
+/// Completion of an operation deferred to the backlog (its real end is not known yet).
+const DEFERRED: SimTime = SimTime::MAX;
+
+/// [`Deferred::request`] of work no request waits for (GC, mapping write-backs).
+const NO_REQUEST: u32 = u32::MAX;
+
+impl Scheduler {
+    /// A scheduler for a validated drive config.
+    pub fn new(cfg: &DriveConfig) -> Scheduler {
+        let d = cfg.derive().expect("config validated before building a scheduler");
+        let g = &cfg.geometry;
+        let t = &cfg.timing;
+        let planes = g.planes() as usize;
+        Scheduler {
+            geo: g.clone(),
+            cmd: t.cmd_addr_ns,
+            xfer: d.page_transfer_ns,
+            t_r: t.t_r_ns,
+            t_prog: t.t_prog_ns,
+            t_bers: t.t_bers_ns,
+            t_cb: d.t_copyback_ns,
+            host_page_xfer: d.host_page_transfer_ns,
+            die_exclusive: t.plane_concurrency == PlaneConcurrency::MultiPlaneOnly,
+            independent_reads: t.independent_plane_reads,
+            multi_plane: t.multi_plane,
+            serial: t.serial,
+            register_hits: t.register_read_hits,
+            preempt_gc: cfg.ftl.gc_preemption == GcPreemption::Reads && !t.serial,
+            buses: vec![Bus::default(); g.channels as usize],
+            host_link: [Bus::default(), Bus::default()],
+            plane_free: vec![0; planes],
+            gc_until: vec![0; planes],
+            register: vec![NONE; planes],
+            serial_free: 0,
+            now: 0,
+            busy: BusyTime { channel: vec![[0; TAGS]; g.channels as usize], plane: vec![[0; TAGS]; planes] },
+            multi_plane_commands: 0,
+            register_hits_count: 0,
+            contention: GcContention::default(),
+            backlog: GcBacklog::new(g.planes()),
+            backlog_last_end: vec![0; planes],
+            pending_ns: vec![0; planes],
+            ends: Vec::new(),
+            planes_scratch: Vec::new(),
+            completions: Vec::new(),
+        }
+    }
+
+    /// Advance the clock; no later reservation may start before `now`. Deferred work that
+    /// starts at or before `now` is placed first (it is under way by then).
+    pub fn set_now(&mut self, now: SimTime) {
+        assert!(now >= self.now, "time went backwards: {now} < {}", self.now);
+        self.drain_planes(Drain::UpTo(now));
+        self.now = now;
+    }
+
+    /// When the earliest deferred operation starts, if any is waiting: the replay loop
+    /// advances the clock to it so that the requests it completes finish on time.
+    pub fn next_deferred_start(&self) -> Option<SimTime> {
+        self.backlog.waiting_planes().filter_map(|p| self.front_start(p)).min()
+    }
+
+    /// Deferred host operations placed since the last call: (request, completion).
+    pub fn take_completions(&mut self, out: &mut Vec<(u32, SimTime)>) {
+        out.clear();
+        out.append(&mut self.completions);
+    }
+
+    fn drain_planes(&mut self, limit: Drain) {
+        if self.backlog.is_empty() {
+            return;
+        }
+        let mut planes = std::mem::take(&mut self.planes_scratch);
+        self.backlog.busy_planes(&mut planes);
+        for &p in &planes {
+            self.drain(p, limit);
+        }
+        self.planes_scratch = planes;
+    }
+
+    /// Current time.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Place every deferred operation (end of a run: busy time then covers all of it).
+    pub fn drain_all(&mut self) {
+        self.drain_planes(Drain::All);
+    }
+
+    /// Busy time so far.
+    pub fn busy(&self) -> &BusyTime {
+        &self.busy
+    }
+
+    /// Multi-plane commands issued so far.
+    pub fn multi_plane_commands(&self) -> u64 {
+        self.multi_plane_commands
+    }
+
+    /// Reads served from the plane register so far.
+    pub fn register_hits(&self) -> u64 {
+        self.register_hits_count
+    }
+
+    /// How host programs met GC so far.
+    pub fn gc_contention(&self) -> GcContention {
+        self.contention
+    }
+
+    /// Reserve the host link in `dir` for `bytes` of data at the first gap at or after
+    /// `earliest`; returns the end of the transfer.
+    pub fn host_transfer(&mut self, earliest: SimTime, bytes: u64, dir: Direction) -> SimTime {
+        if self.host_page_xfer == 0 || bytes == 0 {
+            return earliest;
+        }
+        let page = u64::from(self.geo.page_size_bytes);
+        let dur = (bytes * self.host_page_xfer).div_ceil(page);
+        let now = self.now;
+        self.host_link[dir as usize].reserve(earliest, dur, now) + dur
+    }
+
+    /// Estimated array time of `op` (dynamic allocation's load estimate).
+    fn cost_ns(&self, op: &FlashOp) -> u64 {
+        match op.kind {
+            OpKind::Read => self.cmd + self.t_r + self.xfer,
+            OpKind::Program => self.cmd + self.xfer + self.t_prog,
+            OpKind::Erase => self.cmd + self.t_bers,
+            OpKind::Copyback => 2 * self.cmd + self.t_cb,
+            OpKind::Barrier => 0,
+        }
+    }
+
+    /// Note an operation recorded for the batch being built, so that [`Scheduler::plane_ready`]
+    /// counts it before it is scheduled.
+    #[inline]
+    pub fn note_recorded(&mut self, op: &FlashOp) {
+        if op.kind != OpKind::Barrier {
+            let cost = self.cost_ns(op);
+            self.pending_ns[self.geo.plane_of(op.addr) as usize] += cost;
+        }
+    }
+
+    /// Forget operations recorded (and noted) but dropped without being scheduled.
+    pub fn discard(&mut self, ops: &[FlashOp]) {
+        for op in ops.iter().filter(|o| o.kind != OpKind::Barrier) {
+            self.pending_ns[self.geo.plane_of(op.addr) as usize] = 0;
+        }
+    }
+
+    /// Estimated time at which a new operation on `plane` could start: when its array is
+    /// free, plus the deferred GC and the operations recorded but not yet scheduled there
+    /// (for a die that runs one command at a time, those of its whole die).
+    pub fn plane_ready(&self, plane: PlaneId) -> SimTime {
+        let p = plane as usize;
+        if !self.die_exclusive {
+            return self.plane_free[p].max(self.now) + self.backlog.queued_ns(plane) + self.pending_ns[p];
+        }
+        let (mut free, mut queued) = (self.now, 0);
+        for q in self.die_planes(plane) {
+            free = free.max(self.plane_free[q as usize]);
+            queued += self.backlog.queued_ns(q) + self.pending_ns[q as usize];
+        }
+        free + queued
+    }
+
+    /// Whether `plane` has GC work placed or deferred that ends after `t`.
+    pub fn in_gc_at(&self, plane: PlaneId, t: SimTime) -> bool {
+        self.backlog.is_waiting(plane) || self.gc_until[plane as usize] > t
+    }
+
+    /// The planes of `plane`'s die.
+    fn die_planes(&self, plane: PlaneId) -> impl Iterator<Item = PlaneId> {
+        let dies = self.geo.dies();
+        let first = self.geo.die_of(plane);
+        (0..self.geo.planes_per_die).map(move |k| first + k * dies)
+    }
+
+    /// Whether `op` occupies its whole die rather than its plane.
+    #[inline]
+    fn die_wide(&self, kind: OpKind) -> bool {
+        self.die_exclusive && !(self.independent_reads && kind == OpKind::Read)
+    }
+
+    /// Earliest start of an operation of `kind` on `plane` by the array's availability.
+    #[inline]
+    fn array_free(&self, plane: PlaneId, kind: OpKind) -> SimTime {
+        if self.die_wide(kind) {
+            self.die_planes(plane).map(|q| self.plane_free[q as usize]).max().unwrap_or(0)
+        } else {
+            self.plane_free[plane as usize]
+        }
+    }
+
+    /// The array of `plane` (or its die) is busy until `end`.
+    #[inline]
+    fn occupy(&mut self, plane: PlaneId, kind: OpKind, end: SimTime) {
+        if self.die_wide(kind) {
+            let dies = self.geo.dies();
+            let first = self.geo.die_of(plane);
+            for k in 0..self.geo.planes_per_die {
+                self.plane_free[(first + k * dies) as usize] = end;
+            }
+        } else {
+            self.plane_free[plane as usize] = end;
+        }
+    }
+
+    /// Schedule a batch of operations recorded by one FTL call, none starting before `ready`.
+    /// `request`: the replay slot of the host request the batch belongs to, or `None` for
+    /// idle-time work. With GC preemption a request's GC operations, and programs and
+    /// erases behind them on their plane, are deferred; idle-time GC is placed at once (it
+    /// runs one step at a time).
+    pub fn schedule(&mut self, ops: &[FlashOp], ready: SimTime, request: Option<u32>) -> BatchEnd {
+        assert!(ready >= self.now, "batch ready at {ready} before now {}", self.now);
+        let mut ends = std::mem::take(&mut self.ends);
+        ends.clear();
+        ends.resize(ops.len(), ready);
+        let mut out = BatchEnd { end: ready, host_end: ready, deferred_host_ops: 0 };
+        let mut gc_end = ready;
+        let deferrable = request.is_some() && self.preempt_gc;
+        // The operation deferred last in this batch and its plane.
+        let mut last_deferred: Option<(usize, PlaneId)> = None;
+        let mut i = 0;
+        while i < ops.len() {
+            let op = ops[i];
+            if op.kind == OpKind::Barrier {
+                assert!(
+                    !deferrable,
+                    "GC preemption with a GC scope wider than a plane (config validation allows neither)"
+                );
+                self.barrier(op.addr, op.addr2, gc_end);
+                ends[i] = gc_end;
+                i += 1;
+                continue;
+            }
+            let plane = self.geo.plane_of(op.addr);
+            self.pending_ns[plane as usize] = 0;
+            let after = (op.after != NO_DEP).then_some(op.after as usize);
+            if let Some(a) = after {
+                assert!(a < i, "operation {i} waits for a later one ({a})");
+            }
+            let after_deferred = after.is_some_and(|a| ends[a] == DEFERRED);
+            let earliest = match after {
+                Some(a) if !after_deferred => ends[a],
+                _ => ready,
+            };
+            // GC work is deferred, and so are programs and erases that follow deferred work
+            // on their plane (a write needs the space GC makes); other reads never queue.
+            let defer = deferrable
+                && (after_deferred || op.tag == Tag::Gc || (op.kind != OpKind::Read && self.backlog.is_waiting(plane)));
+            if defer {
+                if after_deferred {
+                    assert_eq!(
+                        last_deferred,
+                        Some((op.after as usize, plane)),
+                        "deferred operation {i} waits for one that is not just before it on its plane"
+                    );
+                }
+                let host = op.tag == Tag::Host;
+                let cost_ns = self.cost_ns(&op);
+                let request = if host { request.expect("deferrable batches belong to a request") } else { NO_REQUEST };
+                self.backlog.push(plane, Deferred { op, earliest, after_prev: after_deferred, cost_ns, request });
+                out.deferred_host_ops += u32::from(host);
+                ends[i] = DEFERRED;
+                last_deferred = Some((i, plane));
+                i += 1;
+                continue;
+            }
+            assert!(!after_deferred, "operation {i} waits for deferred work but is not deferred");
+            let n = self.group_len(&ops[i..]);
+            let end = if n > 1 { self.multi(&ops[i..i + n], earliest) } else { self.single(op, earliest) };
+            out.end = out.end.max(end);
+            for (k, o) in ops[i..i + n].iter().enumerate() {
+                ends[i + k] = end;
+                if k > 0 {
+                    self.pending_ns[self.geo.plane_of(o.addr) as usize] = 0;
+                }
+                match o.tag {
+                    Tag::Host => out.host_end = out.host_end.max(end),
+                    _ => gc_end = gc_end.max(end),
+                }
+            }
+            i += n;
+        }
+        self.ends = ends;
+        out
+    }
+
+    /// When the front entry of `plane`'s deferred work would start.
+    fn front_start(&self, plane: PlaneId) -> Option<SimTime> {
+        let d = self.backlog.front(plane)?;
+        debug_assert!(!d.after_prev, "a page copy is never split, so its program is never in front");
+        Some(d.earliest.max(self.array_free(plane, d.op.kind)))
+    }
+
+    /// Place the deferred operations of `plane` that `limit` admits, in order. A page copy
+    /// is never split: a program that waits for its read goes with it.
+    fn drain(&mut self, plane: PlaneId, limit: Drain) {
+        while let Some(&d) = self.backlog.front(plane) {
+            let earliest = if d.after_prev { self.backlog_last_end[plane as usize] } else { d.earliest };
+            let start = earliest.max(self.array_free(plane, d.op.kind));
+            if !d.after_prev && !limit.admits(start) {
+                return;
+            }
+            self.backlog.pop(plane);
+            let end = self.place(d.op, earliest);
+            self.backlog_last_end[plane as usize] = end;
+            if d.request != NO_REQUEST {
+                self.completions.push((d.request, end));
+            }
+        }
+    }
+
+    /// Before an operation of `kind` on `plane` ready at `earliest` is placed: deferred work
+    /// that starts before then goes first (on the plane, and on its die-mates when a die
+    /// runs one command at a time). A program or erase placed directly (idle-time work)
+    /// also waits for the rest of its own plane's deferred work.
+    fn drain_before(&mut self, plane: PlaneId, kind: OpKind, earliest: SimTime) {
+        if self.backlog.is_empty() {
+            return;
+        }
+        if self.die_exclusive {
+            let dies = self.geo.dies();
+            let first = self.geo.die_of(plane);
+            for k in 0..self.geo.planes_per_die {
+                self.drain(first + k * dies, Drain::Before(earliest));
+            }
+        } else {
+            self.drain(plane, Drain::Before(earliest));
+        }
+        if kind != OpKind::Read {
+            self.drain(plane, Drain::All);
+        }
+    }
+
+    /// How many ops starting at `ops[0]` form one multi-plane command.
+    fn group_len(&self, ops: &[FlashOp]) -> usize {
+        let first = ops[0];
+        if !self.multi_plane || self.serial || !matches!(first.kind, OpKind::Read | OpKind::Program | OpKind::Erase) {
+            return 1;
+        }
+        let g = &self.geo;
+        let die = g.die_of(g.plane_of(first.addr));
+        let page = g.page_in_block(first.addr);
+        let mut planes_seen: u64 = 1 << (g.plane_addr(g.plane_of(first.addr)).plane);
+        let mut n = 1;
+        while n < ops.len() && n < g.planes_per_die as usize {
+            let o = ops[n];
+            let plane = g.plane_of(o.addr);
+            let bit = 1u64 << g.plane_addr(plane).plane;
+            if o.kind != first.kind
+                || o.after != first.after
+                || o.tag != first.tag
+                || (self.preempt_gc && self.backlog.is_waiting(plane))
+                || g.die_of(plane) != die
+                || g.page_in_block(o.addr) != page
+                || planes_seen & bit != 0
+            {
+                break;
+            }
+            planes_seen |= bit;
+            n += 1;
+        }
+        n
+    }
+
+    fn account(&mut self, plane: PlaneId, tag: Tag, bus_ns: u64, array_ns: u64) {
+        let ch = self.geo.channel_of(plane) as usize;
+        self.busy.channel[ch][tag as usize] += bus_ns;
+        self.busy.plane[plane as usize][tag as usize] += array_ns;
+    }
+
+    /// Place one operation (not deferred), after the deferred GC that must go first.
+    fn single(&mut self, op: FlashOp, earliest: SimTime) -> SimTime {
+        let plane = self.geo.plane_of(op.addr);
+        self.drain_before(plane, op.kind, earliest);
+        self.place(op, earliest)
+    }
+
+    /// Place one operation on its plane and channel.
+    fn place(&mut self, op: FlashOp, earliest: SimTime) -> SimTime {
+        let g = &self.geo;
+        let plane = g.plane_of(op.addr);
+        let ch = g.channel_of(plane) as usize;
+        let (cmd, xfer) = (self.cmd, self.xfer);
+        let hit = op.kind == OpKind::Read && self.register_hits && self.register[plane as usize] == op.addr;
+        if hit {
+            self.register_hits_count += 1;
+        }
+        let t_r = if hit { 0 } else { self.t_r };
+        if self.serial {
+            let (bus, array) = match op.kind {
+                OpKind::Read => (cmd + xfer, t_r),
+                OpKind::Program => (cmd + xfer, self.t_prog),
+                OpKind::Erase => (cmd, self.t_bers),
+                OpKind::Copyback => (2 * cmd, self.t_cb),
+                OpKind::Barrier => unreachable!("barriers are handled by schedule()"),
+            };
+            let start = earliest.max(self.serial_free);
+            let end = start + bus + array;
+            self.serial_free = end;
+            self.account(plane, op.tag, bus, bus + array);
+            self.after_placing(op, plane, earliest, end);
+            return end;
+        }
+        let a0 = earliest.max(self.array_free(plane, op.kind));
+        let now = self.now;
+        let (start, end) = match op.kind {
+            OpKind::Read => {
+                let c = self.buses[ch].reserve(a0, cmd, now);
+                let x = self.buses[ch].reserve(c + cmd + t_r, xfer, now);
+                (c, x + xfer)
+            }
+            OpKind::Program => {
+                let b = self.buses[ch].reserve(a0, cmd + xfer, now);
+                (b, b + cmd + xfer + self.t_prog)
+            }
+            OpKind::Erase => {
+                let b = self.buses[ch].reserve(a0, cmd, now);
+                (b, b + cmd + self.t_bers)
+            }
+            OpKind::Copyback => {
+                let b = self.buses[ch].reserve(a0, 2 * cmd, now);
+                (b, b + 2 * cmd + self.t_cb)
+            }
+            OpKind::Barrier => unreachable!("barriers are handled by schedule()"),
+        };
+        let bus_ns = match op.kind {
+            OpKind::Read | OpKind::Program => cmd + xfer,
+            OpKind::Erase => cmd,
+            _ => 2 * cmd,
+        };
+        self.occupy(plane, op.kind, end);
+        self.account(plane, op.tag, bus_ns, end - start);
+        self.after_placing(op, plane, earliest, end);
+        end
+    }
+
+    /// Bookkeeping common to every placed operation: the plane register, GC extent and the
+    /// contention counters.
+    fn after_placing(&mut self, op: FlashOp, plane: PlaneId, earliest: SimTime, end: SimTime) {
+        self.set_register(op);
+        match op.tag {
+            Tag::Gc => self.gc_until[plane as usize] = self.gc_until[plane as usize].max(end),
+            Tag::Host if op.kind == OpKind::Program => self.count_contention(plane, earliest),
+            _ => {}
+        }
+    }
+
+    /// A host program on `plane`, ready at `earliest`: count it if GC work was ahead of it,
+    /// and whether another plane was idle then.
+    fn count_contention(&mut self, plane: PlaneId, earliest: SimTime) {
+        // The program itself is placed already; its plane's GC extent is what it queued behind.
+        if self.gc_until[plane as usize] <= earliest {
+            return;
+        }
+        self.contention.host_programs_behind_gc += 1;
+        let idle = (0..self.geo.planes())
+            .any(|q| q != plane && self.plane_free[q as usize] <= earliest && !self.backlog.is_waiting(q));
+        if idle {
+            self.contention.host_programs_behind_gc_with_idle_plane += 1;
+        }
+    }
+
+    fn set_register(&mut self, op: FlashOp) {
+        let plane = self.geo.plane_of(op.addr) as usize;
+        self.register[plane] = match op.kind {
+            OpKind::Read | OpKind::Program => op.addr,
+            OpKind::Copyback => op.addr2,
+            _ => NONE,
+        };
+    }
+
+    fn multi(&mut self, ops: &[FlashOp], earliest: SimTime) -> SimTime {
+        let g = &self.geo;
+        let n = ops.len() as u64;
+        let first_plane = g.plane_of(ops[0].addr);
+        let ch = g.channel_of(first_plane) as usize;
+        self.drain_before(first_plane, ops[0].kind, earliest);
+        let mut a0 = earliest;
+        for o in ops {
+            let plane = self.geo.plane_of(o.addr);
+            a0 = a0.max(self.array_free(plane, o.kind));
+        }
+        let (cmd, xfer, now) = (self.cmd, self.xfer, self.now);
+        let (start, end, bus_each) = match ops[0].kind {
+            OpKind::Read => {
+                let c = self.buses[ch].reserve(a0, n * cmd, now);
+                let x = self.buses[ch].reserve(c + n * cmd + self.t_r, n * xfer, now);
+                (c, x + n * xfer, cmd + xfer)
+            }
+            OpKind::Program => {
+                let b = self.buses[ch].reserve(a0, n * (cmd + xfer), now);
+                (b, b + n * (cmd + xfer) + self.t_prog, cmd + xfer)
+            }
+            OpKind::Erase => {
+                let b = self.buses[ch].reserve(a0, n * cmd, now);
+                (b, b + n * cmd + self.t_bers, cmd)
+            }
+            _ => unreachable!("only reads, programs and erases form multi-plane commands"),
+        };
+        self.multi_plane_commands += 1;
+        for &o in ops {
+            let plane = self.geo.plane_of(o.addr);
+            self.occupy(plane, o.kind, end);
+            self.account(plane, o.tag, bus_each, end - start);
+            self.after_placing(o, plane, earliest, end);
+        }
+        end
+    }
+
+    fn barrier(&mut self, addr: Ppn, scope: u32, until: SimTime) {
+        let plane = self.geo.plane_of(addr);
+        let scope = match scope {
+            0 => GcScope::Plane,
+            1 => GcScope::Die,
+            2 => GcScope::Chip,
+            3 => GcScope::Channel,
+            _ => GcScope::Device,
+        };
+        for q in scope_planes(&self.geo, scope, plane) {
+            self.plane_free[q as usize] = self.plane_free[q as usize].max(until);
+        }
+    }
+}
+
+/// Planes of the scope that contains `plane`, in ascending order.
+pub fn scope_planes(g: &Geometry, scope: GcScope, plane: PlaneId) -> impl Iterator<Item = PlaneId> + '_ {
+    let total = g.planes();
+    (0..total).filter(move |&q| match scope {
+        GcScope::Plane => q == plane,
+        GcScope::Die => g.die_of(q) == g.die_of(plane),
+        GcScope::Chip => g.chip_of(q) == g.chip_of(plane),
+        GcScope::Channel => g.channel_of(q) == g.channel_of(plane),
+        GcScope::Device => true,
+    })
+}
+
+/// Encoding of a scope in [`FlashOp::addr2`] for barriers.
+pub fn scope_code(scope: GcScope) -> u32 {
+    match scope {
+        GcScope::Plane => 0,
+        GcScope::Die => 1,
+        GcScope::Chip => 2,
+        GcScope::Channel => 3,
+        GcScope::Device => 4,
+    }
+}

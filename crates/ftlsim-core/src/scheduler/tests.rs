@@ -1,0 +1,240 @@
+//! Hand-computed schedules of the scheduler (docs/timing.md, "Worked examples").
+
+use super::*;
+use crate::config::tests::tiny_toml;
+use crate::config::DriveConfig;
+
+// The tiny drive: 2 channels x 1 chip x 1 die x 2 planes = 4 planes of 64 blocks x 16
+// pages. Planes stripe channels first, so planes 0 and 2 are the two planes of channel 0's
+// die (die_of = plane % 2); plane 1 is on channel 1.
+const PLANE1: Ppn = 64 * 16;
+const PLANE2: Ppn = 2 * 64 * 16;
+
+/// PCFTL Sec. 3.2: 25 us read to register, 50 us page transfer, 200 us program.
+fn pcftl_like(extra: &str) -> Scheduler {
+    let t = tiny_toml()
+        .replace("channel_mb_per_s = 80.0", "channel_mb_per_s = 81.92")
+        .replace("[timing]", &format!("[timing]\n{extra}"));
+    let cfg = DriveConfig::from_toml(&t, "t").unwrap();
+    let s = Scheduler::new(&cfg);
+    assert_eq!(s.xfer, 50_000, "4096 B at 81.92 MB/s");
+    s
+}
+fn op(kind: OpKind, addr: Ppn, addr2: u32, after: u32) -> FlashOp {
+    FlashOp { kind, tag: Tag::Gc, after, addr, addr2 }
+}
+
+#[test]
+fn pcftl_copy_costs_325us_and_copyback_225us() {
+    // Plane 0 owns pages [0, 1024) in the tiny geometry (64 blocks x 16 pages).
+    let mut s = pcftl_like("");
+    let copy = [op(OpKind::Read, 0, 0, NO_DEP), op(OpKind::Program, 16, 0, 0)];
+    assert_eq!(s.schedule(&copy, 0, Some(0)).end, 325_000);
+    let mut s = pcftl_like("");
+    assert_eq!(s.schedule(&[op(OpKind::Copyback, 0, 16, NO_DEP)], 0, Some(0)).end, 225_000);
+}
+
+#[test]
+fn copybacks_on_two_planes_of_one_die_overlap() {
+    // PCFTL Fig. 6: planes 0 and 2 are the two planes of channel 0's die; each copy-back
+    // uses the bus for its command only, so both run at once (Sec. 3.2).
+    let both = |s: &mut Scheduler| {
+        let a = s.schedule(&[op(OpKind::Copyback, 0, 16, NO_DEP)], 0, Some(0)).end;
+        (a, s.schedule(&[op(OpKind::Copyback, PLANE2, PLANE2 + 16, NO_DEP)], 0, Some(0)).end)
+    };
+    assert_eq!(both(&mut pcftl_like("")), (225_000, 225_000));
+    // A die that runs one command at a time serialises them.
+    assert_eq!(both(&mut pcftl_like("plane_concurrency = \"multi_plane_only\"")), (225_000, 450_000));
+}
+
+#[test]
+fn reads_on_two_planes_of_one_channel_overlap_tr() {
+    // Planes 0 and 2 share channel 0 (channels stripe fastest). Hand schedule:
+    // read A: cmd 0, tR 0-25, out 25-75. read B: tR 0-25, out 75-125 (bus busy).
+    let mut s = pcftl_like("");
+    let a = s.schedule(&[op(OpKind::Read, 0, 0, NO_DEP)], 0, Some(0)).end;
+    let b = s.schedule(&[op(OpKind::Read, PLANE2, 0, NO_DEP)], 0, Some(0)).end;
+    assert_eq!((a, b), (75_000, 125_000));
+    // A program on plane 0 waits for plane 0 (75) and takes the bus gap-free at 125.
+    let c = s.schedule(&[op(OpKind::Program, 1, 0, NO_DEP)], 0, Some(0)).end;
+    assert_eq!(c, 125_000 + 50_000 + 200_000);
+}
+
+#[test]
+fn bus_backfills_gaps() {
+    let mut s = pcftl_like("");
+    s.cmd = 1000;
+    // Read on plane 0: cmd 0-1, tR 1-26, out 26-76.
+    assert_eq!(s.schedule(&[op(OpKind::Read, 0, 0, NO_DEP)], 0, Some(0)).end, 76_000);
+    // Erase on plane 2 (same channel) fits its command in the gap at 1-2.
+    assert_eq!(s.schedule(&[op(OpKind::Erase, PLANE2, 0, NO_DEP)], 0, Some(0)).end, 1_000 + 1_000 + 1_500_000);
+}
+
+#[test]
+fn serial_mode_runs_one_op_at_a_time() {
+    let mut s = pcftl_like("serial = true");
+    let a = s.schedule(&[op(OpKind::Program, 0, 0, NO_DEP)], 0, Some(0)).end;
+    let b = s.schedule(&[op(OpKind::Program, PLANE1, 0, NO_DEP)], 0, Some(0)).end;
+    assert_eq!((a, b), (250_000, 500_000));
+}
+
+#[test]
+fn multi_plane_program_shares_one_tprog() {
+    let mut s = pcftl_like("multi_plane = true");
+    // Planes 0 and 2 are on channel 0; with 1 chip and 1 die they share die 0 (die_of = plane % 2).
+    let g = s.geo.clone();
+    assert_eq!(g.die_of(0), g.die_of(2));
+    let ops = [op(OpKind::Program, 0, 0, NO_DEP), op(OpKind::Program, PLANE2, 0, NO_DEP)];
+    assert_eq!(s.schedule(&ops, 0, Some(0)).end, 2 * 50_000 + 200_000);
+    assert_eq!(s.multi_plane_commands(), 1);
+}
+
+#[test]
+fn multi_plane_only_serialises_planes_of_a_die() {
+    let mut s = pcftl_like("plane_concurrency = \"multi_plane_only\"");
+    let a = s.schedule(&[op(OpKind::Program, 0, 0, NO_DEP)], 0, Some(0)).end;
+    let b = s.schedule(&[op(OpKind::Program, PLANE2, 0, NO_DEP)], 0, Some(0)).end;
+    assert_eq!((a, b), (250_000, 500_000));
+}
+
+#[test]
+fn register_hit_skips_tr() {
+    let mut s = pcftl_like("register_read_hits = true");
+    let a = s.schedule(&[op(OpKind::Read, 5, 0, NO_DEP)], 0, Some(0)).end;
+    let b = s.schedule(&[op(OpKind::Read, 5, 0, NO_DEP)], a, Some(0)).end;
+    assert_eq!((a, b - a), (75_000, 50_000));
+    assert_eq!(s.register_hits(), 1);
+}
+
+#[test]
+fn barrier_blocks_the_scope() {
+    let mut s = pcftl_like("");
+    let ops = [op(OpKind::Erase, 0, 0, NO_DEP), op(OpKind::Barrier, 0, scope_code(GcScope::Device), NO_DEP)];
+    s.schedule(&ops, 0, Some(0));
+    let host = FlashOp { tag: Tag::Host, ..op(OpKind::Program, PLANE1, 0, NO_DEP) };
+    assert_eq!(s.schedule(&[host], 0, Some(0)).host_end, 1_500_000 + 250_000);
+    assert_eq!(s.busy().channel[1][Tag::Host as usize], 50_000);
+}
+
+fn host(kind: OpKind, addr: Ppn, after: u32) -> FlashOp {
+    FlashOp { tag: Tag::Host, ..op(kind, addr, 0, after) }
+}
+
+#[test]
+fn host_link_is_full_duplex_and_first_fit() {
+    let t = tiny_toml().replace("[timing]", "[timing]\nhost_mb_per_s = 409.6");
+    let mut s = Scheduler::new(&DriveConfig::from_toml(&t, "t").unwrap());
+    // 409.6 MB/s: 10 us per 4 KiB. A read's data booked at its flash end, 1 ms away...
+    assert_eq!(s.host_transfer(1_000_000, 4096, Direction::ToHost), 1_010_000);
+    // ...holds up neither a write's data (other direction) nor a read ready earlier.
+    assert_eq!(s.host_transfer(0, 4096, Direction::ToDrive), 10_000);
+    assert_eq!(s.host_transfer(0, 4096, Direction::ToHost), 10_000);
+    // One direction still carries one transfer at a time: 8 KiB ready at 0 follows.
+    assert_eq!(s.host_transfer(0, 8192, Direction::ToDrive), 30_000);
+    // A transfer that does not fit the gap before the 1 ms booking goes after it.
+    assert_eq!(s.host_transfer(995_000, 8192, Direction::ToHost), 1_030_000);
+}
+
+#[test]
+fn a_data_read_waits_for_the_translation_read_that_located_it() {
+    // Translation read on plane 0 (channel 0), data read on plane 1 (channel 1).
+    let mut s = pcftl_like("");
+    let ops = [op(OpKind::Read, 0, 0, NO_DEP), host(OpKind::Read, PLANE1, 0)];
+    assert_eq!(s.schedule(&ops, 0, Some(0)).host_end, 75_000 + 75_000);
+    // Unchained, they overlap (different channels).
+    let mut s = pcftl_like("");
+    let ops = [op(OpKind::Read, 0, 0, NO_DEP), host(OpKind::Read, PLANE1, NO_DEP)];
+    assert_eq!(s.schedule(&ops, 0, Some(0)).host_end, 75_000);
+}
+
+#[test]
+fn a_die_runs_one_command_unless_reads_are_independent() {
+    let reads = |s: &mut Scheduler| {
+        let a = s.schedule(&[host(OpKind::Read, 0, NO_DEP)], 0, Some(0)).end;
+        let b = s.schedule(&[host(OpKind::Read, PLANE2, NO_DEP)], 0, Some(0)).end;
+        // A program on plane 2 needs the whole die.
+        let c = s.schedule(&[host(OpKind::Program, PLANE2 + 1, NO_DEP)], 0, Some(0)).end;
+        (a, b, c)
+    };
+    // Independent planes: tR overlaps, the data-out waits for the bus (as above).
+    assert_eq!(reads(&mut pcftl_like("")), (75_000, 125_000, 375_000));
+    // One command per die: the second read starts when the first one's data is out.
+    let die = "plane_concurrency = \"multi_plane_only\"";
+    assert_eq!(reads(&mut pcftl_like(die)), (75_000, 150_000, 400_000));
+    // Independent multi-plane reads overlap again, and the program waits for both.
+    let indep = format!("{die}\nindependent_plane_reads = true");
+    assert_eq!(reads(&mut pcftl_like(&indep)), (75_000, 125_000, 375_000));
+    let e = DriveConfig::from_toml(&tiny_toml().replace("[timing]", "[timing]\nindependent_plane_reads = true"), "t");
+    assert!(e.unwrap_err().to_string().contains("multi_plane_only"));
+}
+
+/// Four controller copies on plane 0 (325 us each), as one foreground GC batch at 0.
+fn gc_batch() -> Vec<FlashOp> {
+    (0..4u32).flat_map(|k| [op(OpKind::Read, k, 0, NO_DEP), op(OpKind::Program, 16 + k, 0, 2 * k)]).collect()
+}
+
+#[test]
+fn host_reads_overtake_deferred_gc_between_page_copies() {
+    let preempt = |extra: &str| {
+        let t = tiny_toml().replace("channel_mb_per_s = 80.0", "channel_mb_per_s = 81.92").replace("[ftl]", "")
+            + &format!("\n[ftl]\ngc_preemption = \"reads\"\n{extra}");
+        Scheduler::new(&DriveConfig::from_toml(&t, "t").unwrap())
+    };
+    // Without preemption a read at 100 us waits for all four copies: 1,300 + 75 us.
+    let mut s = pcftl_like("");
+    s.schedule(&gc_batch(), 0, Some(0));
+    s.set_now(100_000);
+    assert_eq!(s.schedule(&[host(OpKind::Read, 40, NO_DEP)], 100_000, Some(0)).end, 1_375_000);
+    // With it, the read goes after the copy under way (0-325 us) and before the rest.
+    let mut s = preempt("");
+    let end = s.schedule(&gc_batch(), 0, Some(0));
+    assert_eq!(end.end, 0, "the GC batch is deferred");
+    assert!(s.plane_ready(0) >= 1_300_000, "deferred GC counts in the plane's load");
+    s.set_now(100_000);
+    assert_eq!(s.schedule(&[host(OpKind::Read, 40, NO_DEP)], 100_000, Some(0)).end, 325_000 + 75_000);
+    // The GC resumes after the read. A program for the plane needs the space: it queues
+    // behind the rest of the collection, and its request completes when it is placed.
+    s.set_now(500_000);
+    let w = s.schedule(&[host(OpKind::Program, 100, NO_DEP)], 500_000, Some(7));
+    assert_eq!((w.host_end, w.deferred_host_ops), (500_000, 1));
+    // A read arriving meanwhile still overtakes both (after the copy under way, 725-1050).
+    s.set_now(800_000);
+    assert_eq!(s.schedule(&[host(OpKind::Read, 41, NO_DEP)], 800_000, Some(1)).end, 1_050_000 + 75_000);
+    let mut done = Vec::new();
+    while let Some(t) = s.next_deferred_start() {
+        s.set_now(t);
+        let mut c = Vec::new();
+        s.take_completions(&mut c);
+        done.extend(c);
+    }
+    let program_end = 1_125_000 + 325_000 + 250_000;
+    assert_eq!(done, vec![(7, program_end)]);
+    assert!(!s.in_gc_at(0, program_end), "the collection is over once the program is placed");
+    // Idle-time GC (not foreground) is never deferred.
+    let mut s = preempt("");
+    assert_eq!(s.schedule(&gc_batch(), 0, None).end, 1_300_000);
+    // Preemption cannot go with a GC scope wider than a plane.
+    let e = DriveConfig::from_toml(&(tiny_toml() + "\n[ftl]\ngc_preemption = \"reads\"\ngc_scope = \"die\""), "t");
+    assert!(e.unwrap_err().to_string().contains("ftl.gc_preemption"));
+}
+
+#[test]
+fn plane_ready_counts_work_recorded_but_not_yet_scheduled() {
+    let mut s = pcftl_like("");
+    assert_eq!(s.plane_ready(1), 0);
+    s.note_recorded(&host(OpKind::Program, PLANE1, NO_DEP));
+    assert_eq!(s.plane_ready(1), 250_000);
+    let end = s.schedule(&[host(OpKind::Program, PLANE1, NO_DEP)], 0, Some(0)).end;
+    assert_eq!(s.plane_ready(1), end, "scheduled: the estimate is the plane's free time");
+}
+
+#[test]
+fn host_programs_behind_gc_are_counted_with_idle_planes() {
+    let mut s = pcftl_like("");
+    s.schedule(&gc_batch(), 0, Some(0));
+    // A host program on plane 0 queues behind the collection while planes 1-3 are idle.
+    s.schedule(&[host(OpKind::Program, 100, NO_DEP)], 0, Some(0));
+    s.schedule(&[host(OpKind::Program, PLANE1, NO_DEP)], 0, Some(0));
+    let c = s.gc_contention();
+    assert_eq!((c.host_programs_behind_gc, c.host_programs_behind_gc_with_idle_plane), (1, 1));
+}
