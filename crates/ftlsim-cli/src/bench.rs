@@ -87,13 +87,14 @@ pub fn run(a: &BenchArgs) -> Result<(), SimError> {
     let pre = sim.precondition(&Precondition { fill: 1.0, steady_state: true, seed: 1, ..Precondition::default() })?;
     let pre_s = t0.elapsed().as_secs_f64();
     println!(
-        "precondition: {} fill + {} overwrite pages in {:.2} s ({:.1} M pages/s), settled={} at WAF {:.3}",
+        "precondition: {} fill + {} overwrite pages ({} passes) in {:.2} s ({:.1} M pages/s), settled={} at WAF {:.3}",
         pre.fill_pages,
         pre.overwrite_pages,
+        pre.overwrite_passes,
         pre_s,
         (pre.fill_pages + pre.overwrite_pages) as f64 / pre_s / 1e6,
         pre.settled,
-        pre.final_window_waf
+        pre.final_waf
     );
     let sizes: Vec<u64> = if a.scaling { vec![100_000, 1_000_000, 10_000_000] } else { vec![a.requests] };
     let opts = RunOptions { replay: Replay::Closed { queue_depth: 32 }, interval_ns: 0, ..RunOptions::default() };

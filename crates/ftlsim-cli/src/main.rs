@@ -207,7 +207,7 @@ fn simulate(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report
             (report, Some(info))
         }
     };
-    let wall = started.elapsed().as_secs_f64();
+    let wall = output::wall_time_json(sim.wall_times(), started.elapsed().as_secs_f64(), report.host.requests);
     let mut json = output::result_json(p, a.seed, &report, wall);
     if let Some(info) = trace_info {
         json["run"]["trace"] = info;
@@ -220,12 +220,11 @@ fn simulate(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report
 
 fn run(a: &RunArgs) -> Result<(), SimError> {
     let p = plan(a)?;
-    let started = std::time::Instant::now();
     let (report, json) = simulate(a, &p, &a.out, a.quiet)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json).expect("report serialises"));
     } else {
-        print!("{}", output::summary_table(&report, started.elapsed().as_secs_f64()));
+        print!("{}", output::summary_table(&report, &json["wall_time"]));
         println!("results: {}", a.out.join("results.json").display());
     }
     Ok(())

@@ -3,7 +3,7 @@
 use crate::RunPlan;
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::metrics::{IntervalRow, LatencyStats, Observer};
-use ftlsim_core::sim::Report;
+use ftlsim_core::sim::{Report, WallTimes};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use std::fs::File;
@@ -119,9 +119,17 @@ impl Observer for PreconditionBar {
     }
 }
 
-/// The JSON written to results.json: what was run, the report, and the wall time (the only
-/// field that differs between identical runs).
-pub fn result_json(p: &RunPlan, seed: u64, report: &Report, wall_s: f64) -> Value {
+/// Wall-clock time of a run by stage, with the replay rate (`wall_time` in results.json).
+pub fn wall_time_json(w: &WallTimes, total_s: f64, requests: u64) -> Value {
+    let mut v = serde_json::to_value(w).expect("wall times serialise");
+    v["total_s"] = total_s.into();
+    v["replay_requests_per_s"] = (if w.replay_s > 0.0 { (requests as f64 / w.replay_s).round() } else { 0.0 }).into();
+    v
+}
+
+/// The JSON written to results.json: what was run, the report, and the wall time by stage
+/// (the only part that differs between identical runs).
+pub fn result_json(p: &RunPlan, seed: u64, report: &Report, wall: Value) -> Value {
     json!({
         "run": {
             "drive": p.cfg.name,
@@ -133,7 +141,7 @@ pub fn result_json(p: &RunPlan, seed: u64, report: &Report, wall_s: f64) -> Valu
             "replay": p.opts.replay,
         },
         "report": report,
-        "wall_time_s": wall_s,
+        "wall_time": wall,
     })
 }
 
@@ -162,8 +170,8 @@ fn lat_row(name: &str, s: &LatencyStats) -> String {
     )
 }
 
-/// The readable summary printed after a run.
-pub fn summary_table(r: &Report, wall_s: f64) -> String {
+/// The readable summary printed after a run; `wall` is the `wall_time` object.
+pub fn summary_table(r: &Report, wall: &Value) -> String {
     let mut s = String::new();
     let d = &r.drive;
     s += &format!(
@@ -174,15 +182,39 @@ pub fn summary_table(r: &Report, wall_s: f64) -> String {
         bytes(d.physical_bytes),
         d.planes
     );
+    if let Some(p) = &r.precondition {
+        if p.overwrite_pages > 0 {
+            s += &format!(
+                "precondition: {} pages filled, {:.2} overwrite passes, WAF {:.3}, {}\n",
+                p.fill_pages,
+                p.overwrite_passes,
+                p.final_waf,
+                if p.settled { "settled" } else { "NOT settled (overwrite cap reached)" }
+            );
+        }
+    }
     let h = &r.host;
     s += &format!(
-        "requests {} (reads {}, writes {}, trims {}) in {:.3} s simulated, {:.2} s wall\n",
+        "requests {} (reads {}, writes {}, trims {}) in {:.3} s simulated\n",
         h.requests,
         h.reads,
         h.writes,
         h.trims,
         r.performance.simulated_time_ns as f64 / 1e9,
-        wall_s
+    );
+    let secs = |k: &str| wall[k].as_f64().unwrap_or(0.0);
+    let prep = if secs("load_state_s") > 0.0 {
+        format!("load state {:.2} s", secs("load_state_s"))
+    } else {
+        format!("fill {:.2} s | steady state {:.2} s", secs("fill_s"), secs("steady_state_s"))
+    };
+    s += &format!(
+        "wall time {:.2} s: build {:.2} s | {prep} | replay {:.2} s ({:.0} requests/s){}\n",
+        secs("total_s"),
+        secs("build_s"),
+        secs("replay_s"),
+        secs("replay_requests_per_s"),
+        if secs("save_state_s") > 0.0 { format!(" | save state {:.2} s", secs("save_state_s")) } else { String::new() }
     );
     s += &format!(
         "IOPS {:.0} | throughput {:.1} MB/s (read {:.1}, write {:.1})\n",

@@ -1,4 +1,5 @@
-//! Metrics: latency histograms (HDR, 3 significant digits), counters and the JSON report.
+//! Metrics: latency histograms (HDR, 3 significant digits: buckets at most 1/1024 of their
+//! value wide), counters and the JSON report.
 //! Every field name carries its unit; docs/metrics.md defines each one.
 
 use hdrhistogram::Histogram;
@@ -33,19 +34,23 @@ impl LatencyHistogram {
         self.sum_ns += u128::from(ns);
         self.max_ns = self.max_ns.max(ns);
     }
-    /// Summary statistics.
+    /// Summary statistics: exact count, mean and max; each quantile is the order statistic
+    /// of rank ceil(q n), reported as the top of its histogram bucket (at most 1/1024, under
+    /// 0.1%, above the exact value) and never above the recorded maximum.
     pub fn stats(&self) -> LatencyStats {
         let n = self.h.len();
         if n == 0 {
             return LatencyStats::default();
         }
+        // The top of the last bucket can lie above the largest value recorded in it.
+        let q = |q: f64| self.h.value_at_quantile(q).min(self.max_ns.max(1));
         LatencyStats {
             count: n,
             mean_ns: (self.sum_ns / u128::from(n)) as u64,
-            p50_ns: self.h.value_at_quantile(0.50),
-            p90_ns: self.h.value_at_quantile(0.90),
-            p99_ns: self.h.value_at_quantile(0.99),
-            p999_ns: self.h.value_at_quantile(0.999),
+            p50_ns: q(0.50),
+            p90_ns: q(0.90),
+            p99_ns: q(0.99),
+            p999_ns: q(0.999),
             max_ns: self.max_ns,
         }
     }
@@ -181,6 +186,36 @@ mod tests {
         assert_eq!(s.max_ns, 1_000_000);
         assert!((s.p50_ns as f64 - 500_000.0).abs() < 1000.0);
         assert!((s.p99_ns as f64 - 990_000.0).abs() < 1000.0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn quantiles_are_within_a_tenth_of_a_percent_and_never_above_max(
+            values in proptest::collection::vec(
+                proptest::prop_oneof![0u64..2_000, 0u64..5_000_000, 0u64..3_000_000_000, 0u64..u64::MAX / 2],
+                1..400,
+            ),
+        ) {
+            let mut h = LatencyHistogram::default();
+            for &v in &values {
+                h.record(v);
+            }
+            let s = h.stats();
+            let mut sorted: Vec<u64> = values.iter().map(|&v| v.clamp(1, MAX_LATENCY_NS)).collect();
+            sorted.sort_unstable();
+            let max = *values.iter().max().unwrap();
+            proptest::prop_assert_eq!(s.max_ns, max);
+            for (q, got) in [(0.5, s.p50_ns), (0.9, s.p90_ns), (0.99, s.p99_ns), (0.999, s.p999_ns)] {
+                let rank = ((q * values.len() as f64).ceil() as usize).max(1);
+                let exact = sorted[rank - 1];
+                proptest::prop_assert!(got <= max.max(1), "q {} = {} above max {}", q, got, max);
+                proptest::prop_assert!(got >= exact, "q {} = {} below the exact {}", q, got, exact);
+                proptest::prop_assert!(
+                    got as f64 <= exact as f64 * 1.001 + 1.0,
+                    "q {} = {} more than 0.1% above the exact {}", q, got, exact
+                );
+            }
+        }
     }
 
     #[test]

@@ -98,6 +98,10 @@ pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
 
 /// A simulator of `cfg` with its configured FTL.
 pub fn simulator(cfg: DriveConfig, verify: bool) -> Result<Simulator, SimError> {
+    let t0 = std::time::Instant::now();
     let ftl = build(&cfg)?;
-    Simulator::new(cfg, ftl, verify)
+    let ftl_s = t0.elapsed().as_secs_f64();
+    let mut sim = Simulator::new(cfg, ftl, verify)?;
+    sim.add_build_time(ftl_s);
+    Ok(sim)
 }

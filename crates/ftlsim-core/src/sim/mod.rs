@@ -36,6 +36,25 @@ use crate::metrics::WriteBufferReport;
 use crate::scheduler::{FlashOp, Scheduler};
 use crate::write_buffer::WriteBuffer;
 use merge_buffer::MergeBuffer;
+use serde::Serialize;
+
+/// Wall-clock seconds the simulator spent, by stage. Not part of the [`Report`]: it is the
+/// one thing that differs between identical runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WallTimes {
+    /// Building the drive (allocating its state).
+    pub build_s: f64,
+    /// The sequential fill of preconditioning.
+    pub fill_s: f64,
+    /// The random overwrites of preconditioning (steady state).
+    pub steady_state_s: f64,
+    /// Loading a drive snapshot (instead of preconditioning).
+    pub load_state_s: f64,
+    /// Saving a drive snapshot.
+    pub save_state_s: f64,
+    /// Replaying requests (the measured runs).
+    pub replay_s: f64,
+}
 
 /// The flash array with its timing, and the batch of operations the FTL is recording.
 struct Device {
@@ -97,12 +116,14 @@ pub struct Simulator {
     request: Option<u32>,
     /// Host operations of that request deferred so far.
     deferred_ops: u32,
+    wall: WallTimes,
 }
 
 impl Simulator {
     /// A fresh (erased) drive. `verify` turns on the data oracle: every read is checked
     /// against the newest version written.
     pub fn new(cfg: DriveConfig, ftl: Box<dyn Ftl>, verify: bool) -> Result<Simulator, SimError> {
+        let t0 = std::time::Instant::now();
         let d = cfg.derive()?;
         let flash = FlashArray::new(&cfg.geometry, cfg.nand.copyback_same_parity);
         let sched = Scheduler::new(&cfg);
@@ -125,6 +146,7 @@ impl Simulator {
             ftl,
             request: None,
             deferred_ops: 0,
+            wall: WallTimes { build_s: t0.elapsed().as_secs_f64(), ..WallTimes::default() },
             run: Vec::new(),
             next_version: 1,
             merge,
@@ -133,6 +155,16 @@ impl Simulator {
             host: HostCounts::default(),
             precondition: None,
         })
+    }
+
+    /// Wall-clock time spent so far, by stage.
+    pub fn wall_times(&self) -> &WallTimes {
+        &self.wall
+    }
+
+    /// Add the time the caller spent building the FTL to [`WallTimes::build_s`].
+    pub fn add_build_time(&mut self, secs: f64) {
+        self.wall.build_s += secs;
     }
 
     /// The flash array.

@@ -107,6 +107,18 @@ impl Simulator {
         opts: &RunOptions,
         obs: &mut dyn Observer,
     ) -> Result<Report, SimError> {
+        let t0 = std::time::Instant::now();
+        let r = self.replay(source, opts, obs);
+        self.wall.replay_s += t0.elapsed().as_secs_f64();
+        r
+    }
+
+    fn replay(
+        &mut self,
+        source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        opts: &RunOptions,
+        obs: &mut dyn Observer,
+    ) -> Result<Report, SimError> {
         self.host = HostCounts::default();
         self.wb = WriteBufferReport::default();
         self.ftl.begin_measurement();

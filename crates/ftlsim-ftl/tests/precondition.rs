@@ -1,0 +1,55 @@
+//! The steady-state criterion of preconditioning (issue 11): it settles on a drive that
+//! has reached steady state, the WAF it reports is what the drive then does, and it does
+//! not settle while the fill's transient lasts or before GC has run.
+
+mod util;
+
+use ftlsim_core::metrics::NoObserver;
+use ftlsim_core::sim::{Precondition, Replay, RunOptions};
+use ftlsim_core::workload::{Generator, WorkloadSpec};
+use util::small_config;
+
+fn pre(fill: f64, passes: f64) -> Precondition {
+    Precondition { fill, steady_state: true, max_overwrite_passes: passes, seed: 3, ..Precondition::default() }
+}
+
+#[test]
+fn settles_at_the_waf_the_drive_then_shows() {
+    let mut sim = ftlsim_ftl::simulator(small_config(128, 32, 0.12, ""), false).unwrap();
+    let rep = sim.precondition(&pre(1.0, 4.0)).unwrap();
+    assert!(rep.settled, "{rep:?}");
+    assert!(rep.overwrite_passes >= 1.0 && rep.overwrite_passes < 4.0, "{rep:?}");
+    assert_eq!(rep.window_waf.len() as u64, rep.overwrite_pages / rep.window_pages);
+    let n = rep.window_waf.len();
+    let (a, b) = (rep.window_waf[n - 2], rep.window_waf[n - 1]);
+    assert!((a - b).abs() <= 0.01 * b, "the last two windows agree: {a} {b}");
+    // A further pass of the same uniform overwrites, timed: its WAF is the settled one.
+    let logical = sim.derived().logical_pages;
+    let spec = WorkloadSpec::parse(&format!("read=0,size=4k,requests={logical}")).unwrap();
+    let mut gen = Generator::new(&spec, sim.derived().logical_bytes, 9).unwrap().map(Ok);
+    let opts = RunOptions { replay: Replay::Closed { queue_depth: 8 }, interval_ns: 0, ..RunOptions::default() };
+    let r = sim.run(&mut gen, &opts, &mut NoObserver).unwrap();
+    let waf = r.write_amplification.total;
+    assert!((waf - rep.final_waf).abs() <= 0.02 * rep.final_waf, "run WAF {waf} vs settled {}", rep.final_waf);
+}
+
+#[test]
+fn does_not_settle_during_the_fill_transient() {
+    // One pass is two windows: the first still has the free space the fill left, so its WAF
+    // is lower than the second's.
+    let mut sim = ftlsim_ftl::simulator(small_config(128, 32, 0.12, ""), false).unwrap();
+    let rep = sim.precondition(&pre(1.0, 1.0)).unwrap();
+    assert_eq!(rep.window_waf.len(), 2);
+    assert!(!rep.settled, "{rep:?}");
+    assert!(rep.window_waf[0] < 0.97 * rep.window_waf[1], "{rep:?}");
+}
+
+#[test]
+fn does_not_settle_before_gc_has_run() {
+    // A third of the drive written and rewritten twice: still no GC, WAF 1. That is not a
+    // steady state (GC starts once the free blocks run out).
+    let mut sim = ftlsim_ftl::simulator(small_config(128, 32, 0.12, ""), false).unwrap();
+    let rep = sim.precondition(&pre(0.3, 2.0)).unwrap();
+    assert!(rep.window_waf.iter().all(|&w| w == 1.0), "{rep:?}");
+    assert!(!rep.settled, "{rep:?}");
+}
