@@ -76,6 +76,18 @@ pub struct RunArgs {
     /// After the fill, overwrite randomly until write amplification settles.
     #[arg(long)]
     steady_state: bool,
+    /// Save the drive after preconditioning to this file (a drive snapshot).
+    ///
+    /// The snapshot holds the flash and FTL state, the config and the preconditioning it
+    /// came from; `--load-state` replaces preconditioning with it.
+    #[arg(long, value_name = "FILE")]
+    save_state: Option<PathBuf>,
+    /// Load the drive from a snapshot instead of preconditioning it.
+    ///
+    /// The snapshot must come from the same geometry, over-provisioning, NAND and FTL
+    /// settings; timing and host settings may differ. Default: precondition as asked.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["fill", "fill_offset", "steady_state", "save_state"])]
+    load_state: Option<PathBuf>,
     /// Directory for results.json, timeseries.csv and config.toml.
     #[arg(long, default_value = "out")]
     out: PathBuf,
@@ -163,16 +175,35 @@ fn plan(a: &RunArgs) -> Result<RunPlan, SimError> {
 fn simulate(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report, serde_json::Value), SimError> {
     let started = std::time::Instant::now();
     let mut sim = ftlsim_ftl::simulator(p.cfg.clone(), a.verify)?;
-    if !quiet {
-        eprintln!(
-            "preconditioning: fill {:.0}%{}",
-            p.pre.fill * 100.0,
-            if p.pre.steady_state { " + steady state" } else { "" }
-        );
-    }
-    let mut bar = output::PreconditionBar::new(quiet);
-    sim.precondition_observed(&p.pre, &mut bar)?;
-    bar.finish();
+    let precondition = match &a.load_state {
+        Some(path) => {
+            let h = sim.load_state(path)?;
+            if !quiet {
+                eprintln!("loaded drive state from {} (preconditioned: {})", path.display(), h.precondition);
+            }
+            serde_json::json!({ "loaded_from": path.display().to_string(), "saved_with": h.precondition })
+        }
+        None => {
+            if !quiet {
+                eprintln!(
+                    "preconditioning: fill {:.0}%{}",
+                    p.pre.fill * 100.0,
+                    if p.pre.steady_state { " + steady state" } else { "" }
+                );
+            }
+            let mut bar = output::PreconditionBar::new(quiet);
+            sim.precondition_observed(&p.pre, &mut bar)?;
+            bar.finish();
+            let pre = serde_json::to_value(&p.pre).expect("preconditioning serialises");
+            if let Some(path) = &a.save_state {
+                sim.save_state(path, serde_json::json!({ "seed": a.seed, "precondition": pre }))?;
+                if !quiet {
+                    eprintln!("saved drive state to {}", path.display());
+                }
+            }
+            pre
+        }
+    };
     let logical = sim.derived().logical_bytes;
     let (report, trace_info) = match &p.source {
         Source::Synthetic => {
@@ -208,7 +239,7 @@ fn simulate(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report
         }
     };
     let wall = output::wall_time_json(sim.wall_times(), started.elapsed().as_secs_f64(), report.host.requests);
-    let mut json = output::result_json(p, a.seed, &report, wall);
+    let mut json = output::result_json(p, a.seed, precondition, &report, wall);
     if let Some(info) = trace_info {
         json["run"]["trace"] = info;
         json["run"]["workload"] = serde_json::Value::Null;

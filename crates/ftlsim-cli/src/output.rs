@@ -129,7 +129,7 @@ pub fn wall_time_json(w: &WallTimes, total_s: f64, requests: u64) -> Value {
 
 /// The JSON written to results.json: what was run, the report, and the wall time by stage
 /// (the only part that differs between identical runs).
-pub fn result_json(p: &RunPlan, seed: u64, report: &Report, wall: Value) -> Value {
+pub fn result_json(p: &RunPlan, seed: u64, precondition: Value, report: &Report, wall: Value) -> Value {
     json!({
         "run": {
             "drive": p.cfg.name,
@@ -137,7 +137,7 @@ pub fn result_json(p: &RunPlan, seed: u64, report: &Report, wall: Value) -> Valu
             "workload": p.spec,
             "workload_spec": p.spec_text,
             "seed": seed,
-            "precondition": p.pre,
+            "precondition": precondition,
             "replay": p.opts.replay,
         },
         "report": report,

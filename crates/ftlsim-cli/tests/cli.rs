@@ -77,6 +77,39 @@ fn run_writes_results_and_is_deterministic() {
 }
 
 #[test]
+fn a_saved_drive_loads_instead_of_preconditioning_with_the_same_results() {
+    let d = tmp("snap");
+    let cfg = small_config(&d, SMALL);
+    let snap = d.join("drive.snap");
+    let run = |extra: &[&str], out: &str| {
+        let mut args = vec!["run", "--config", &cfg, "--workload", "requests=2000,qd=8", "--quiet", "--json"];
+        let out = d.join(out);
+        args.extend(["--out", out.to_str().unwrap()]);
+        args.extend(extra);
+        ftlsim(&args)
+    };
+    let saved = run(&["--steady-state", "--save-state", snap.to_str().unwrap()], "a");
+    assert!(saved.status.success(), "{}", String::from_utf8_lossy(&saved.stderr));
+    let loaded = run(&["--load-state", snap.to_str().unwrap()], "b");
+    assert!(loaded.status.success(), "{}", String::from_utf8_lossy(&loaded.stderr));
+    let json = |o: &Output| serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap();
+    let (a, b) = (json(&saved), json(&loaded));
+    assert_eq!(a["report"], b["report"]);
+    assert!(b["run"]["precondition"]["loaded_from"].as_str().unwrap().ends_with("drive.snap"));
+    assert!(b["wall_time"]["load_state_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(b["wall_time"]["steady_state_s"].as_f64(), Some(0.0));
+    // Another FTL: refused with the key, exit 1.
+    let other = run(&["--load-state", snap.to_str().unwrap(), "--ftl", "dftl"], "c");
+    assert_eq!(other.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&other.stderr);
+    assert!(e.contains("ftl.name") && e.contains("\"page\" there"), "{e}");
+    // Loading replaces preconditioning: asking for both is an error.
+    let both = run(&["--load-state", snap.to_str().unwrap(), "--steady-state"], "d");
+    assert_eq!(both.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("--steady-state"));
+}
+
+#[test]
 fn summary_table_on_stdout() {
     let d = tmp("table");
     let cfg = small_config(&d, SMALL);

@@ -208,6 +208,86 @@ impl fmt::Display for TraceError {
 
 impl std::error::Error for TraceError {}
 
+/// A drive snapshot that cannot be saved or loaded (`--save-state`, `--load-state`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SnapshotError {
+    /// The file could not be read or written.
+    Io {
+        /// File path.
+        file: String,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// The file does not start with the snapshot magic line.
+    NotASnapshot {
+        /// File path.
+        file: String,
+    },
+    /// Written by another format or ftlsim version.
+    Version {
+        /// File path.
+        file: String,
+        /// What the file is.
+        found: String,
+        /// What this ftlsim reads.
+        expected: String,
+    },
+    /// Saved from a drive whose state differs in shape (geometry, over-provisioning, NAND
+    /// rules or FTL settings).
+    OtherDrive {
+        /// File path.
+        file: String,
+        /// The first config key that differs.
+        key: String,
+        /// Its value in the snapshot.
+        snapshot: String,
+        /// Its value in this run.
+        run: String,
+    },
+    /// Truncated, corrupted or inconsistent.
+    Corrupt {
+        /// File path.
+        file: String,
+        /// What failed.
+        reason: String,
+    },
+    /// Valid, but not usable the way asked.
+    Unsupported {
+        /// File path.
+        file: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SnapshotError::Io { file, reason } => write!(f, "snapshot {file}: {reason}"),
+            SnapshotError::NotASnapshot { file } => {
+                write!(f, "snapshot {file}: not an ftlsim drive snapshot (files from --save-state start with FTLSIM-SNAPSHOT)")
+            }
+            SnapshotError::Version { file, found, expected } => write!(
+                f,
+                "snapshot {file}: written as {found}, this ftlsim reads {expected}; precondition again and save a new one"
+            ),
+            SnapshotError::OtherDrive { file, key, snapshot, run } => write!(
+                f,
+                "snapshot {file} belongs to another drive: {key} = {snapshot} there, {run} here (a snapshot holds \
+                 one drive's flash and FTL state; load it with the same geometry, over-provisioning, nand and ftl \
+                 settings, or precondition this drive)"
+            ),
+            SnapshotError::Corrupt { file, reason } => {
+                write!(f, "snapshot {file} is truncated or corrupted ({reason}); save it again")
+            }
+            SnapshotError::Unsupported { file, reason } => write!(f, "snapshot {file}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for SnapshotError {}
+
 /// Errors of a simulation run.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -224,6 +304,8 @@ pub enum SimError {
     Flash(FlashError),
     /// The FTL cannot go on (for example no reclaimable block): a bug or an impossible config.
     Ftl(String),
+    /// A drive snapshot that cannot be saved or loaded.
+    Snapshot(SnapshotError),
     /// A read returned other data than last written: a bug.
     DataMismatch {
         /// Logical page.
@@ -244,6 +326,7 @@ impl fmt::Display for SimError {
             SimError::Trace(e) => e.fmt(f),
             SimError::Flash(e) => e.fmt(f),
             SimError::Ftl(m) => write!(f, "ftl error: {m}"),
+            SimError::Snapshot(e) => e.fmt(f),
             SimError::DataMismatch { lpn, expected, found } => {
                 write!(f, "data oracle: read of lpn {lpn} returned version {found:?}, newest written is {expected:?}")
             }
@@ -256,7 +339,14 @@ impl std::error::Error for SimError {}
 impl SimError {
     /// True for errors caused by user input (exit code 1), false for internal ones (exit 2).
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, SimError::Config(_) | SimError::Workload(_) | SimError::Request(_) | SimError::Trace(_))
+        matches!(
+            self,
+            SimError::Config(_)
+                | SimError::Workload(_)
+                | SimError::Request(_)
+                | SimError::Trace(_)
+                | SimError::Snapshot(_)
+        )
     }
 }
 
@@ -273,6 +363,11 @@ impl From<WorkloadError> for SimError {
 impl From<TraceError> for SimError {
     fn from(e: TraceError) -> Self {
         SimError::Trace(e)
+    }
+}
+impl From<SnapshotError> for SimError {
+    fn from(e: SnapshotError) -> Self {
+        SimError::Snapshot(e)
     }
 }
 impl From<FlashError> for SimError {

@@ -17,6 +17,7 @@
 use crate::big_array;
 use crate::error::FlashError;
 use crate::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
+use serde::{Deserialize, Serialize};
 
 /// What a page holds; stored in its OOB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +64,7 @@ pub struct Oob {
 pub const OOB_BASE_BYTES: u32 = 9;
 
 /// Page and block state of the whole array.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FlashArray {
     geo: Geometry,
     copyback_same_parity: bool,

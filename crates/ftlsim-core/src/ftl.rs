@@ -10,7 +10,7 @@ use crate::error::{FlashError, SimError};
 use crate::flash::{FlashArray, Oob};
 use crate::geometry::{BlockId, Lpn, PlaneId, Ppn};
 use crate::scheduler::{scope_code, FlashOp, OpKind, Scheduler, SimTime, Tag, NO_DEP, TAGS};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Flash operation counts by tag (`[host, gc, mapping]`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -216,7 +216,7 @@ pub enum PrefetchStage {
 }
 
 /// Garbage-collection counters every FTL reports.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GcCounts {
     /// Victim blocks collected (erased) in the foreground, on a host request's path.
     pub foreground_collections: u64,
@@ -306,4 +306,9 @@ pub trait Ftl {
     }
     /// Whole-state consistency check against the flash (tests and debug builds).
     fn check_invariants(&self, flash: &FlashArray);
+    /// The FTL's whole state, for a drive snapshot ([`crate::state::encode`] of itself).
+    fn save_state(&self) -> Vec<u8>;
+    /// Replace the state with one [`Ftl::save_state`] gave, from an FTL built for the same
+    /// config; the message says what did not decode.
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), String>;
 }

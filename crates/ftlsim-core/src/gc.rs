@@ -19,10 +19,11 @@ use crate::error::SimError;
 use crate::flash::{FlashArray, Oob};
 use crate::ftl::FlashCtx;
 use crate::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Where a block is in its life cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[repr(u8)]
 pub enum BlockState {
     /// Erased, in its plane's free pool.
@@ -38,7 +39,7 @@ pub enum BlockState {
 }
 
 /// Victim selection per plane.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VictimIndex {
     policy: VictimPolicy,
     ppb: u32,
@@ -192,7 +193,7 @@ impl VictimIndex {
 }
 
 /// Free pools, open blocks per stream and the victim index of every plane.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BlockManager {
     geo: Geometry,
     streams: u32,
@@ -408,7 +409,7 @@ pub trait Relocate {
 const PREFETCH_DISTANCE: u32 = 4;
 
 /// The collection of one victim block, resumable at page boundaries.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GcJob {
     /// The block being collected.
     pub victim: BlockId,

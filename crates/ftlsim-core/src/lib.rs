@@ -7,6 +7,7 @@
 //! resources) -> [`metrics`]. See docs/architecture.md.
 #![deny(missing_docs)]
 
+pub mod atomic_file;
 pub mod big_array;
 pub mod config;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod metrics;
 pub mod presets;
 pub mod scheduler;
 pub mod sim;
+pub mod state;
 pub mod trace;
 pub mod workload;
 pub mod write_buffer;

@@ -25,6 +25,7 @@
 
 use crate::config::WriteBufferPolicy;
 use crate::geometry::{Lpn, NONE};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// What a buffered write did.
@@ -39,7 +40,7 @@ pub enum Insert {
 }
 
 /// A page-granular write buffer of fixed capacity.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WriteBuffer {
     policy: WriteBufferPolicy,
     lpn: Vec<Lpn>,

@@ -59,8 +59,10 @@ use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
 use pools::{reclaim_on_write_path, retire, skip_to, FreePools};
+use serde::{Deserialize, Serialize};
 
 /// The block-level FTL.
+#[derive(Serialize, Deserialize)]
 pub struct BlockFtl {
     geo: Geometry,
     ppb: u32,
@@ -229,6 +231,15 @@ impl Ftl for BlockFtl {
         m.insert("pages_moved".into(), (self.gc.pages_moved - self.moved_at_start).into());
         m.insert("sram_gc_metadata_bytes".into(), free_bitmap_sram_bytes(&self.geo).into());
         m
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        ftlsim_core::state::encode(self)
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        *self = ftlsim_core::state::decode(bytes)?;
+        Ok(())
     }
 
     fn check_invariants(&self, flash: &FlashArray) {

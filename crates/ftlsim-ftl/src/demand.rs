@@ -25,6 +25,7 @@ use ftlsim_core::ftl::{FlashCtx, GcCounts, OpRef};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Write stream of host data.
@@ -40,7 +41,7 @@ const STREAMS: u32 = 3;
 
 /// Cache-access classes (thesis Sec. 4.1.1), translation traffic, and the counters of
 /// CDFTL's second level and SCFTL's consecutive entries.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheCounts {
     /// Hits.
     pub hits: u64,
@@ -143,12 +144,23 @@ macro_rules! demand_ftl_methods {
             self.st.cache = $crate::demand::CacheCounts::default();
             self.st.moves = $crate::demand::MoveCounts::default();
         }
+
+        fn save_state(&self) -> Vec<u8> {
+            ::ftlsim_core::state::encode(self)
+        }
+
+        fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+            let mut loaded: Self = ::ftlsim_core::state::decode(bytes)?;
+            loaded.st.name = self.st.name;
+            *self = loaded;
+            Ok(())
+        }
     };
 }
 pub(crate) use demand_ftl_methods;
 
 /// What a plane-level GC that freed no page leads to (seed 000 Sec. 3.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum NeverEnding {
     /// The next collection moves pages without copy-back (PCFTL, Fig. 9 lines 27-29).
     Fallback,
@@ -158,7 +170,7 @@ pub(crate) enum NeverEnding {
 }
 
 /// How a demand-based FTL collects: the paper's differences between DFTL, DLOOP and PCFTL.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(crate) struct GcMode {
     /// Host I/O held in this scope while foreground GC runs.
     pub scope: GcScope,
@@ -215,7 +227,7 @@ pub(crate) fn background_threshold(cfg: &DriveConfig) -> Result<u32, ConfigError
 }
 
 /// GC page moves by kind, and the collections that freed no page.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MoveCounts {
     /// Intra-plane copy-backs.
     pub copybacks: u64,
@@ -230,6 +242,7 @@ pub struct MoveCounts {
 }
 
 /// The state a demand-based FTL keeps besides its cache.
+#[derive(Serialize, Deserialize)]
 pub(crate) struct DemandState {
     pub geo: Geometry,
     /// Mapping entries per translation page (4 bytes each).
@@ -258,9 +271,12 @@ pub(crate) struct DemandState {
     bg_cursor: u32,
     pending_write_back: BTreeSet<u32>,
     jobs: Vec<Option<GcJob>>,
-    name: &'static str,
+    /// The FTL's registered name (not in snapshots: the FTL being loaded has it).
+    #[serde(skip)]
+    pub name: &'static str,
     /// The translation read of the latest fetch in this batch: a host read of the data it
-    /// located waits for it.
+    /// located waits for it (valid within one batch only, so never in a snapshot).
+    #[serde(skip)]
     fetched: Option<OpRef>,
     /// One victim per foreground trigger (`ftl.foreground_gc = "incremental"`).
     incremental: bool,

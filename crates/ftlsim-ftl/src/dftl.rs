@@ -42,6 +42,7 @@ use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCtx, Ftl};
 use ftlsim_core::geometry::{Lpn, Ppn, NONE};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// CMT entry size in quarter bytes: 8.25 B (Table 5.2).
@@ -57,6 +58,7 @@ const PROBATION: u8 = 0;
 const PROTECTED: u8 = 1;
 
 /// Segmented-LRU cache of mapping entries, O(1) per operation.
+#[derive(Serialize, Deserialize)]
 struct Cmt {
     cap: usize,
     protected_cap: usize,
@@ -225,12 +227,12 @@ impl Cmt {
 }
 
 /// The DFTL (and, with its second level, CDFTL).
+#[derive(Serialize, Deserialize)]
 pub struct Dftl {
     st: DemandState,
     cmt: Cmt,
     gtd_bytes: u64,
     cmt_bytes: u64,
-    name: &'static str,
     /// Cached translation pages, least recent first, with their modified flag (CDFTL).
     ctp: Vec<(u32, bool)>,
     ctp_cap: usize,
@@ -313,7 +315,6 @@ impl Dftl {
             cmt: Cmt::new(entries, st.per_tp, st.directory.len()),
             gtd_bytes: if second_level { (gtd_entries * CDFTL_GTD_ENTRY_BITS).div_ceil(8) } else { gtd_entries * 4 },
             cmt_bytes: (entries as u64 * ENTRY_QUARTER_BYTES).div_ceil(4),
-            name,
             ctp: Vec::with_capacity(ctp_cap),
             ctp_cap,
             ctp_bytes,
@@ -507,7 +508,7 @@ impl DemandFtl for Dftl {
 
 impl Ftl for Dftl {
     fn name(&self) -> &'static str {
-        self.name
+        self.st.name
     }
 
     demand_ftl_methods!();

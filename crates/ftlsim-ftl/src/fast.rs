@@ -87,10 +87,11 @@ use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// The sequential log block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 struct Sw {
     lbn: u32,
     block: BlockId,
@@ -113,7 +114,7 @@ impl Copy {
 }
 
 /// Merge counters.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Merges {
     switch: u64,
     partial: u64,
@@ -123,6 +124,7 @@ struct Merges {
 }
 
 /// The FAST FTL.
+#[derive(Serialize, Deserialize)]
 pub struct FastFtl {
     geo: Geometry,
     ppb: u32,
@@ -434,6 +436,15 @@ impl Ftl for FastFtl {
         let gc_bytes = free_bitmap_sram_bytes(&self.geo) + self.log_pages().div_ceil(8);
         m.insert("sram_gc_metadata_bytes".into(), gc_bytes.into());
         m
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        ftlsim_core::state::encode(self)
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        *self = ftlsim_core::state::decode(bytes)?;
+        Ok(())
     }
 
     fn check_invariants(&self, flash: &FlashArray) {

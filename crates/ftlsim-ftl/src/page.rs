@@ -30,8 +30,10 @@ use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, PrefetchStage};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
 use ftlsim_core::geometry::{Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::{scope_planes, Tag};
+use serde::{Deserialize, Serialize};
 
 /// The ideal page-level FTL.
+#[derive(Serialize, Deserialize)]
 pub struct PageFtl {
     geo: Geometry,
     map: Vec<Ppn>,
@@ -331,6 +333,15 @@ impl Ftl for PageFtl {
     fn mapping_sram_bytes(&self) -> u64 {
         // One 4-byte physical page number per logical page.
         self.map.len() as u64 * 4
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        ftlsim_core::state::encode(self)
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        *self = ftlsim_core::state::decode(bytes)?;
+        Ok(())
     }
 
     fn check_invariants(&self, flash: &FlashArray) {

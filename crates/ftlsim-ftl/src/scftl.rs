@@ -56,6 +56,7 @@ use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl};
 use ftlsim_core::geometry::{Lpn, Ppn, NONE};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// CMT entry size, bytes (Table 5.2).
@@ -77,7 +78,7 @@ enum Fetch {
 }
 
 /// One CMT entry; `lpn..=lpn+cons` maps to `ppn..=ppn+cons` (`ppn` NONE only with cons 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 struct Entry {
     lpn: Lpn,
     ppn: Ppn,
@@ -100,6 +101,7 @@ impl Entry {
 }
 
 /// Fully associative CMT indexed by start LPN.
+#[derive(Serialize, Deserialize)]
 struct Cmt {
     cap: usize,
     slots: Vec<Entry>,
@@ -181,6 +183,7 @@ impl Cmt {
 }
 
 /// The SCFTL.
+#[derive(Serialize, Deserialize)]
 pub struct Scftl {
     st: DemandState,
     policy: CacheReplacement,

@@ -6,9 +6,11 @@
 //! when stale positions pile up, so its length stays bounded by the capacity.
 
 use crate::geometry::Lpn;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 
 /// Buffered partial pages: sector mask and version by LPN, oldest first.
+#[derive(Serialize, Deserialize)]
 pub(super) struct MergeBuffer {
     cap: usize,
     map: HashMap<Lpn, (u64, u32, u64)>,
@@ -20,6 +22,11 @@ impl MergeBuffer {
     /// An empty buffer of `cap` pages.
     pub(super) fn new(cap: usize) -> Self {
         MergeBuffer { cap, map: HashMap::with_capacity(cap), order: VecDeque::new(), gen: 0 }
+    }
+
+    /// Whether it holds no page.
+    pub(super) fn is_empty(&self) -> bool {
+        self.map.is_empty()
     }
 
     /// Whether it holds `cap` pages.

@@ -19,6 +19,7 @@ mod pipeline;
 mod precondition;
 mod replay;
 mod report;
+mod snapshot;
 
 pub use precondition::{Precondition, PreconditionReport};
 pub use replay::{Replay, RunOptions};
@@ -26,6 +27,7 @@ pub use report::{
     Channels, DriveSummary, FlashSummary, GcSummary, HostCounts, Idle, Performance, Planes, Report, ResponseTimes, Waf,
     Wear,
 };
+pub use snapshot::{SnapshotHeader, FORMAT_VERSION};
 
 use crate::config::{Derived, DriveConfig, PartialWrite};
 use crate::error::SimError;

@@ -9,10 +9,11 @@ use ftlsim_core::error::SimError;
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::FlashCtx;
 use ftlsim_core::geometry::{BlockId, Geometry, PlaneId};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Per-plane FIFO pools of erased blocks, shared by the block-mapped FTLs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct FreePools {
     geo: Geometry,
     free: Vec<VecDeque<BlockId>>,
