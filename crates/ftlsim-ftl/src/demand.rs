@@ -313,7 +313,7 @@ impl DemandState {
             geo: g.clone(),
             per_tp,
             directory: vec![NONE; d.logical_pages.div_ceil(per_tp) as usize],
-            flash_map: vec![NONE; d.logical_pages as usize],
+            flash_map: ftlsim_core::big_array::filled(d.logical_pages as usize, NONE),
             bm: BlockManager::new(g, STREAMS, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
             in_gc: false,
             gc: GcCounts::default(),
@@ -543,6 +543,10 @@ pub(crate) trait DemandFtl {
     fn state_mut(&mut self) -> &mut DemandState;
     /// The mapping of `lpn`: its cached entry, else the flash map.
     fn current(&self, lpn: Lpn) -> Ppn;
+    /// Prefetch what [`DemandFtl::current`] of `lpn` reads (GC announces its next moves).
+    fn prefetch_entry(&self, lpn: Lpn) {
+        ftlsim_core::big_array::prefetch(&self.state().flash_map, lpn as usize);
+    }
     /// Look the entry of `lpn` up for the host, fetching it on a miss.
     fn access(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Ppn, SimError>;
     /// The host changed the mapping of `lpn` (cached, modified).
@@ -915,5 +919,9 @@ impl<F: DemandFtl + ?Sized> Relocate for Mover<'_, F> {
     fn wanted_parity(&self, flash: &FlashArray, victim: BlockId) -> Option<u32> {
         let s = self.ftl.state();
         s.copyback_parity(flash, s.geo.plane_of_block(victim))
+    }
+
+    fn prefetch(&self, lpn: Lpn) {
+        self.ftl.prefetch_entry(lpn);
     }
 }

@@ -50,14 +50,16 @@
 //! one shared pointer, several write-backs per host write could pile host data on one plane
 //! until it has nothing to reclaim).
 
+mod cmt;
+
 use crate::demand::{demand_ftl_methods, CacheCounts, DemandFtl, DemandState, GcMode};
+use cmt::{Cmt, Combo, Entry};
 use ftlsim_core::config::{Allocation, CacheReplacement, DriveConfig};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl};
 use ftlsim_core::geometry::{Lpn, Ppn, NONE};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// CMT entry size, bytes (Table 5.2).
 const ENTRY_BYTES: u64 = 9;
@@ -77,111 +79,6 @@ enum Fetch {
     Spatial,
 }
 
-/// One CMT entry; `lpn..=lpn+cons` maps to `ppn..=ppn+cons` (`ppn` NONE only with cons 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-struct Entry {
-    lpn: Lpn,
-    ppn: Ppn,
-    cons: u32,
-    modified: bool,
-    accessed: bool,
-}
-
-impl Entry {
-    fn end(&self) -> Lpn {
-        self.lpn + self.cons
-    }
-    fn ppn_of(&self, lpn: Lpn) -> Ppn {
-        if self.ppn == NONE {
-            NONE
-        } else {
-            self.ppn + (lpn - self.lpn)
-        }
-    }
-}
-
-/// Fully associative CMT indexed by start LPN.
-#[derive(Serialize, Deserialize)]
-struct Cmt {
-    cap: usize,
-    slots: Vec<Entry>,
-    used: Vec<bool>,
-    stamp: Vec<u64>,
-    index: BTreeMap<Lpn, u32>,
-    lru: BTreeSet<(u64, u32)>,
-    free: Vec<u32>,
-    clock: usize,
-    now: u64,
-}
-
-impl Cmt {
-    fn new(cap: usize) -> Cmt {
-        let blank = Entry { lpn: NONE, ppn: NONE, cons: 0, modified: false, accessed: false };
-        Cmt {
-            cap,
-            slots: vec![blank; cap],
-            used: vec![false; cap],
-            stamp: vec![0; cap],
-            index: BTreeMap::new(),
-            lru: BTreeSet::new(),
-            free: (0..cap as u32).rev().collect(),
-            clock: 0,
-            now: 0,
-        }
-    }
-
-    /// The slot whose entry covers `lpn`.
-    fn find(&self, lpn: Lpn) -> Option<u32> {
-        let (_, &s) = self.index.range(..=lpn).next_back()?;
-        (self.slots[s as usize].end() >= lpn).then_some(s)
-    }
-
-    fn free_slots(&self) -> usize {
-        self.free.len()
-    }
-
-    /// Mark used now (LRU order), and recently accessed if `accessed`.
-    fn touch(&mut self, s: u32, accessed: bool) {
-        self.lru.remove(&(self.stamp[s as usize], s));
-        self.now += 1;
-        self.stamp[s as usize] = self.now;
-        self.lru.insert((self.now, s));
-        if accessed {
-            self.slots[s as usize].accessed = true;
-        }
-    }
-
-    fn insert(&mut self, e: Entry) -> u32 {
-        let s = self.free.pop().expect("insert into a full cache");
-        debug_assert!(self.find(e.lpn).is_none() && self.find(e.end()).is_none(), "overlapping entry {e:?}");
-        self.slots[s as usize] = e;
-        self.used[s as usize] = true;
-        self.index.insert(e.lpn, s);
-        self.touch(s, false);
-        s
-    }
-
-    fn remove(&mut self, s: u32) -> Entry {
-        let e = self.slots[s as usize];
-        self.index.remove(&e.lpn);
-        self.lru.remove(&(self.stamp[s as usize], s));
-        self.used[s as usize] = false;
-        self.free.push(s);
-        e
-    }
-
-    /// Move the start of entry `s` up by one LPN (head split).
-    fn drop_head(&mut self, s: u32) {
-        let e = &mut self.slots[s as usize];
-        self.index.remove(&e.lpn);
-        e.lpn += 1;
-        e.ppn += 1;
-        e.cons -= 1;
-        let lpn = e.lpn;
-        self.index.insert(lpn, s);
-    }
-}
-
 /// The SCFTL.
 #[derive(Serialize, Deserialize)]
 pub struct Scftl {
@@ -194,6 +91,9 @@ pub struct Scftl {
     cmt: Cmt,
     tpd_bytes: u64,
     cmt_bytes: u64,
+    /// Scratch for spatial fetching's runs (kept to save an allocation per miss).
+    #[serde(skip)]
+    runs: Vec<(Lpn, u32)>,
 }
 
 impl Scftl {
@@ -216,9 +116,15 @@ impl Scftl {
             fetch_limit: cfg.ftl.scftl.fetch_limit,
             tpd_mc: vec![0; tps],
             tpd_modified: vec![false; tps],
-            cmt: Cmt::new(entries),
+            cmt: Cmt::new(
+                entries,
+                st.flash_map.len() as u32,
+                st.per_tp,
+                cfg.ftl.scftl.replacement == CacheReplacement::Lru,
+            ),
             tpd_bytes: (st.chip_translation_pages() * TPD_HALF_BYTES).div_ceil(2),
             cmt_bytes: entries as u64 * ENTRY_BYTES,
+            runs: Vec::with_capacity(cfg.ftl.scftl.fetch_limit as usize),
             st,
         })
     }
@@ -235,17 +141,16 @@ impl Scftl {
 
     /// CMT capacity in entries.
     pub fn cmt_entries(&self) -> usize {
-        self.cmt.cap
+        self.cmt.cap()
     }
 
     /// Cached entries as (start LPN, start PPN, consecutive, modified, recently accessed), by LPN.
     pub fn cached_entries(&self) -> Vec<(Lpn, Ppn, u32, bool, bool)> {
         self.cmt
-            .index
-            .values()
-            .map(|&s| {
-                let e = self.cmt.slots[s as usize];
-                (e.lpn, e.ppn, e.cons, e.modified, e.accessed)
+            .slots_by_lpn()
+            .map(|s| {
+                let e = self.cmt.entry(s);
+                (e.lpn, e.ppn, e.cons, self.cmt.modified(s), self.cmt.accessed(s))
             })
             .collect()
     }
@@ -259,89 +164,89 @@ impl Scftl {
         self.st.tp_of(lpn)
     }
 
-    /// Victim class (1 = first choice) of entry `e`, None if `fetch` may not evict it.
-    fn class(&self, e: &Entry, fetch: Fetch) -> Option<u8> {
-        let (a, m) = (e.accessed, e.modified);
-        match self.policy {
-            CacheReplacement::Lru => Some(1),
-            CacheReplacement::Nru => Some(1 + 2 * u8::from(a) + u8::from(m)),
-            CacheReplacement::DNru => {
-                let high = self.tpd_mc[self.tp_of(e.lpn) as usize] >= self.c;
-                match (fetch, a, m, high) {
-                    (_, false, false, _) => Some(1),
-                    (_, false, true, true) => Some(2),
-                    (Fetch::Normal, false, true, false) => Some(3),
-                    (Fetch::Normal, true, false, _) => Some(4),
-                    (Fetch::Normal, true, true, true) => Some(5),
-                    (Fetch::Normal, true, true, false) => Some(6),
-                    (Fetch::Spatial, true, false, _) => Some(3),
-                    (Fetch::Spatial, true, true, true) => Some(4),
-                    (Fetch::Spatial, _, true, false) => None,
-                }
-            }
+    /// Whether entries of translation page `tvpn` are in the high-MC classes (MC >= c).
+    fn high(&self, tvpn: u32) -> bool {
+        self.tpd_mc[tvpn as usize] >= self.c
+    }
+
+    /// Set the MC of `tvpn`, moving its cached entries between the high- and low-MC classes
+    /// when the value crosses c.
+    fn set_mc(&mut self, tvpn: u32, mc: u8) {
+        let was = self.high(tvpn);
+        self.tpd_mc[tvpn as usize] = mc;
+        let now = self.high(tvpn);
+        if was != now {
+            self.cmt.set_high_of_page(tvpn, now);
         }
     }
 
-    /// The victim slot for `fetch`, if any entry may be evicted.
+    /// The victim classes of `fetch`, best first, each as the flag combinations it holds
+    /// (Table 5.1 for D-NRU; NRU's four classes ignore MC).
+    fn classes(&self, fetch: Fetch) -> &'static [&'static [Combo]] {
+        use Combo as C;
+        const NRU: &[&[Combo]] = &[
+            &[C::UNUSED_CLEAN],
+            &[C::UNUSED_DIRTY_HIGH, C::UNUSED_DIRTY_LOW],
+            &[C::USED_CLEAN],
+            &[C::USED_DIRTY_HIGH, C::USED_DIRTY_LOW],
+        ];
+        const DNRU_NORMAL: &[&[Combo]] = &[
+            &[C::UNUSED_CLEAN],
+            &[C::UNUSED_DIRTY_HIGH],
+            &[C::UNUSED_DIRTY_LOW],
+            &[C::USED_CLEAN],
+            &[C::USED_DIRTY_HIGH],
+            &[C::USED_DIRTY_LOW],
+        ];
+        // Spatial fetching never evicts a modified entry whose page has MC < c.
+        const DNRU_SPATIAL: &[&[Combo]] =
+            &[&[C::UNUSED_CLEAN], &[C::UNUSED_DIRTY_HIGH], &[C::USED_CLEAN], &[C::USED_DIRTY_HIGH]];
+        match (self.policy, fetch) {
+            (CacheReplacement::Nru, _) => NRU,
+            (CacheReplacement::DNru, Fetch::Normal) => DNRU_NORMAL,
+            (CacheReplacement::DNru, Fetch::Spatial) => DNRU_SPATIAL,
+            (CacheReplacement::Lru, _) => unreachable!("LRU has no classes"),
+        }
+    }
+
+    /// The victim slot for `fetch`, if any entry may be evicted: the least recently used
+    /// under LRU, else the entry of the best class nearest the clock hand.
     fn pick_victim(&self, fetch: Fetch) -> Option<u32> {
         if self.policy == CacheReplacement::Lru {
-            return self.cmt.lru.iter().next().map(|&(_, s)| s);
+            return self.cmt.least_recent();
         }
-        let mut best: Option<(u8, u32)> = None;
-        for i in 0..self.cmt.cap {
-            let s = (self.cmt.clock + i) % self.cmt.cap;
-            if !self.cmt.used[s] {
-                continue;
-            }
-            if let Some(k) = self.class(&self.cmt.slots[s], fetch) {
-                if best.is_none_or(|(b, _)| k < b) {
-                    best = Some((k, s as u32));
-                    if k == 1 {
-                        break;
-                    }
-                }
-            }
-        }
-        best.map(|(_, s)| s)
+        self.classes(fetch)
+            .iter()
+            .find_map(|combos| combos.iter().filter_map(|&c| self.cmt.first_of(c)).min().map(|(_, s)| s))
     }
 
     /// Evict one entry for `fetch`, writing it back if modified. None if nothing may go.
     fn evict_one(&mut self, fetch: Fetch) -> Option<bool> {
         let s = self.pick_victim(fetch)?;
-        self.cmt.clock = (s as usize + 1) % self.cmt.cap;
-        let e = self.cmt.remove(s);
-        if e.accessed && self.policy != CacheReplacement::Lru {
+        self.cmt.advance_clock(s);
+        let (e, accessed, modified) = self.cmt.remove(s);
+        if accessed && self.policy != CacheReplacement::Lru {
             // No admissible entry had A clear: the NRU epoch ends.
-            for (slot, used) in self.cmt.slots.iter_mut().zip(&self.cmt.used) {
-                if *used {
-                    slot.accessed = false;
-                }
-            }
+            self.cmt.clear_accessed();
         }
-        if e.modified {
+        if modified {
             for l in e.lpn..=e.end() {
                 self.st.flash_map[l as usize] = e.ppn_of(l);
             }
             self.batch_update(self.tp_of(e.lpn));
         }
-        Some(e.modified)
+        Some(modified)
     }
 
     /// Batch update: every modified cached entry of translation page `tvpn` goes to flash.
     fn batch_update(&mut self, tvpn: u32) {
-        let lo = tvpn * self.st.per_tp;
-        let hi = lo + self.st.per_tp;
-        let slots: Vec<u32> = self.cmt.index.range(lo..hi).map(|(_, &s)| s).collect();
-        for s in slots {
-            let e = self.cmt.slots[s as usize];
-            if e.modified {
-                for l in e.lpn..=e.end() {
-                    self.st.flash_map[l as usize] = e.ppn_of(l);
-                }
-                self.cmt.slots[s as usize].modified = false;
+        let map = &mut self.st.flash_map;
+        self.cmt.clean_page(tvpn, |e| {
+            for l in e.lpn..=e.end() {
+                map[l as usize] = e.ppn_of(l);
             }
-        }
-        self.tpd_mc[tvpn as usize] = 0;
+        });
+        self.set_mc(tvpn, 0);
         self.tpd_modified[tvpn as usize] = false;
         self.write_back(tvpn);
     }
@@ -379,11 +284,12 @@ impl Scftl {
     /// Cache the other mapped runs of the window `lo..hi` of `lpn`, nearest first, while
     /// the replacement policy admits a victim. Returns whether a modified entry was evicted.
     fn spatial_fetch(&mut self, lpn: Lpn, lo: Lpn, hi: Lpn) -> bool {
-        let mut runs = Vec::new();
+        let mut runs = std::mem::take(&mut self.runs);
+        runs.clear();
         let mut l = lo;
         while l < hi {
             if let Some(s) = self.cmt.find(l) {
-                l = self.cmt.slots[s as usize].end() + 1;
+                l = self.cmt.entry(s).end() + 1;
             } else if self.st.flash_map[l as usize] == NONE {
                 l += 1;
             } else {
@@ -392,22 +298,45 @@ impl Scftl {
                 l = start + len;
             }
         }
-        runs.sort_by_key(|&(start, len)| if start > lpn { start - lpn } else { lpn - (start + len - 1) });
+        // Nearest first: the runs are in LPN order and none holds `lpn` (it is cached), so
+        // merge those before it (nearest last) with those after it; on a tie the one before
+        // goes first.
+        let split = runs.partition_point(|&(start, _)| start < lpn);
+        // The window lies in `lpn`'s translation page.
+        let tp = self.tp_of(lpn);
+        let accessed = self.policy != CacheReplacement::DNru;
+        let (mut before, mut after) = (split, split);
         let mut dirty = false;
-        for (start, len) in runs {
+        while before > 0 || after < runs.len() {
+            let back = before.checked_sub(1).map(|i| (lpn - (runs[i].0 + runs[i].1 - 1), i));
+            let ahead = runs.get(after).map(|&(start, _)| (start - lpn, after));
+            let i = match (back, ahead) {
+                (Some(b), Some(a)) if a.0 < b.0 => a.1,
+                (Some(b), _) => b.1,
+                (None, Some(a)) => a.1,
+                (None, None) => unreachable!("loop condition"),
+            };
+            if i < split {
+                before -= 1;
+            } else {
+                after += 1;
+            }
+            let (start, len) = runs[i];
             if self.cmt.free_slots() == 0 {
                 match self.evict_one(Fetch::Spatial) {
                     Some(d) => dirty |= d,
-                    None => return dirty,
+                    None => break,
                 }
             }
             // Evictions write back only cached entries, so the run's mappings still hold.
             let ppn = self.st.flash_map[start as usize];
-            let accessed = self.policy != CacheReplacement::DNru;
-            let s = self.cmt.insert(Entry { lpn: start, ppn, cons: len - 1, modified: false, accessed: false });
+            // (An eviction above may have written this page back: MC is read now.)
+            let high = self.high(tp);
+            let s = self.cmt.insert(Entry { lpn: start, ppn, cons: len - 1 }, false, high);
             self.cmt.touch(s, accessed);
             self.st.cache.spatial_entries += 1;
         }
+        self.runs = runs;
         dirty
     }
 
@@ -423,7 +352,7 @@ impl Scftl {
             return None;
         }
         let p = self.cmt.find(lpn - 1)?;
-        let e = self.cmt.slots[p as usize];
+        let e = self.cmt.entry(p);
         (e.end() == lpn - 1 && e.ppn != NONE && e.ppn_of(lpn - 1) == prev && e.cons < MAX_CONSECUTIVE).then_some(p)
     }
 
@@ -433,14 +362,14 @@ impl Scftl {
         let hit = self.cmt.find(lpn).is_some();
         let mut dirty = false;
         // Each pass either applies the update or evicts one entry.
-        for _ in 0..=self.cmt.cap {
+        for _ in 0..=self.cmt.cap() {
             let cover = self.cmt.find(lpn);
             let merge = self.merge_target(ctx, lpn, ppn).filter(|&p| Some(p) != cover);
-            let newly_modified = cover.is_none_or(|s| !self.cmt.slots[s as usize].modified);
+            let newly_modified = cover.is_none_or(|s| !self.cmt.modified(s));
             let need = match cover {
                 None => usize::from(merge.is_none()),
                 Some(s) => {
-                    let e = self.cmt.slots[s as usize];
+                    let e = self.cmt.entry(s);
                     if e.cons == 0 || (lpn == e.lpn && merge.is_some()) {
                         0
                     } else if lpn == e.lpn || lpn == e.end() {
@@ -456,19 +385,20 @@ impl Scftl {
             }
             let tvpn = self.tp_of(lpn);
             if newly_modified {
-                self.tpd_mc[tvpn as usize] = (self.tpd_mc[tvpn as usize] + 1).min(MC_MAX);
+                self.set_mc(tvpn, (self.tpd_mc[tvpn as usize] + 1).min(MC_MAX));
             }
             self.tpd_modified[tvpn as usize] = true;
-            let single = Entry { lpn, ppn, cons: 0, modified: true, accessed: false };
+            let high = self.high(tvpn);
+            let single = Entry { lpn, ppn, cons: 0 };
             if let Some(s) = cover {
-                let e = self.cmt.slots[s as usize];
+                let e = self.cmt.entry(s);
                 if e.cons == 0 {
                     // (a) normal update (or re-merge of a single entry).
                     if merge.is_some() {
                         self.cmt.remove(s);
                     } else {
-                        self.cmt.slots[s as usize].ppn = ppn;
-                        self.cmt.slots[s as usize].modified = true;
+                        self.cmt.set_ppn(s, ppn);
+                        self.cmt.mark_modified(s, high);
                         self.cmt.touch(s, accessed);
                     }
                 } else if lpn == e.lpn {
@@ -476,33 +406,32 @@ impl Scftl {
                     self.cmt.drop_head(s);
                     self.st.cache.splits += 1;
                     if merge.is_none() {
-                        let n = self.cmt.insert(single);
+                        let n = self.cmt.insert(single, true, high);
                         self.cmt.touch(n, accessed);
                     }
                 } else if lpn == e.end() {
                     // (c) tail update.
-                    self.cmt.slots[s as usize].cons -= 1;
+                    self.cmt.truncate(s, e.cons - 1);
                     self.st.cache.splits += 1;
-                    let n = self.cmt.insert(single);
+                    let n = self.cmt.insert(single, true, high);
                     self.cmt.touch(n, accessed);
                 } else {
-                    // (d) middle update: head, the updated entry, tail.
-                    let tail = Entry { lpn: lpn + 1, ppn: e.ppn_of(lpn + 1), cons: e.end() - lpn - 1, ..e };
-                    self.cmt.slots[s as usize].cons = lpn - e.lpn - 1;
+                    // (d) middle update: head, the updated entry, tail (with the entry's flags).
+                    let tail = Entry { lpn: lpn + 1, ppn: e.ppn_of(lpn + 1), cons: e.end() - lpn - 1 };
+                    self.cmt.truncate(s, lpn - e.lpn - 1);
                     self.st.cache.splits += 1;
-                    let t = self.cmt.insert(tail);
-                    self.cmt.touch(t, false);
-                    let n = self.cmt.insert(single);
+                    let t = self.cmt.insert(tail, self.cmt.modified(s), high);
+                    self.cmt.touch(t, self.cmt.accessed(s));
+                    let n = self.cmt.insert(single, true, high);
                     self.cmt.touch(n, accessed);
                 }
             } else if merge.is_none() {
-                let n = self.cmt.insert(single);
+                let n = self.cmt.insert(single, true, high);
                 self.cmt.touch(n, accessed);
             }
             if let Some(p) = merge {
-                let e = &mut self.cmt.slots[p as usize];
-                e.cons += 1;
-                e.modified = true;
+                self.cmt.extend(p);
+                self.cmt.mark_modified(p, high);
                 self.cmt.touch(p, accessed);
                 self.st.cache.merges += 1;
             }
@@ -523,7 +452,7 @@ impl DemandFtl for Scftl {
 
     fn current(&self, lpn: Lpn) -> Ppn {
         match self.cmt.find(lpn) {
-            Some(s) => self.cmt.slots[s as usize].ppn_of(lpn),
+            Some(s) => self.cmt.entry(s).ppn_of(lpn),
             None => self.st.flash_map[lpn as usize],
         }
     }
@@ -533,7 +462,13 @@ impl DemandFtl for Scftl {
         if let Some(s) = self.cmt.find(lpn) {
             self.st.cache.hits += 1;
             self.cmt.touch(s, true);
-            return Ok(self.cmt.slots[s as usize].ppn_of(lpn));
+            return Ok(self.cmt.entry(s).ppn_of(lpn));
+        }
+        // A miss will look at its whole fetch window: start fetching its lines now.
+        let (lo, hi) = self.window(lpn);
+        for l in (lo..hi).step_by(16) {
+            self.cmt.prefetch(l);
+            ftlsim_core::big_array::prefetch(&self.st.flash_map, l as usize);
         }
         let mut dirty = self.make_room();
         // Programming the victim's write-back may run GC, which caches the pages it moves:
@@ -547,14 +482,14 @@ impl DemandFtl for Scftl {
             } else {
                 c.misses_no_penalty += 1
             }
-            return Ok(self.cmt.slots[s as usize].ppn_of(lpn));
+            return Ok(self.cmt.entry(s).ppn_of(lpn));
         }
         dirty |= self.make_room();
-        let (lo, hi) = self.window(lpn);
         let fetched = self.st.fetch(ctx, self.tp_of(lpn))?;
         let (start, len) = if fetched { self.run_at(lpn, lo, hi) } else { (lpn, 1) };
         let ppn = self.st.flash_map[start as usize];
-        let s = self.cmt.insert(Entry { lpn: start, ppn, cons: len - 1, modified: false, accessed: false });
+        let high = self.high(self.tp_of(start));
+        let s = self.cmt.insert(Entry { lpn: start, ppn, cons: len - 1 }, false, high);
         self.cmt.touch(s, true);
         if fetched {
             dirty |= self.spatial_fetch(lpn, lo, hi);
@@ -565,6 +500,11 @@ impl DemandFtl for Scftl {
             (false, false) => self.st.cache.misses_no_penalty += 1,
         }
         Ok(self.current(lpn))
+    }
+
+    fn prefetch_entry(&self, lpn: Lpn) {
+        self.cmt.prefetch(lpn);
+        ftlsim_core::big_array::prefetch(&self.st.flash_map, lpn as usize);
     }
 
     fn remap(&mut self, ctx: &mut FlashCtx, lpn: Lpn, ppn: Ppn) -> Result<(), SimError> {
@@ -608,7 +548,7 @@ impl Ftl for Scftl {
         m.insert("sram_tpd_bytes".into(), self.tpd_bytes.into());
         m.insert("sram_cmt_bytes".into(), self.cmt_bytes.into());
         m.insert("sram_gc_metadata_bytes".into(), self.st.gc_metadata_bytes().into());
-        m.insert("cmt_entries".into(), (self.cmt.cap as u64).into());
+        m.insert("cmt_entries".into(), (self.cmt.cap() as u64).into());
         let policy = match self.policy {
             CacheReplacement::Lru => "lru",
             CacheReplacement::Nru => "nru",
@@ -620,21 +560,18 @@ impl Ftl for Scftl {
 
     fn check_invariants(&self, flash: &FlashArray) {
         self.st.check_invariants(flash, |lpn| self.current(lpn));
-        assert_eq!(self.cmt.index.len(), self.cmt.cap - self.cmt.free.len(), "cmt index and slots disagree");
-        let mut last_end: Option<Lpn> = None;
-        for (&start, &s) in &self.cmt.index {
-            let e = self.cmt.slots[s as usize];
-            assert!(self.cmt.used[s as usize] && e.lpn == start, "cmt slot {s} indexed at {start} holds {e:?}");
-            assert!(last_end.is_none_or(|l| l < start), "cmt entries overlap at {start}");
+        self.cmt.check_invariants(|e| self.high(self.tp_of(e.lpn)));
+        for s in self.cmt.slots_by_lpn() {
+            let e = self.cmt.entry(s);
             assert!(e.cons <= MAX_CONSECUTIVE && (e.cons == 0 || e.ppn != NONE), "bad entry {e:?}");
             assert_eq!(self.tp_of(e.lpn), self.tp_of(e.end()), "entry {e:?} spans translation pages");
-            assert!(!e.modified || self.tpd_modified[self.tp_of(e.lpn) as usize], "modified {e:?}, TPD clean");
-            if !e.modified {
+            let modified = self.cmt.modified(s);
+            assert!(!modified || self.tpd_modified[self.tp_of(e.lpn) as usize], "modified {e:?}, TPD clean");
+            if !modified {
                 for l in e.lpn..=e.end() {
                     assert_eq!(self.st.flash_map[l as usize], e.ppn_of(l), "clean entry {e:?} differs at {l}");
                 }
             }
-            last_end = Some(e.end());
         }
     }
 }
@@ -677,13 +614,14 @@ mapping_cache_bytes = {cache_bytes}
         DriveConfig::from_toml(&text, "unit").unwrap()
     }
 
-    fn entry(lpn: Lpn, ppn: Ppn, cons: u32, modified: bool, accessed: bool) -> Entry {
-        Entry { lpn, ppn, cons, modified, accessed }
+    /// An entry with its M and A flags.
+    fn entry(lpn: Lpn, ppn: Ppn, cons: u32, modified: bool, accessed: bool) -> (Entry, bool, bool) {
+        (Entry { lpn, ppn, cons }, modified, accessed)
     }
 
     /// Cache `e` as if fetched (clean entries also on "flash").
-    fn put(f: &mut Scftl, e: Entry) -> u32 {
-        if !e.modified {
+    fn put(f: &mut Scftl, (e, modified, accessed): (Entry, bool, bool)) -> u32 {
+        if !modified {
             for l in e.lpn..=e.end() {
                 f.st.flash_map[l as usize] = e.ppn_of(l);
             }
@@ -691,7 +629,10 @@ mapping_cache_bytes = {cache_bytes}
             let tp = f.tp_of(e.lpn) as usize;
             f.tpd_modified[tp] = true;
         }
-        f.cmt.insert(e)
+        let high = f.high(f.tp_of(e.lpn));
+        let s = f.cmt.insert(e, modified, high);
+        f.cmt.touch(s, accessed);
+        s
     }
 
     fn entries(f: &Scftl) -> Vec<(Lpn, Ppn, u32, bool)> {
@@ -817,7 +758,7 @@ mapping_cache_bytes = {cache_bytes}
     fn victims(f: &mut Scftl, fetch: Fetch) -> Vec<Lpn> {
         let mut out = Vec::new();
         while let Some(s) = f.pick_victim(fetch) {
-            out.push(f.cmt.remove(s).lpn);
+            out.push(f.cmt.remove(s).0.lpn);
         }
         out
     }
@@ -866,6 +807,7 @@ mapping_cache_bytes = {cache_bytes}
         });
         with_ctx(9 * 8, |f, _| {
             f.policy = CacheReplacement::Lru;
+            f.cmt = Cmt::new(f.cmt.cap(), f.st.flash_map.len() as u32, f.st.per_tp, true);
             table_5_1(f);
             let s = f.cmt.find(1030).unwrap();
             f.cmt.touch(s, true);
