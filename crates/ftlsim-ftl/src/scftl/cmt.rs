@@ -115,7 +115,9 @@ pub(super) struct Cmt {
     entries: usize,
     free: Vec<u32>,
     /// Per combination, one bit per 64-slot word: the word holds an entry of it.
-    summary: [Vec<u64>; 6],
+    /// `summary[w / 64][c]` bit `w % 64`: word `w` holds an entry of combination `c` (the
+    /// six combinations side by side, so that a refresh touches one cache line).
+    summary: Vec<[u64; COMBOS]>,
     /// The clock hand: victims are searched from here.
     clock: usize,
     now: u64,
@@ -143,7 +145,7 @@ impl Cmt {
             dirty_next: vec![NONE; cap],
             entries: 0,
             free: (0..cap as u32).rev().collect(),
-            summary: std::array::from_fn(|_| vec![0; cap.div_ceil(64).div_ceil(64)]),
+            summary: vec![[0; COMBOS]; cap.div_ceil(64).div_ceil(64)],
             clock: 0,
             now: 0,
         }
@@ -157,18 +159,27 @@ impl Cmt {
         [unused & !m, unused & m & h, unused & m & !h, used & !m, used & m & h, used & m & !h]
     }
 
+    /// The slots of word `w` in combination `c` (one of [`Cmt::combo_words`]).
+    #[inline]
+    fn combo_word(&self, w: usize, c: usize) -> u64 {
+        let (u, a, m, h) = (self.used.0[w], self.accessed.0[w], self.modified.0[w], self.high.0[w]);
+        let by_a = if c < 3 { u & !a } else { u & a };
+        by_a & match c % 3 {
+            0 => !m,
+            1 => m & h,
+            _ => m & !h,
+        }
+    }
+
     /// Bring the summary bits of the word holding slot `s` up to date.
     #[inline]
     fn refresh(&mut self, s: u32) {
         let w = s as usize / 64;
         let (i, bit) = (w / 64, 1u64 << (w % 64));
         let words = self.combo_words(w);
-        for (sum, x) in self.summary.iter_mut().zip(words) {
-            if x != 0 {
-                sum[i] |= bit;
-            } else {
-                sum[i] &= !bit;
-            }
+        // Branch-free: whether a combination is present in a word is unpredictable.
+        for (sum, x) in self.summary[i].iter_mut().zip(words) {
+            *sum = (*sum & !bit) | (bit * u64::from(x != 0));
         }
     }
 
@@ -306,6 +317,29 @@ impl Cmt {
         s
     }
 
+    /// Put `e` (clean, A clear) in slot `s` in place of its clean entry: [`Cmt::remove`] then
+    /// [`Cmt::insert`] into the same slot, without the round trip through the free list and
+    /// with the summary refreshed only if the flags changed. Returns whether the old entry
+    /// was recently accessed.
+    pub fn replace_clean(&mut self, s: u32, e: Entry) -> bool {
+        let old = self.slots[s as usize];
+        debug_assert!(self.used.get(s) && !self.modified.get(s) && !self.high.get(s), "replace of {old:?}");
+        self.cover(old.lpn, old.end(), NONE);
+        debug_assert!(self.find(e.lpn).is_none() && self.find(e.end()).is_none(), "overlapping entry {e:?}");
+        self.slots[s as usize] = e;
+        self.cover(e.lpn, e.end(), s);
+        if self.track_lru {
+            self.lru.remove(&(self.stamp[s as usize], s));
+        }
+        let accessed = self.accessed.get(s);
+        if accessed {
+            self.accessed.set(s, false);
+            self.refresh(s);
+        }
+        self.touch(s, false);
+        accessed
+    }
+
     /// Remove slot `s`; returns its entry and whether it was recently accessed and modified.
     pub fn remove(&mut self, s: u32) -> (Entry, bool, bool) {
         let e = self.slots[s as usize];
@@ -393,21 +427,22 @@ impl Cmt {
         let (w0, b0) = (self.clock / 64, self.clock % 64);
         let at = |w: usize, x: u64| {
             let s = (w * 64) as u32 + x.trailing_zeros();
-            ((s as usize + self.cap - self.clock) % self.cap, s)
+            let s_ = s as usize;
+            (if s_ >= self.clock { s_ - self.clock } else { s_ + self.cap - self.clock }, s)
         };
         // The hand's word from the hand on.
-        let x = self.combo_words(w0)[c] & (u64::MAX << b0);
+        let x = self.combo_word(w0, c) & (u64::MAX << b0);
         if x != 0 {
             return Some(at(w0, x));
         }
         // The next word with one by the summary, wrapping to the hand's word's low bits.
         let words = self.used.0.len();
-        let sum = &self.summary[c];
+        let sum = &self.summary;
         let next = |from: usize, to: usize| -> Option<usize> {
             // First word index in from..to whose summary bit is set.
             let mut w = from;
             while w < to {
-                let bits = sum[w / 64] >> (w % 64);
+                let bits = sum[w / 64][c] >> (w % 64);
                 if bits != 0 {
                     let found = w + bits.trailing_zeros() as usize;
                     return (found < to).then_some(found);
@@ -417,15 +452,15 @@ impl Cmt {
             None
         };
         if let Some(w) = next(w0 + 1, words).or_else(|| next(0, w0)) {
-            return Some(at(w, self.combo_words(w)[c]));
+            return Some(at(w, self.combo_word(w, c)));
         }
-        let x = self.combo_words(w0)[c] & !(u64::MAX << b0);
+        let x = self.combo_word(w0, c) & !(u64::MAX << b0);
         (x != 0).then(|| at(w0, x))
     }
 
     /// Move the clock hand past slot `s`.
     pub fn advance_clock(&mut self, s: u32) {
-        self.clock = (s as usize + 1) % self.cap;
+        self.clock = if s as usize + 1 == self.cap { 0 } else { s as usize + 1 };
     }
 
     /// `cover` holds exactly the entries of the used slots; used bits and the free list
@@ -466,10 +501,11 @@ impl Cmt {
         if self.track_lru {
             assert_eq!(self.lru.len(), self.entries, "lru order and entries disagree");
         }
-        for (c, sum) in self.summary.iter().enumerate() {
+        for c in 0..COMBOS {
             for w in 0..self.used.0.len() {
-                let bit = sum[w / 64] >> (w % 64) & 1 == 1;
+                let bit = self.summary[w / 64][c] >> (w % 64) & 1 == 1;
                 assert_eq!(bit, self.combo_words(w)[c] != 0, "summary of combination {c}, word {w}");
+                assert_eq!(self.combo_word(w, c), self.combo_words(w)[c], "combination {c} of word {w}");
             }
         }
     }

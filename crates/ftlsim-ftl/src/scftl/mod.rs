@@ -215,14 +215,20 @@ impl Scftl {
         if self.policy == CacheReplacement::Lru {
             return self.cmt.least_recent();
         }
-        self.classes(fetch)
-            .iter()
-            .find_map(|combos| combos.iter().filter_map(|&c| self.cmt.first_of(c)).min().map(|(_, s)| s))
+        self.classes(fetch).iter().find_map(|combos| match combos {
+            [c] => self.cmt.first_of(*c).map(|(_, s)| s),
+            _ => combos.iter().filter_map(|&c| self.cmt.first_of(c)).min().map(|(_, s)| s),
+        })
     }
 
     /// Evict one entry for `fetch`, writing it back if modified. None if nothing may go.
     fn evict_one(&mut self, fetch: Fetch) -> Option<bool> {
         let s = self.pick_victim(fetch)?;
+        Some(self.evict(s))
+    }
+
+    /// Evict slot `s` (the victim picked), writing it back if modified; whether it was.
+    fn evict(&mut self, s: u32) -> bool {
         self.cmt.advance_clock(s);
         let (e, accessed, modified) = self.cmt.remove(s);
         if accessed && self.policy != CacheReplacement::Lru {
@@ -235,7 +241,7 @@ impl Scftl {
             }
             self.batch_update(self.tp_of(e.lpn));
         }
-        Some(modified)
+        modified
     }
 
     /// Batch update: every modified cached entry of translation page `tvpn` goes to flash.
@@ -322,17 +328,32 @@ impl Scftl {
                 after += 1;
             }
             let (start, len) = runs[i];
+            // A clean victim's slot takes the new entry at once (the common case: nothing
+            // else happens between the two, and its flags barely change); a modified one is
+            // evicted and written back first.
+            let mut reuse = None;
             if self.cmt.free_slots() == 0 {
-                match self.evict_one(Fetch::Spatial) {
-                    Some(d) => dirty |= d,
+                match self.pick_victim(Fetch::Spatial) {
+                    Some(v) if !self.cmt.modified(v) => reuse = Some(v),
+                    Some(v) => dirty |= self.evict(v),
                     None => break,
                 }
             }
             // Evictions write back only cached entries, so the run's mappings still hold.
             let ppn = self.st.flash_map[start as usize];
-            // (An eviction above may have written this page back: MC is read now.)
-            let high = self.high(tp);
-            let s = self.cmt.insert(Entry { lpn: start, ppn, cons: len - 1 }, false, high);
+            let entry = Entry { lpn: start, ppn, cons: len - 1 };
+            let s = match reuse {
+                Some(v) => {
+                    self.cmt.advance_clock(v);
+                    if self.cmt.replace_clean(v, entry) && self.policy != CacheReplacement::Lru {
+                        // No admissible entry had A clear: the NRU epoch ends.
+                        self.cmt.clear_accessed();
+                    }
+                    v
+                }
+                // (An eviction above may have written this page back: MC is read now.)
+                None => self.cmt.insert(entry, false, self.high(tp)),
+            };
             self.cmt.touch(s, accessed);
             self.st.cache.spatial_entries += 1;
         }
