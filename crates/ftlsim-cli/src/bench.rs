@@ -1,7 +1,8 @@
 //! `ftlsim bench`: the standard benchmark of issue 2. The `default` preset with the page
 //! FTL, filled and preconditioned to steady state, then 4 KiB uniform random requests, 70%
 //! writes, closed loop at queue depth 32. Prints host requests per wall second of the
-//! measured run (preconditioning excluded and timed apart), and peak RSS.
+//! measured run (preconditioning excluded and timed apart), and peak RSS. `--ftls`: the
+//! replay rate of every registered FTL on the same drive and workload, against DFTL's.
 
 use clap::Args;
 use ftlsim_core::error::SimError;
@@ -28,6 +29,36 @@ pub struct BenchArgs {
     /// Instead: measure trace parsing throughput of every trace file in this directory.
     #[arg(long)]
     parse: Option<PathBuf>,
+    /// Instead: replay rate of every FTL on the preset (filled, not preconditioned to
+    /// steady state: a demand FTL takes minutes to get there), `--requests` requests each.
+    #[arg(long, conflicts_with_all = ["scaling", "parse"])]
+    ftls: bool,
+}
+
+/// Replay rate of every registered FTL on `preset`: a full sequential fill, then `requests`
+/// requests of the benchmark's workload; prints requests per wall second and the ratio to
+/// DFTL's.
+fn per_ftl(preset: &str, requests: u64) -> Result<(), SimError> {
+    println!("{:<7} {:>9} {:>13} {:>9} {:>8} {:>9}", "ftl", "replay s", "requests/s", "vs dftl", "WAF", "sim IOPS");
+    let mut rows = Vec::new();
+    for f in ftlsim_ftl::FTLS {
+        let mut cfg = presets::load(preset)?;
+        cfg.ftl.name = f.name.to_string();
+        let mut sim = ftlsim_ftl::simulator(cfg, false)?;
+        sim.precondition(&Precondition { fill: 1.0, seed: 1, ..Precondition::default() })?;
+        let spec = WorkloadSpec::parse(&format!("read=0.3,size=4k,qd=32,requests={requests}"))?;
+        let mut gen = Generator::new(&spec, sim.derived().logical_bytes, 100)?.map(Ok);
+        let opts = RunOptions { replay: Replay::Closed { queue_depth: 32 }, interval_ns: 0, ..RunOptions::default() };
+        let t = Instant::now();
+        let r = sim.run(&mut gen, &opts, &mut NoObserver)?;
+        let secs = t.elapsed().as_secs_f64();
+        rows.push((f.name, secs, r.host.requests as f64 / secs, r.write_amplification.total, r.performance.iops));
+    }
+    let dftl = rows.iter().find(|r| r.0 == "dftl").map_or(f64::NAN, |r| r.2);
+    for (name, secs, rate, waf, iops) in rows {
+        println!("{name:<7} {secs:>9.2} {rate:>13.0} {:>9.2} {waf:>8.2} {iops:>9.0}", rate / dftl);
+    }
+    Ok(())
 }
 
 /// Parse every trace in `dir` from memory (so disk speed does not count), repeated until
@@ -80,6 +111,9 @@ pub fn peak_rss_bytes() -> Option<u64> {
 pub fn run(a: &BenchArgs) -> Result<(), SimError> {
     if let Some(dir) = &a.parse {
         return parse_throughput(dir);
+    }
+    if a.ftls {
+        return per_ftl(&a.preset, a.requests);
     }
     let cfg = presets::load(&a.preset)?;
     let t0 = Instant::now();
