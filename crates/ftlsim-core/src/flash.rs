@@ -14,6 +14,7 @@
 //!   indices within their blocks have equal parity;
 //! - read only pages that hold data.
 
+use crate::address_map::FastDiv;
 use crate::big_array;
 use crate::error::FlashError;
 use crate::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
@@ -67,6 +68,9 @@ pub const OOB_BASE_BYTES: u32 = 9;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FlashArray {
     geo: Geometry,
+    /// Pages per block and per plane as dividers (a division per page operation otherwise).
+    per_block: FastDiv,
+    per_plane: FastDiv,
     copyback_same_parity: bool,
     // Per page.
     page_lpn: Vec<Lpn>,
@@ -94,6 +98,8 @@ impl FlashArray {
         let blocks = geo.blocks() as usize;
         FlashArray {
             geo: geo.clone(),
+            per_block: FastDiv::new(geo.pages_per_block),
+            per_plane: FastDiv::new(geo.pages_per_plane()),
             copyback_same_parity,
             page_lpn: big_array::filled(pages, NONE),
             page_version: big_array::filled(pages, 0),
@@ -143,8 +149,8 @@ impl FlashArray {
 
     fn program_inner(&mut self, ppn: Ppn, oob: Oob, copybacks: u8) -> Result<(), FlashError> {
         self.check_ppn(ppn)?;
-        let block = self.geo.block_of(ppn) as usize;
-        let idx = self.geo.page_in_block(ppn);
+        let block = self.per_block.div(ppn) as usize;
+        let idx = self.per_block.rem(ppn);
         if self.page_flags[ppn as usize] & (WRITTEN | WASTED | TORN) != 0 {
             return Err(FlashError::ProgramNotErased { ppn });
         }
@@ -164,7 +170,7 @@ impl FlashArray {
         self.page_copybacks[p] = copybacks;
         self.valid_bits[p / 64] |= 1u64 << (p % 64);
         self.valid_count[block] += 1;
-        self.plane_programs[self.geo.plane_of(ppn) as usize] += 1;
+        self.plane_programs[self.per_plane.div(ppn) as usize] += 1;
         debug_assert!(u32::from(self.valid_count[block]) <= self.geo.pages_per_block);
         Ok(())
     }
@@ -224,7 +230,7 @@ impl FlashArray {
     #[inline]
     pub fn prefetch_page_state(&self, ppn: Ppn) {
         big_array::prefetch(&self.valid_bits, (ppn / 64) as usize);
-        big_array::prefetch(&self.valid_count, self.geo.block_of(ppn) as usize);
+        big_array::prefetch(&self.valid_count, self.per_block.div(ppn) as usize);
     }
 
     /// Mark a valid page invalid (its LPN now lives elsewhere or was trimmed).
@@ -235,7 +241,7 @@ impl FlashArray {
         }
         let p = ppn as usize;
         self.valid_bits[p / 64] &= !(1u64 << (p % 64));
-        let block = self.geo.block_of(ppn) as usize;
+        let block = self.per_block.div(ppn) as usize;
         self.valid_count[block] -= 1;
         Ok(())
     }
@@ -356,6 +362,8 @@ impl FlashArray {
     /// below the write pointer, erased pages above it hold nothing.
     pub fn check_invariants(&self) {
         let ppb = self.geo.pages_per_block;
+        assert_eq!(u32::from(self.per_block), ppb, "block divider disagrees with the geometry");
+        assert_eq!(u32::from(self.per_plane), self.geo.pages_per_plane(), "plane divider disagrees with the geometry");
         for b in 0..self.geo.blocks() {
             let wp = self.write_pointer(b);
             assert!(wp <= ppb, "block {b}: write pointer {wp} > pages per block {ppb}");

@@ -14,6 +14,7 @@
 //! closed in the victim index, being collected}; a closed block's bucket equals its valid
 //! count.
 
+use crate::address_map::FastDiv;
 use crate::config::VictimPolicy;
 use crate::error::SimError;
 use crate::flash::{FlashArray, Oob};
@@ -196,6 +197,8 @@ impl VictimIndex {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BlockManager {
     geo: Geometry,
+    /// Pages per block as a divider (one division per invalidated page otherwise).
+    per_block: FastDiv,
     streams: u32,
     free: Vec<VecDeque<BlockId>>,
     active: Vec<BlockId>,
@@ -220,6 +223,7 @@ impl BlockManager {
         }
         BlockManager {
             geo: g.clone(),
+            per_block: FastDiv::new(g.pages_per_block),
             streams,
             free,
             active: vec![NONE; (g.planes() * streams) as usize],
@@ -314,7 +318,7 @@ impl BlockManager {
     /// Record that `ppn` was invalidated in the flash array.
     #[inline]
     pub fn on_invalidate(&mut self, flash: &FlashArray, ppn: Ppn) {
-        let b = self.geo.block_of(ppn);
+        let b = self.per_block.div(ppn);
         if self.state[b as usize] == BlockState::Closed {
             self.victims.on_invalidate(b, flash.valid_count(b));
         }
@@ -360,6 +364,7 @@ impl BlockManager {
 
     /// Consistency of pools, states and the index with the flash.
     pub fn check_invariants(&self, flash: &FlashArray) {
+        assert_eq!(u32::from(self.per_block), self.geo.pages_per_block, "block divider disagrees with the geometry");
         for (p, pool) in self.free.iter().enumerate() {
             for &b in pool {
                 assert_eq!(self.geo.plane_of_block(b) as usize, p, "block {b} in the wrong plane's pool");

@@ -7,6 +7,7 @@
 //! resources) -> [`metrics`]. See docs/architecture.md.
 #![deny(missing_docs)]
 
+pub mod address_map;
 pub mod atomic_file;
 pub mod big_array;
 pub mod config;

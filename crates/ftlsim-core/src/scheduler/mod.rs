@@ -40,6 +40,7 @@ mod bus;
 #[cfg(test)]
 mod tests;
 
+use crate::address_map::AddressMap;
 use crate::config::{DriveConfig, GcPreemption, GcScope, PlaneConcurrency};
 use crate::geometry::{Geometry, PlaneId, Ppn, NONE};
 use backlog::{Deferred, GcBacklog};
@@ -140,6 +141,8 @@ pub struct GcContention {
 #[derive(Debug, Clone)]
 pub struct Scheduler {
     geo: Geometry,
+    /// The geometry's address arithmetic without divisions (several per operation otherwise).
+    map: AddressMap,
     cmd: u64,
     xfer: u64,
     t_r: u64,
@@ -217,6 +220,7 @@ impl Scheduler {
         let planes = g.planes() as usize;
         Scheduler {
             geo: g.clone(),
+            map: AddressMap::new(g),
             cmd: t.cmd_addr_ns,
             xfer: d.page_transfer_ns,
             t_r: t.t_r_ns,
@@ -341,14 +345,14 @@ impl Scheduler {
     pub fn note_recorded(&mut self, op: &FlashOp) {
         if op.kind != OpKind::Barrier {
             let cost = self.cost_ns(op);
-            self.pending_ns[self.geo.plane_of(op.addr) as usize] += cost;
+            self.pending_ns[self.map.plane_of(op.addr) as usize] += cost;
         }
     }
 
     /// Forget operations recorded (and noted) but dropped without being scheduled.
     pub fn discard(&mut self, ops: &[FlashOp]) {
         for op in ops.iter().filter(|o| o.kind != OpKind::Barrier) {
-            self.pending_ns[self.geo.plane_of(op.addr) as usize] = 0;
+            self.pending_ns[self.map.plane_of(op.addr) as usize] = 0;
         }
     }
 
@@ -376,7 +380,7 @@ impl Scheduler {
     /// The planes of `plane`'s die.
     fn die_planes(&self, plane: PlaneId) -> impl Iterator<Item = PlaneId> {
         let dies = self.geo.dies();
-        let first = self.geo.die_of(plane);
+        let first = self.map.die_of(plane);
         (0..self.geo.planes_per_die).map(move |k| first + k * dies)
     }
 
@@ -401,7 +405,7 @@ impl Scheduler {
     fn occupy(&mut self, plane: PlaneId, kind: OpKind, end: SimTime) {
         if self.die_wide(kind) {
             let dies = self.geo.dies();
-            let first = self.geo.die_of(plane);
+            let first = self.map.die_of(plane);
             for k in 0..self.geo.planes_per_die {
                 self.plane_free[(first + k * dies) as usize] = end;
             }
@@ -438,7 +442,7 @@ impl Scheduler {
                 i += 1;
                 continue;
             }
-            let plane = self.geo.plane_of(op.addr);
+            let plane = self.map.plane_of(op.addr);
             self.pending_ns[plane as usize] = 0;
             let after = (op.after != NO_DEP).then_some(op.after as usize);
             if let Some(a) = after {
@@ -478,7 +482,7 @@ impl Scheduler {
             for (k, o) in ops[i..i + n].iter().enumerate() {
                 ends[i + k] = end;
                 if k > 0 {
-                    self.pending_ns[self.geo.plane_of(o.addr) as usize] = 0;
+                    self.pending_ns[self.map.plane_of(o.addr) as usize] = 0;
                 }
                 match o.tag {
                     Tag::Host => out.host_end = out.host_end.max(end),
@@ -526,7 +530,7 @@ impl Scheduler {
         }
         if self.die_exclusive {
             let dies = self.geo.dies();
-            let first = self.geo.die_of(plane);
+            let first = self.map.die_of(plane);
             for k in 0..self.geo.planes_per_die {
                 self.drain(first + k * dies, Drain::Before(earliest));
             }
@@ -544,15 +548,15 @@ impl Scheduler {
         if !self.multi_plane || self.serial || !matches!(first.kind, OpKind::Read | OpKind::Program | OpKind::Erase) {
             return 1;
         }
-        let g = &self.geo;
+        let (g, per_die) = (&self.map, self.geo.planes_per_die as usize);
         let die = g.die_of(g.plane_of(first.addr));
         let page = g.page_in_block(first.addr);
-        let mut planes_seen: u64 = 1 << (g.plane_addr(g.plane_of(first.addr)).plane);
+        let mut planes_seen: u64 = 1 << (g.plane_in_die(g.plane_of(first.addr)));
         let mut n = 1;
-        while n < ops.len() && n < g.planes_per_die as usize {
+        while n < ops.len() && n < per_die {
             let o = ops[n];
             let plane = g.plane_of(o.addr);
-            let bit = 1u64 << g.plane_addr(plane).plane;
+            let bit = 1u64 << g.plane_in_die(plane);
             if o.kind != first.kind
                 || o.after != first.after
                 || o.tag != first.tag
@@ -570,21 +574,21 @@ impl Scheduler {
     }
 
     fn account(&mut self, plane: PlaneId, tag: Tag, bus_ns: u64, array_ns: u64) {
-        let ch = self.geo.channel_of(plane) as usize;
+        let ch = self.map.channel_of(plane) as usize;
         self.busy.channel[ch][tag as usize] += bus_ns;
         self.busy.plane[plane as usize][tag as usize] += array_ns;
     }
 
     /// Place one operation (not deferred), after the deferred GC that must go first.
     fn single(&mut self, op: FlashOp, earliest: SimTime) -> SimTime {
-        let plane = self.geo.plane_of(op.addr);
+        let plane = self.map.plane_of(op.addr);
         self.drain_before(plane, op.kind, earliest);
         self.place(op, earliest)
     }
 
     /// Place one operation on its plane and channel.
     fn place(&mut self, op: FlashOp, earliest: SimTime) -> SimTime {
-        let g = &self.geo;
+        let g = &self.map;
         let plane = g.plane_of(op.addr);
         let ch = g.channel_of(plane) as usize;
         let (cmd, xfer) = (self.cmd, self.xfer);
@@ -668,7 +672,7 @@ impl Scheduler {
     }
 
     fn set_register(&mut self, op: FlashOp) {
-        let plane = self.geo.plane_of(op.addr) as usize;
+        let plane = self.map.plane_of(op.addr) as usize;
         self.register[plane] = match op.kind {
             OpKind::Read | OpKind::Program => op.addr,
             OpKind::Copyback => op.addr2,
@@ -677,14 +681,14 @@ impl Scheduler {
     }
 
     fn multi(&mut self, ops: &[FlashOp], earliest: SimTime) -> SimTime {
-        let g = &self.geo;
+        let g = &self.map;
         let n = ops.len() as u64;
         let first_plane = g.plane_of(ops[0].addr);
         let ch = g.channel_of(first_plane) as usize;
         self.drain_before(first_plane, ops[0].kind, earliest);
         let mut a0 = earliest;
         for o in ops {
-            let plane = self.geo.plane_of(o.addr);
+            let plane = self.map.plane_of(o.addr);
             a0 = a0.max(self.array_free(plane, o.kind));
         }
         let (cmd, xfer, now) = (self.cmd, self.xfer, self.now);
@@ -706,7 +710,7 @@ impl Scheduler {
         };
         self.multi_plane_commands += 1;
         for &o in ops {
-            let plane = self.geo.plane_of(o.addr);
+            let plane = self.map.plane_of(o.addr);
             self.occupy(plane, o.kind, end);
             self.account(plane, o.tag, bus_each, end - start);
             self.after_placing(o, plane, earliest, end);
@@ -715,7 +719,7 @@ impl Scheduler {
     }
 
     fn barrier(&mut self, addr: Ppn, scope: u32, until: SimTime) {
-        let plane = self.geo.plane_of(addr);
+        let plane = self.map.plane_of(addr);
         let scope = match scope {
             0 => GcScope::Plane,
             1 => GcScope::Die,
