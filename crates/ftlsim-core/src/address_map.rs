@@ -28,7 +28,7 @@ impl FastDiv {
 
     /// `n / d`.
     #[inline]
-    pub fn div(self, n: u32) -> u32 {
+    pub fn quotient(self, n: u32) -> u32 {
         if self.m == 0 {
             return n;
         }
@@ -37,7 +37,7 @@ impl FastDiv {
 
     /// `n % d`.
     #[inline]
-    pub fn rem(self, n: u32) -> u32 {
+    pub fn remainder(self, n: u32) -> u32 {
         if self.m == 0 {
             return 0;
         }
@@ -87,13 +87,13 @@ impl AddressMap {
     /// Plane of a physical page ([`Geometry::plane_of`]).
     #[inline]
     pub fn plane_of(&self, ppn: Ppn) -> PlaneId {
-        self.per_plane.div(ppn)
+        self.per_plane.quotient(ppn)
     }
 
     /// Page index within its block ([`Geometry::page_in_block`]).
     #[inline]
     pub fn page_in_block(&self, ppn: Ppn) -> u32 {
-        self.per_block.rem(ppn)
+        self.per_block.remainder(ppn)
     }
 
     /// Channel of a plane ([`Geometry::channel_of`]).
@@ -124,15 +124,15 @@ mod tests {
         #[test]
         fn fast_division_is_exact(n in any::<u32>(), d in 1u32..) {
             let f = FastDiv::new(d);
-            prop_assert_eq!(f.div(n), n / d);
-            prop_assert_eq!(f.rem(n), n % d);
+            prop_assert_eq!(f.quotient(n), n / d);
+            prop_assert_eq!(f.remainder(n), n % d);
         }
 
         #[test]
         fn fast_division_is_exact_at_the_edges(d in prop_oneof![1u32..70, Just(u32::MAX), Just(u32::MAX - 1), Just(1 << 31)]) {
             let f = FastDiv::new(d);
             for n in [0, 1, d - 1, d, d.saturating_add(1), u32::MAX - 1, u32::MAX] {
-                prop_assert_eq!((f.div(n), f.rem(n)), (n / d, n % d), "{} / {}", n, d);
+                prop_assert_eq!((f.quotient(n), f.remainder(n)), (n / d, n % d), "{} / {}", n, d);
             }
         }
     }

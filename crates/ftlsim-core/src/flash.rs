@@ -149,8 +149,8 @@ impl FlashArray {
 
     fn program_inner(&mut self, ppn: Ppn, oob: Oob, copybacks: u8) -> Result<(), FlashError> {
         self.check_ppn(ppn)?;
-        let block = self.per_block.div(ppn) as usize;
-        let idx = self.per_block.rem(ppn);
+        let block = self.per_block.quotient(ppn) as usize;
+        let idx = self.per_block.remainder(ppn);
         if self.page_flags[ppn as usize] & (WRITTEN | WASTED | TORN) != 0 {
             return Err(FlashError::ProgramNotErased { ppn });
         }
@@ -170,7 +170,7 @@ impl FlashArray {
         self.page_copybacks[p] = copybacks;
         self.valid_bits[p / 64] |= 1u64 << (p % 64);
         self.valid_count[block] += 1;
-        self.plane_programs[self.per_plane.div(ppn) as usize] += 1;
+        self.plane_programs[self.per_plane.quotient(ppn) as usize] += 1;
         debug_assert!(u32::from(self.valid_count[block]) <= self.geo.pages_per_block);
         Ok(())
     }
@@ -230,7 +230,7 @@ impl FlashArray {
     #[inline]
     pub fn prefetch_page_state(&self, ppn: Ppn) {
         big_array::prefetch(&self.valid_bits, (ppn / 64) as usize);
-        big_array::prefetch(&self.valid_count, self.per_block.div(ppn) as usize);
+        big_array::prefetch(&self.valid_count, self.per_block.quotient(ppn) as usize);
     }
 
     /// Mark a valid page invalid (its LPN now lives elsewhere or was trimmed).
@@ -241,7 +241,7 @@ impl FlashArray {
         }
         let p = ppn as usize;
         self.valid_bits[p / 64] &= !(1u64 << (p % 64));
-        let block = self.per_block.div(ppn) as usize;
+        let block = self.per_block.quotient(ppn) as usize;
         self.valid_count[block] -= 1;
         Ok(())
     }

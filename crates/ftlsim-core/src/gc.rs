@@ -318,7 +318,7 @@ impl BlockManager {
     /// Record that `ppn` was invalidated in the flash array.
     #[inline]
     pub fn on_invalidate(&mut self, flash: &FlashArray, ppn: Ppn) {
-        let b = self.per_block.div(ppn);
+        let b = self.per_block.quotient(ppn);
         if self.state[b as usize] == BlockState::Closed {
             self.victims.on_invalidate(b, flash.valid_count(b));
         }
