@@ -37,6 +37,7 @@
 //! block in one collection and exhaust the plane (found by the property test).
 
 use crate::demand::{demand_ftl_methods, CacheCounts, DemandFtl, DemandState, GcMode};
+use crate::slot_chains::SlotChains;
 use ftlsim_core::config::{Allocation, DftlGc, DriveConfig};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::FlashArray;
@@ -66,9 +67,7 @@ struct Cmt {
     ppn: Vec<Ppn>,
     dirty: Vec<bool>,
     /// Modified entries chained per translation page, so a batch update visits only them.
-    dirty_head: Vec<u32>,
-    dirty_prev: Vec<u32>,
-    dirty_next: Vec<u32>,
+    dirty_chains: SlotChains,
     seg: Vec<u8>,
     prev: Vec<u32>,
     next: Vec<u32>,
@@ -92,9 +91,7 @@ impl Cmt {
             lpn: vec![NONE; cap],
             ppn: vec![NONE; cap],
             dirty: vec![false; cap],
-            dirty_head: vec![NONE; translation_pages],
-            dirty_prev: vec![NONE; cap],
-            dirty_next: vec![NONE; cap],
+            dirty_chains: SlotChains::new(translation_pages, cap),
             seg: vec![PROBATION; cap],
             prev: vec![NONE; cap],
             next: vec![NONE; cap],
@@ -202,14 +199,7 @@ impl Cmt {
             return;
         }
         self.dirty[s as usize] = true;
-        let tp = (self.lpn[s as usize] / self.per_tp) as usize;
-        let h = self.dirty_head[tp];
-        self.dirty_prev[s as usize] = NONE;
-        self.dirty_next[s as usize] = h;
-        if h != NONE {
-            self.dirty_prev[h as usize] = s;
-        }
-        self.dirty_head[tp] = s;
+        self.dirty_chains.push((self.lpn[s as usize] / self.per_tp) as usize, s);
     }
 
     fn clean(&mut self, s: u32) {
@@ -217,24 +207,16 @@ impl Cmt {
             return;
         }
         self.dirty[s as usize] = false;
-        let (p, n) = (self.dirty_prev[s as usize], self.dirty_next[s as usize]);
-        if p == NONE {
-            self.dirty_head[(self.lpn[s as usize] / self.per_tp) as usize] = n;
-        } else {
-            self.dirty_next[p as usize] = n;
-        }
-        if n != NONE {
-            self.dirty_prev[n as usize] = p;
-        }
+        self.dirty_chains.remove((self.lpn[s as usize] / self.per_tp) as usize, s);
     }
 
     /// Clean every modified entry of translation page `tp`, handing each to `f`.
     fn drain_dirty(&mut self, tp: u32, mut f: impl FnMut(Lpn, Ppn)) {
-        let mut s = std::mem::replace(&mut self.dirty_head[tp as usize], NONE);
+        let mut s = self.dirty_chains.take(tp as usize);
         while s != NONE {
             f(self.lpn[s as usize], self.ppn[s as usize]);
             self.dirty[s as usize] = false;
-            s = self.dirty_next[s as usize];
+            s = self.dirty_chains.next(s);
         }
     }
 }
@@ -569,13 +551,11 @@ impl Ftl for Dftl {
         let indexed = self.cmt.slot_of.iter().filter(|&&s| s != NONE).count();
         assert_eq!(indexed, self.cmt.entries, "cmt slots by lpn and entries disagree");
         let mut chained = 0;
-        for (tp, &head) in self.cmt.dirty_head.iter().enumerate() {
-            let mut s = head;
-            while s != NONE {
+        for tp in 0..self.cmt.dirty_chains.chains() {
+            for s in self.cmt.dirty_chains.iter(tp) {
                 assert!(self.cmt.dirty[s as usize], "clean slot {s} on the modified list of translation page {tp}");
                 assert_eq!(self.st.tp_of(self.cmt.lpn[s as usize]) as usize, tp, "slot {s} on another page's list");
                 chained += 1;
-                s = self.cmt.dirty_next[s as usize];
             }
         }
         let listed = self.cmt.dirty.iter().filter(|&&d| d).count();

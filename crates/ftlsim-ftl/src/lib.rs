@@ -11,6 +11,7 @@ pub mod fast;
 pub mod page;
 pub mod pcftl;
 pub mod scftl;
+mod slot_chains;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::{ConfigError, SimError};

@@ -20,6 +20,7 @@
 //! slot and nothing else anywhere; used bits and the free list agree; flags of unused slots
 //! are clear; the chains hold exactly the modified entries, each on its page's chain.
 
+use crate::slot_chains::SlotChains;
 use ftlsim_core::geometry::{Lpn, Ppn, NONE};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -109,9 +110,7 @@ pub(super) struct Cmt {
     /// Entries per translation page (entries never span two).
     per_tp: u32,
     /// Modified entries chained per translation page: head by page, links by slot.
-    dirty_head: Vec<u32>,
-    dirty_prev: Vec<u32>,
-    dirty_next: Vec<u32>,
+    dirty_chains: SlotChains,
     entries: usize,
     free: Vec<u32>,
     /// Per combination, one bit per 64-slot word: the word holds an entry of it.
@@ -140,9 +139,7 @@ impl Cmt {
             lru: BTreeSet::new(),
             cover: ftlsim_core::big_array::filled(logical_pages as usize, NONE),
             per_tp,
-            dirty_head: vec![NONE; logical_pages.div_ceil(per_tp) as usize],
-            dirty_prev: vec![NONE; cap],
-            dirty_next: vec![NONE; cap],
+            dirty_chains: SlotChains::new(logical_pages.div_ceil(per_tp) as usize, cap),
             entries: 0,
             free: (0..cap as u32).rev().collect(),
             summary: vec![[0; COMBOS]; cap.div_ceil(64).div_ceil(64)],
@@ -261,27 +258,11 @@ impl Cmt {
     }
 
     fn link_dirty(&mut self, s: u32) {
-        let tp = self.tp_of_slot(s);
-        let h = self.dirty_head[tp];
-        self.dirty_prev[s as usize] = NONE;
-        self.dirty_next[s as usize] = h;
-        if h != NONE {
-            self.dirty_prev[h as usize] = s;
-        }
-        self.dirty_head[tp] = s;
+        self.dirty_chains.push(self.tp_of_slot(s), s);
     }
 
     fn unlink_dirty(&mut self, s: u32) {
-        let (p, n) = (self.dirty_prev[s as usize], self.dirty_next[s as usize]);
-        if p == NONE {
-            let tp = self.tp_of_slot(s);
-            self.dirty_head[tp] = n;
-        } else {
-            self.dirty_next[p as usize] = n;
-        }
-        if n != NONE {
-            self.dirty_prev[n as usize] = p;
-        }
+        self.dirty_chains.remove(self.tp_of_slot(s), s);
     }
 
     /// Mark used now (LRU order), and recently accessed if `accessed`.
@@ -386,23 +367,23 @@ impl Cmt {
 
     /// Set H of the modified entries of translation page `tp` to `v`.
     pub fn set_high_of_page(&mut self, tp: u32, v: bool) {
-        let mut s = self.dirty_head[tp as usize];
+        let mut s = self.dirty_chains.first(tp as usize);
         while s != NONE {
             self.high.set(s, v);
             self.refresh(s);
-            s = self.dirty_next[s as usize];
+            s = self.dirty_chains.next(s);
         }
     }
 
     /// Make every modified entry of translation page `tp` clean, handing each to `f`.
     pub fn clean_page(&mut self, tp: u32, mut f: impl FnMut(Entry)) {
-        let mut s = std::mem::replace(&mut self.dirty_head[tp as usize], NONE);
+        let mut s = self.dirty_chains.take(tp as usize);
         while s != NONE {
             self.modified.set(s, false);
             self.high.set(s, false);
             self.refresh(s);
             f(self.slots[s as usize]);
-            s = self.dirty_next[s as usize];
+            s = self.dirty_chains.next(s);
         }
     }
 
@@ -482,13 +463,11 @@ impl Cmt {
             assert_eq!(self.tp_of_slot(s), (e.end() / self.per_tp) as usize, "{e:?} spans translation pages");
         }
         let mut chained = 0;
-        for (tp, &head) in self.dirty_head.iter().enumerate() {
-            let mut s = head;
-            while s != NONE {
+        for tp in 0..self.dirty_chains.chains() {
+            for s in self.dirty_chains.iter(tp) {
                 assert!(self.modified.get(s), "clean slot {s} on the modified chain of page {tp}");
                 assert_eq!(self.tp_of_slot(s), tp, "slot {s} chained to page {tp}");
                 chained += 1;
-                s = self.dirty_next[s as usize];
             }
         }
         let modified: u32 = self.modified.0.iter().map(|w| w.count_ones()).sum();
