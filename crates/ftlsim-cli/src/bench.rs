@@ -64,7 +64,7 @@ fn per_ftl(preset: &str, requests: u64) -> Result<(), SimError> {
 /// Parse every trace in `dir` from memory (so disk speed does not count), repeated until
 /// at least half a second has passed, and print lines per second per file and format.
 fn parse_throughput(dir: &Path) -> Result<(), SimError> {
-    let io = |e: std::io::Error| SimError::Request(format!("{}: {e}", dir.display()));
+    let io = |e: std::io::Error| SimError::Input(format!("{}: {e}", dir.display()));
     let mut files: Vec<PathBuf> =
         std::fs::read_dir(dir).map_err(io)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
     files.sort();

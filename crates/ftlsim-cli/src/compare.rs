@@ -25,7 +25,7 @@ use ftlsim_core::sim::Report;
 use ftlsim_core::trace::TraceSource;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// FTLs compared when `--ftl` is not given.
@@ -195,14 +195,33 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = c.jobs.map_or(cores, |j| j as usize).min(jobs.len()).max(1);
-    let reports = run_jobs(&jobs, &srcs, threads, a.quiet)?;
+    let results = run_jobs(&jobs, &srcs, threads, a.quiet);
+    // Nothing to compare when every run failed: that is one error (usually bad input).
+    if let Some(Err(e)) = results.iter().find(|r| r.is_err()).filter(|_| results.iter().all(Result::is_err)) {
+        return Err(e.clone());
+    }
     let rows: Vec<CompareRow> = srcs
         .iter()
         .enumerate()
         .flat_map(|(si, s)| {
-            let of_source: Vec<(&str, &Report)> =
-                jobs.iter().zip(&reports).filter(|(j, _)| j.source == si).map(|(j, r)| (j.ftl.as_str(), r)).collect();
+            let of_source: Vec<(&str, &Report)> = jobs
+                .iter()
+                .zip(&results)
+                .filter(|(j, _)| j.source == si)
+                .filter_map(|(j, r)| r.as_ref().ok().map(|r| (j.ftl.as_str(), r)))
+                .collect();
             compare_rows(&s.label, &of_source, &c.baseline)
+        })
+        .collect();
+    let failed: Vec<FailedRun> = jobs
+        .iter()
+        .zip(&results)
+        .filter_map(|(j, r)| {
+            r.as_ref().err().map(|e| FailedRun {
+                trace: srcs[j.source].label.clone(),
+                ftl: j.ftl.clone(),
+                error: e.to_string(),
+            })
         })
         .collect();
     let summary = summarize(&rows, &names);
@@ -210,11 +229,11 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
         baseline: c.baseline.clone(),
         sources: srcs.iter().map(|s| s.label.clone()).collect(),
         rows,
+        failed,
         summary,
     };
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| SimError::Request(format!("cannot create {}: {e}", a.out.display())))?;
-    write_compare(&a.out, &table).map_err(SimError::Request)?;
+    std::fs::create_dir_all(&a.out).map_err(|e| SimError::Input(format!("cannot create {}: {e}", a.out.display())))?;
+    write_compare(&a.out, &table).map_err(SimError::Input)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&table).expect("table serialises"));
     } else {
@@ -226,22 +245,30 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
             a.out.join("compare.json").display()
         );
     }
-    Ok(())
+    // The tables list what ran; the exit code says that not everything did (1 if the first
+    // failure is bad input, 2 if it is an internal error).
+    match results.into_iter().find_map(Result::err) {
+        Some(e) => {
+            eprintln!(
+                "{} of {} runs failed (marked in the tables and in compare.json)",
+                table.failed.len(),
+                jobs.len()
+            );
+            Err(e)
+        }
+        None => Ok(()),
+    }
 }
 
-/// Run the jobs on `threads` workers, each taking the next unstarted job; returns the reports
-/// in job order, or the first error in job order (workers stop taking jobs after an error).
-fn run_jobs(jobs: &[Job], srcs: &[Source], threads: usize, quiet: bool) -> Result<Vec<Report>, SimError> {
+/// Run the jobs on `threads` workers, each taking the next unstarted job; returns each job's
+/// report or error, in job order. A failed run does not stop the others.
+fn run_jobs(jobs: &[Job], srcs: &[Source], threads: usize, quiet: bool) -> Vec<Result<Report, SimError>> {
     assert!(threads >= 1 && threads <= jobs.len(), "threads={threads} jobs={}", jobs.len());
     let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
     let done: Mutex<Vec<Option<Result<Report, SimError>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
-                if failed.load(Ordering::Relaxed) {
-                    break;
-                }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(j) = jobs.get(i) else { break };
                 let started = std::time::Instant::now();
@@ -251,18 +278,25 @@ fn run_jobs(jobs: &[Job], srcs: &[Source], threads: usize, quiet: bool) -> Resul
                     let label = &srcs[j.source].label;
                     eprintln!("{label}/{}: {what} in {:.1} s", j.ftl, started.elapsed().as_secs_f64());
                 }
-                failed.fetch_or(r.is_err(), Ordering::Relaxed);
                 done.lock().expect("no worker panics while holding the lock")[i] = Some(r);
             });
         }
     });
-    let done = done.into_inner().expect("workers joined");
-    if let Some(e) = done.iter().find_map(|r| r.as_ref().and_then(|r| r.as_ref().err())) {
-        return Err(e.clone());
-    }
-    let reports: Vec<Report> = done.into_iter().flatten().map(|r| r.expect("errors returned above")).collect();
-    assert_eq!(reports.len(), jobs.len(), "every job ran, as none failed");
-    Ok(reports)
+    let done: Vec<Result<Report, SimError>> =
+        done.into_inner().expect("workers joined").into_iter().flatten().collect();
+    assert_eq!(done.len(), jobs.len(), "every job ran");
+    done
+}
+
+/// A run of the comparison that failed: listed with its reason instead of a row.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedRun {
+    /// Source label.
+    pub trace: String,
+    /// FTL.
+    pub ftl: String,
+    /// Why it failed (the error it stopped with).
+    pub error: String,
 }
 
 /// One row of `ftlsim compare`: one FTL on one source.
@@ -335,8 +369,10 @@ pub struct CompareTable {
     pub baseline: String,
     /// Source labels in order.
     pub sources: Vec<String>,
-    /// One row per source x FTL, source-major.
+    /// One row per source x FTL that ran, source-major.
     pub rows: Vec<CompareRow>,
+    /// The runs that failed, with their reasons.
+    pub failed: Vec<FailedRun>,
     /// One row per FTL.
     pub summary: Vec<SummaryRow>,
 }
@@ -345,10 +381,10 @@ fn metric(r: &Report, key: &str) -> Option<u64> {
     r.ftl_metrics.get(key).and_then(|v| v.as_u64())
 }
 
-/// Rows of one source normalised to `baseline` (which must be among them).
+/// Rows of one source normalised to `baseline`; NT is undefined (null) for every row when the
+/// baseline's run failed.
 pub fn compare_rows(trace: &str, reports: &[(&str, &Report)], baseline: &str) -> Vec<CompareRow> {
-    let base = reports.iter().find(|(n, _)| *n == baseline).map(|(_, r)| r.response_time.all.mean_ns);
-    let base = base.unwrap_or_else(|| panic!("baseline {baseline} not among the reports of {trace}"));
+    let base = reports.iter().find(|(n, _)| *n == baseline).map_or(0, |(_, r)| r.response_time.all.mean_ns);
     reports
         .iter()
         .map(|(n, r)| CompareRow {
@@ -461,6 +497,9 @@ pub fn compare_text(t: &CompareTable) -> String {
                 crate::output::bytes(r.mapping_sram_bytes)
             );
         }
+        for f in t.failed.iter().filter(|f| &f.trace == src) {
+            s += &format!("{:<8} FAILED: {}\n", f.ftl, f.error);
+        }
         s += "\n";
     }
     if t.sources.len() > 1 {
@@ -498,6 +537,7 @@ fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), String> {
 pub fn write_compare(out: &Path, t: &CompareTable) -> Result<(), String> {
     write_csv(&out.join("compare.csv"), &t.rows)?;
     write_csv(&out.join("compare-summary.csv"), &t.summary)?;
+    write_csv(&out.join("compare-failed.csv"), &t.failed)?;
     let path = out.join("compare.json");
     std::fs::write(&path, serde_json::to_string_pretty(t).expect("table serialises"))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))

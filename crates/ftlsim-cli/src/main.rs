@@ -12,8 +12,8 @@ use ftlsim_core::error::SimError;
 use ftlsim_core::presets;
 use ftlsim_core::sim::Report;
 use ftlsim_core::sim::{Precondition, Replay, RunOptions};
-use ftlsim_core::trace::{TraceOptions, TraceSource};
-use ftlsim_core::workload::{parse_duration_ns, Arrival, Generator, Limit, WorkloadSpec};
+use ftlsim_core::trace::{TraceFormat, TraceOptions, TraceSource};
+use ftlsim_core::workload::{parse_bytes, parse_duration_ns, Arrival, Generator, Limit, WorkloadSpec};
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,17 +61,17 @@ pub struct RunArgs {
     /// Keys: pattern (uniform | sequential | hotcold:T:S | zipf:THETA), read, trim, size
     /// (4k or 4k@0.7|64k@0.3), arrival (closed:QD | fixed:DUR | poisson:DUR), qd, requests,
     /// duration, span, align. Default: uniform 4 KiB, 30% reads, QD 32, 200,000 requests.
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", conflicts_with = "trace")]
     workload: String,
     /// Seed of the workload and preconditioning.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Share of the logical space filled sequentially before measuring.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     fill: f64,
     /// Share of the logical space, from its start, left unwritten before the fill begins
     /// (fill + fill-offset <= 1): the workload's region starts empty on an otherwise full drive.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     fill_offset: f64,
     /// After the fill, overwrite randomly until write amplification settles.
     #[arg(long)]
@@ -103,6 +103,10 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Refuse a drive whose simulator memory estimate exceeds this (e.g. 2g); default: the
+    /// memory the system has available.
+    #[arg(long, value_name = "BYTES")]
+    max_memory: Option<String>,
     #[command(flatten)]
     trace: trace_cmd::TraceArgs,
 }
@@ -170,10 +174,27 @@ fn plan(a: &RunArgs) -> Result<RunPlan, SimError> {
     Ok(RunPlan { source, cfg, spec, spec_text: a.workload.clone(), pre, opts })
 }
 
-/// Simulate one plan and write its result files under `out`; returns the report and the
-/// result JSON.
+/// Simulate one plan and write its result files under `out`, all of them or none: they are
+/// written into a staging directory inside `out` and moved into place only when the run
+/// succeeded, so a failed run leaves the previous results untouched. Returns the report and
+/// the result JSON.
 fn simulate(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report, serde_json::Value), SimError> {
+    let io = |what: &Path, e: std::io::Error| SimError::Input(format!("cannot write {}: {e}", what.display()));
+    std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+    // Removed with everything in it when dropped, i.e. on any error below.
+    let staging = tempfile::Builder::new().prefix(".ftlsim-partial-").tempdir_in(out).map_err(|e| io(out, e))?;
+    let (report, json) = simulate_into(a, p, staging.path(), quiet)?;
+    for name in output::RESULT_FILES {
+        let to = out.join(name);
+        std::fs::rename(staging.path().join(name), &to).map_err(|e| io(&to, e))?;
+    }
+    Ok((report, json))
+}
+
+/// [`simulate`] writing into `out` as it goes.
+fn simulate_into(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report, serde_json::Value), SimError> {
     let started = std::time::Instant::now();
+    check_memory(&p.cfg, a.verify, a.max_memory.as_deref(), quiet)?;
     let mut sim = ftlsim_ftl::simulator(p.cfg.clone(), a.verify)?;
     let precondition = match &a.load_state {
         Some(path) => {
@@ -211,7 +232,7 @@ fn simulate(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report
                 Limit::Requests(n) => Some(n),
                 Limit::DurationNs(_) => None,
             };
-            let mut obs = output::CliObserver::new(out, total, quiet).map_err(SimError::Request)?;
+            let mut obs = output::CliObserver::new(out, total, quiet).map_err(SimError::Input)?;
             let mut gen = Generator::new(&p.spec, logical, a.seed)?.map(Ok);
             let report = sim.run(&mut gen, &p.opts, &mut obs)?;
             obs.finish();
@@ -222,31 +243,76 @@ fn simulate(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report
             let mut src = TraceSource::open(path, topts.clone(), logical / 512, spp)?;
             if !quiet {
                 let i = src.info();
+                let units = TraceFormat::from_name(&i.format).map_or("", |f| f.units());
                 eprintln!(
-                    "trace {}: format {}{}",
+                    "trace {}: format {}, {units}{}",
                     i.file,
                     i.format,
                     if i.detected { " (detected; --format overrides)" } else { "" }
                 );
             }
-            let mut obs = output::CliObserver::new(out, None, quiet).map_err(SimError::Request)?;
+            let mut obs = output::CliObserver::new(out, None, quiet).map_err(SimError::Input)?;
             let report = sim.run(&mut src, &p.opts, &mut obs)?;
             obs.finish();
             let mut info = serde_json::to_value(src.info()).expect("replay info serialises");
             info["options"] = serde_json::to_value(topts).expect("options serialise");
             info["bad_lines_skipped"] = src.bad_lines().into();
+            info["untyped_records_skipped"] = src.untyped_records().into();
             (report, Some(info))
         }
     };
-    let wall = output::wall_time_json(sim.wall_times(), started.elapsed().as_secs_f64(), report.host.requests);
+    if report.host.requests == 0 {
+        return Err(SimError::Input(match &p.source {
+            Source::Trace(path, _) => format!(
+                "{}: no request was replayed (the trace has requests, but --device, --skip, --time-window or --max-requests left none)",
+                path.display()
+            ),
+            Source::Synthetic => "the workload produced no request".into(),
+        }));
+    }
+    let mut wall = output::wall_time_json(sim.wall_times(), started.elapsed().as_secs_f64(), report.host.requests);
+    wall["memory_estimate_bytes"] = ftlsim_ftl::memory_estimate(&p.cfg, a.verify)?.into();
+    wall["peak_rss_bytes"] = bench::peak_rss_bytes().into();
     let mut json = output::result_json(p, a.seed, precondition, &report, wall);
     if let Some(info) = trace_info {
         json["run"]["trace"] = info;
         json["run"]["workload"] = serde_json::Value::Null;
         json["run"]["workload_spec"] = serde_json::Value::Null;
     }
-    output::write_results(out, &p.cfg, &json).map_err(SimError::Request)?;
+    output::write_results(out, &p.cfg, &json).map_err(SimError::Input)?;
     Ok((report, json))
+}
+
+/// Memory the system has available for a new process (Linux `MemAvailable`), bytes.
+fn available_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Refuse, before allocating, a drive whose simulator would not fit: its memory estimate
+/// against `--max-memory` or else the memory available.
+fn check_memory(cfg: &DriveConfig, verify: bool, max: Option<&str>, quiet: bool) -> Result<(), SimError> {
+    let need = ftlsim_ftl::memory_estimate(cfg, verify)?;
+    let limit = match max {
+        Some(m) => Some((parse_bytes("--max-memory", m)?, "--max-memory")),
+        None => available_memory().map(|a| (a, "the memory available (MemAvailable)")),
+    };
+    if let Some((limit, what)) = limit.filter(|&(l, _)| need > l) {
+        return Err(SimError::Input(format!(
+            "drive `{}` needs about {} of simulator memory (estimate: docs/configuration.md), more than {what}, {}: \
+             use a smaller geometry{}",
+            cfg.name,
+            output::bytes(need),
+            output::bytes(limit),
+            if max.is_some() { " or raise --max-memory" } else { "" }
+        )));
+    }
+    if !quiet {
+        eprintln!("memory: about {} (estimate)", output::bytes(need));
+    }
+    Ok(())
 }
 
 fn run(a: &RunArgs) -> Result<(), SimError> {
@@ -292,6 +358,13 @@ fn list_presets() {
 }
 
 fn main() -> ExitCode {
+    // A closed pipe (`ftlsim trace stats F | head`) ends the program quietly, as it does other
+    // Unix tools, instead of a failed print aborting it: Rust ignores SIGPIPE by default.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of one signal, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // Bad flags are bad input: exit 1 (clap's own convention would be 2, our internal error).
     let cli = match Cli::try_parse() {
         Ok(c) => c,

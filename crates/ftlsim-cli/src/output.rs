@@ -145,6 +145,10 @@ pub fn result_json(p: &RunPlan, seed: u64, precondition: Value, report: &Report,
     })
 }
 
+/// The files of a run's results, in the order they are moved into place: results.json last,
+/// so that its presence says the others are complete.
+pub const RESULT_FILES: [&str; 3] = ["timeseries.csv", "config.toml", "results.json"];
+
 /// Write results.json and the effective config.toml.
 pub fn write_results(out: &Path, cfg: &DriveConfig, json: &Value) -> Result<(), String> {
     let path = out.join("results.json");

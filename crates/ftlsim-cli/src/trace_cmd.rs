@@ -1,12 +1,13 @@
 //! Trace options of `ftlsim run --trace`, and the `ftlsim trace` subcommands.
 
 use clap::{Args, ValueEnum};
+use ftlsim_core::atomic_file::write_atomically;
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::trace::{
     detect, stats, write_line, Overflow, ParserOptions, RecordReader, TraceFormat, TraceOptions, TraceStats, WRITABLE,
 };
 use ftlsim_core::workload::parse_duration_ns;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// How addresses beyond the drive are handled.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -35,7 +36,7 @@ pub struct TraceArgs {
     #[arg(long, value_enum, default_value = "error")]
     pub overflow: OverflowArg,
     /// Replay speed: 2.0 halves inter-arrival times.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub speed: f64,
     /// Ignore timestamps and replay closed loop at this queue depth.
     #[arg(long)]
@@ -142,7 +143,11 @@ impl InputArgs {
             None => {
                 let f = detect(&self.file, &opts)?;
                 if !quiet {
-                    eprintln!("trace {}: format {f} (detected; --format overrides)", self.file.display());
+                    eprintln!(
+                        "trace {}: format {f}, {} (detected; --format overrides)",
+                        self.file.display(),
+                        f.units()
+                    );
                 }
                 f
             }
@@ -185,10 +190,16 @@ pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
                     WorkloadError::new("--page-size", a.page_size.to_string(), "must be a multiple of 512").into()
                 );
             }
-            let s = stats(a.input.open(a.json)?, a.page_size)?;
+            let reader = a.input.open(a.json)?;
+            let format = reader.format();
+            let s = stats(reader, a.page_size)?;
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&s).expect("stats serialise"));
+                let mut v = serde_json::to_value(&s).expect("stats serialise");
+                v["format"] = format.name().into();
+                v["units"] = format.units().into();
+                println!("{}", serde_json::to_string_pretty(&v).expect("stats serialise"));
             } else {
+                println!("format         {format} ({})", format.units());
                 print_stats(&s);
             }
             Ok(())
@@ -197,20 +208,33 @@ pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
             if !WRITABLE.contains(&a.to) {
                 return Err(WorkloadError::new("--to", a.to.name(), "convert writes mqsim, ssdsim or disksim").into());
             }
+            refuse_same_file(&a.input.file, &a.out)?;
             let reader = a.input.open(false)?;
-            let io = |e: std::io::Error| SimError::Request(format!("cannot write {}: {e}", a.out.display()));
-            let mut out = std::io::BufWriter::new(std::fs::File::create(&a.out).map_err(io)?);
             let (mut t0, mut written, mut trims) = (None, 0u64, 0u64);
-            for rec in reader {
-                let (_, r) = rec?;
-                let base = *t0.get_or_insert(r.time_ns);
-                if write_line(&mut out, a.to, &r, base).map_err(io)? {
-                    written += 1;
-                } else {
-                    trims += 1;
+            // A read error ends the write; the output is then discarded, not left partial.
+            let mut read_error = None;
+            let wrote = write_atomically(&a.out, |out| {
+                for rec in reader {
+                    let r = match rec {
+                        Ok((_, r)) => r,
+                        Err(e) => {
+                            read_error = Some(e);
+                            return Err(std::io::Error::other("the input trace has an error"));
+                        }
+                    };
+                    let base = *t0.get_or_insert(r.time_ns);
+                    if write_line(out, a.to, &r, base)? {
+                        written += 1;
+                    } else {
+                        trims += 1;
+                    }
                 }
+                Ok(())
+            });
+            if let Some(e) = read_error {
+                return Err(e.into());
             }
-            std::io::Write::flush(&mut out).map_err(io)?;
+            wrote.map_err(SimError::Input)?;
             eprintln!(
                 "wrote {written} requests to {} as {}; {trims} trims have no {} form and were left out",
                 a.out.display(),
@@ -220,6 +244,32 @@ pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
             Ok(())
         }
     }
+}
+
+/// Refuse to convert a file onto itself (same path, a symlink to it or a hard link of it):
+/// the output would replace the input.
+fn refuse_same_file(input: &Path, out: &Path) -> Result<(), SimError> {
+    let (Ok(i), Ok(o)) = (std::fs::metadata(input), std::fs::metadata(out)) else {
+        return Ok(());
+    };
+    #[cfg(unix)]
+    let same = {
+        use std::os::unix::fs::MetadataExt;
+        (i.dev(), i.ino()) == (o.dev(), o.ino())
+    };
+    #[cfg(not(unix))]
+    let same = {
+        let _ = (i, o);
+        std::fs::canonicalize(input).ok() == std::fs::canonicalize(out).ok()
+    };
+    if same {
+        return Err(SimError::Input(format!(
+            "output {} is the input trace {} (or a link to it): converting would destroy it; choose another output file",
+            out.display(),
+            input.display()
+        )));
+    }
+    Ok(())
 }
 
 fn print_stats(s: &TraceStats) {
@@ -260,5 +310,8 @@ fn print_stats(s: &TraceStats) {
     );
     if s.bad_lines_skipped > 0 {
         println!("bad lines      {} skipped", s.bad_lines_skipped);
+    }
+    if s.untyped_records_skipped > 0 {
+        println!("unknown type   {} records with a blank IOType, not replayed", s.untyped_records_skipped);
     }
 }

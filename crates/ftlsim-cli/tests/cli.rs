@@ -1,40 +1,9 @@
 //! The `ftlsim` binary end to end: exit codes, error messages, result files, determinism.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn ftlsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ftlsim")).args(args).output().expect("ftlsim runs")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ftlsim-cli-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-const SMALL: &str = r#"
-name = "small"
-source = "cli test"
-[geometry]
-channels = 2
-chips_per_channel = 1
-dies_per_chip = 1
-planes_per_die = 2
-blocks_per_plane = 64
-pages_per_block = 32
-page_size_bytes = 4096
-spare_bytes_per_page = 128
-spare_usable_bytes = 32
-[overprovisioning]
-share = 0.1
-[timing]
-channel_mb_per_s = 200.0
-t_r_ns = 50000
-t_prog_ns = 500000
-t_bers_ns = 3000000
-"#;
+use common::{ftlsim, shared_trace, tmp, SMALL};
+use std::process::Output;
 
 fn small_config(dir: &std::path::Path, text: &str) -> String {
     let p = dir.join("small.toml");
@@ -164,10 +133,6 @@ fn presets_and_ftls_are_listed() {
     assert!(s.contains("default") && s.contains("32 GiB"), "{s}");
     let o = ftlsim(&["ftls"]);
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("page"));
-}
-
-fn shared_trace(name: &str) -> String {
-    format!("{}/../../../shared/traces/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 #[test]

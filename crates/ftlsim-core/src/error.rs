@@ -298,6 +298,9 @@ pub enum SimError {
     Workload(WorkloadError),
     /// Bad request from a trace or generator (names the source and line).
     Request(String),
+    /// Bad use of the command line or of the files it names (an output that would replace
+    /// the input, a directory that cannot be written); the message says which and why.
+    Input(String),
     /// Bad trace file or line.
     Trace(TraceError),
     /// A NAND rule broken by the FTL: a bug.
@@ -323,6 +326,7 @@ impl fmt::Display for SimError {
             SimError::Config(e) => e.fmt(f),
             SimError::Workload(e) => e.fmt(f),
             SimError::Request(m) => write!(f, "invalid request: {m}"),
+            SimError::Input(m) => f.write_str(m),
             SimError::Trace(e) => e.fmt(f),
             SimError::Flash(e) => e.fmt(f),
             SimError::Ftl(m) => write!(f, "ftl error: {m}"),
@@ -344,6 +348,7 @@ impl SimError {
             SimError::Config(_)
                 | SimError::Workload(_)
                 | SimError::Request(_)
+                | SimError::Input(_)
                 | SimError::Trace(_)
                 | SimError::Snapshot(_)
         )

@@ -48,6 +48,10 @@ pub struct RecordReader {
     parser: Box<dyn LineParser>,
     skip_bad_lines: bool,
     bad_lines: u64,
+    format: TraceFormat,
+    records: u64,
+    /// The end (or the error for a trace without requests) was returned.
+    ended: bool,
 }
 
 impl RecordReader {
@@ -67,12 +71,42 @@ impl RecordReader {
             parser: parser(format, opts),
             skip_bad_lines,
             bad_lines: 0,
+            format,
+            records: 0,
+            ended: false,
         })
+    }
+
+    /// The error for a trace that ended without a single request: a silent all-zero run
+    /// would hide a wrong format or the wrong event type.
+    fn no_requests(&self) -> TraceError {
+        let rule = match self.parser.empty_hint() {
+            Some(hint) => hint,
+            None if self.bad_lines > 0 => format!("every request line was malformed as {}", self.format),
+            None => format!("no line holds a {} request: check --format", self.format),
+        };
+        TraceError {
+            file: self.path.display().to_string(),
+            line: 0,
+            field: "file".into(),
+            text: format!("no requests in {} lines", self.line),
+            rule,
+        }
     }
 
     /// Malformed lines skipped so far.
     pub fn bad_lines(&self) -> u64 {
         self.bad_lines
+    }
+
+    /// The format being read.
+    pub fn format(&self) -> TraceFormat {
+        self.format
+    }
+
+    /// Records of unknown type read so far ([`LineParser::untyped_records`]).
+    pub fn untyped_records(&self) -> u64 {
+        self.parser.untyped_records()
     }
 
     fn error(&self, field: &str, text: &str, rule: &str) -> TraceError {
@@ -90,10 +124,16 @@ impl Iterator for RecordReader {
     type Item = Result<(u64, TraceRecord), TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if self.ended {
+            return None;
+        }
         loop {
             self.buf.clear();
             match self.lines.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
+                Ok(0) => {
+                    self.ended = true;
+                    return (self.records == 0).then(|| Err(self.no_requests()));
+                }
                 Ok(_) => {}
                 Err(e) => return Some(Err(self.error("file", &e.to_string(), "read failed"))),
             }
@@ -114,7 +154,10 @@ impl Iterator for RecordReader {
                 }
             };
             match self.parser.parse(text) {
-                Ok(Some(r)) => return Some(Ok((self.line, r))),
+                Ok(Some(r)) => {
+                    self.records += 1;
+                    return Some(Ok((self.line, r)));
+                }
                 Ok(None) => {}
                 Err(_) if self.skip_bad_lines => self.bad_lines += 1,
                 Err(e) => return Some(Err(self.error(e.field, &e.text, e.rule))),
@@ -140,26 +183,83 @@ pub fn detect(path: &Path, opts: &ParserOptions) -> Result<TraceFormat, TraceErr
             Err(e) => return Err(file_error(path, e.to_string(), "read failed")),
         }
     }
-    for f in TraceFormat::ALL {
-        let mut p = parser(f, opts);
-        let mut found = 0;
-        let ok = lines.iter().all(|l| match p.parse(l) {
-            Ok(Some(_)) => {
-                found += 1;
-                true
-            }
-            Ok(None) => true,
-            Err(_) => false,
-        });
-        if ok && found > 0 {
-            return Ok(f);
-        }
+    let fits: Vec<TraceFormat> = TraceFormat::ALL
+        .into_iter()
+        .filter(|&f| {
+            let mut p = parser(f, opts);
+            let mut found = 0;
+            let ok = lines.iter().all(|l| match p.parse(l) {
+                Ok(Some(_)) => {
+                    found += 1;
+                    true
+                }
+                Ok(None) => true,
+                Err(_) => false,
+            });
+            ok && found > 0
+        })
+        .collect();
+    let Some(&first) = fits.first() else {
+        return Err(file_error(
+            path,
+            "no known format fits its first lines",
+            format!(
+                "give --format (one of {})",
+                TraceFormat::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    };
+    // The five-field ASCII formats read the same lines with sizes in sectors or in bytes; a
+    // wrong guess makes every size 512x too large or too small, so the sizes decide, and a
+    // sample that does not tell them apart is refused.
+    let in_sectors = [TraceFormat::MqSim, TraceFormat::SsdSim, TraceFormat::DiskSim];
+    let sector_fit = fits.iter().copied().find(|f| in_sectors.contains(f));
+    if let (Some(sectors), true) = (sector_fit, fits.contains(&TraceFormat::Linnos)) {
+        return match size_units(&lines) {
+            SizeUnits::Bytes => Ok(TraceFormat::Linnos),
+            SizeUnits::Sectors => Ok(sectors),
+            SizeUnits::Unclear => Err(file_error(
+                path,
+                format!("{sectors} and linnos both fit its first lines"),
+                format!(
+                    "they differ in units ({}: {}; linnos: {}); sizes and offsets here do not tell which: give --format",
+                    sectors,
+                    sectors.units(),
+                    TraceFormat::Linnos.units()
+                ),
+            )),
+        };
     }
-    Err(file_error(
-        path,
-        "no known format fits its first lines",
-        format!("give --format (one of {})", TraceFormat::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")),
-    ))
+    Ok(first)
+}
+
+/// What the size and offset fields of five-field ASCII lines look like.
+#[derive(Debug, PartialEq, Eq)]
+enum SizeUnits {
+    /// Every size and offset a multiple of 512: byte counts.
+    Bytes,
+    /// Some size not a multiple of 512: sector counts (byte sizes are whole sectors).
+    Sectors,
+    /// Sizes all multiples of 512 but offsets not: neither reading is plausible.
+    Unclear,
+}
+
+fn size_units(lines: &[String]) -> SizeUnits {
+    let (mut sizes_aligned, mut offsets_aligned) = (true, true);
+    for l in lines {
+        let f: Vec<&str> = l.split_ascii_whitespace().collect();
+        if f.len() != 5 || f[0].starts_with('#') {
+            continue;
+        }
+        let aligned = |t: &str| t.parse::<u64>().is_ok_and(|v| v % 512 == 0);
+        sizes_aligned &= aligned(f[3]);
+        offsets_aligned &= aligned(f[2]);
+    }
+    match (sizes_aligned, offsets_aligned) {
+        (true, true) => SizeUnits::Bytes,
+        (false, _) => SizeUnits::Sectors,
+        (true, false) => SizeUnits::Unclear,
+    }
 }
 
 /// What to do with addresses beyond the drive's logical capacity.
@@ -258,6 +358,7 @@ pub struct TraceSource {
     pass_skipped: u64,
     exhausted: bool,
     bad_lines_before: u64,
+    untyped_before: u64,
     info: ReplayInfo,
 }
 
@@ -296,7 +397,7 @@ impl TraceSource {
         sectors_per_page: u32,
     ) -> Result<Self, TraceError> {
         if !(opts.speed > 0.0 && opts.speed.is_finite()) {
-            return Err(file_error(path, format!("speed {}", opts.speed), "--speed must be > 0"));
+            return Err(file_error(path, format!("speed {}", opts.speed), "--speed must be a finite number > 0"));
         }
         if opts.repeat == 0 || opts.reorder_window == 0 {
             return Err(file_error(path, "repeat or reorder window of 0", "must be >= 1"));
@@ -377,6 +478,7 @@ impl TraceSource {
             pass_skipped: 0,
             exhausted: false,
             bad_lines_before: 0,
+            untyped_before: 0,
             info,
         })
     }
@@ -389,6 +491,11 @@ impl TraceSource {
     /// Malformed lines skipped, over all passes so far.
     pub fn bad_lines(&self) -> u64 {
         self.bad_lines_before + self.reader.bad_lines()
+    }
+
+    /// Records of unknown type skipped, over all passes so far.
+    pub fn untyped_records(&self) -> u64 {
+        self.untyped_before + self.reader.untyped_records()
     }
 
     fn err(&self, line: u64, field: &str, text: String, rule: String) -> TraceError {
@@ -454,6 +561,7 @@ impl TraceSource {
         self.last_released_ns = 0;
         self.exhausted = false;
         self.bad_lines_before += self.reader.bad_lines();
+        self.untyped_before += self.reader.untyped_records();
         self.reader = RecordReader::new(&self.path, self.format, &self.opts.parser, self.opts.skip_bad_lines)?;
         Ok(true)
     }

@@ -54,6 +54,8 @@ pub struct TraceStats {
     pub top_10pct_pages_access_share: f64,
     /// Malformed lines skipped (with `--skip-bad-lines`).
     pub bad_lines_skipped: u64,
+    /// Records of unknown type (a blank SYSTOR'17 IOType), not counted as requests.
+    pub untyped_records_skipped: u64,
 }
 
 /// Read every record of `reader` and summarise.
@@ -81,6 +83,7 @@ pub fn stats(mut reader: RecordReader, page_size_bytes: u32) -> Result<TraceStat
         top_1pct_pages_access_share: 0.0,
         top_10pct_pages_access_share: 0.0,
         bad_lines_skipped: 0,
+        untyped_records_skipped: 0,
     };
     let mut pages: HashMap<(u32, u64), u32> = HashMap::new();
     let mut last_end: HashMap<u32, u64> = HashMap::new();
@@ -135,6 +138,7 @@ pub fn stats(mut reader: RecordReader, page_size_bytes: u32) -> Result<TraceStat
         s.max_requests_per_ms = s.max_requests_per_ms.max(ms_count);
     }
     s.bad_lines_skipped = reader.bad_lines();
+    s.untyped_records_skipped = reader.untyped_records();
     s.footprint_pages = pages.len() as u64;
     s.footprint_bytes = s.footprint_pages * spp * 512;
     if s.requests > 0 {

@@ -34,6 +34,7 @@ pub(super) fn parser(format: TraceFormat, _opts: &ParserOptions) -> Option<Box<d
         TraceFormat::SsdSim => Some(Box::new(NsSectorParser { names: SSDSIM_FIELDS })),
         TraceFormat::MqSim => Some(Box::new(NsSectorParser { names: MQSIM_FIELDS })),
         TraceFormat::DiskSim => Some(Box::new(DiskSimParser)),
+        TraceFormat::Linnos => Some(Box::new(LinnosParser)),
         _ => None,
     }
 }
@@ -41,6 +42,7 @@ pub(super) fn parser(format: TraceFormat, _opts: &ParserOptions) -> Option<Box<d
 const SSDSIM_FIELDS: [&str; 5] = ["time_ns", "device", "lsn", "size_sectors", "op"];
 const MQSIM_FIELDS: [&str; 5] = ["time_ns", "device", "start_sector", "size_sectors", "type"];
 const DISKSIM_FIELDS: [&str; 5] = ["time_ms", "device", "block_number", "block_count", "flags"];
+const LINNOS_FIELDS: [&str; 5] = ["timestamp_ms", "device", "offset_bytes", "size_bytes", "op"];
 
 /// 10^n for n = 0..=9 (how [`decimal_to_ns`] pads 1 to 9 fractional digits to 9).
 const POW10: [u64; 10] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000];
@@ -157,6 +159,23 @@ pub(super) fn check_end(offset: u64, sectors: u32, text: &str, field: &'static s
     }
 }
 
+/// Offset and size given in bytes: (first sector rounded down, sectors rounded up), as every
+/// byte-unit format reads them.
+#[inline]
+pub(super) fn byte_range(
+    offset_text: &str,
+    size_text: &str,
+    offset_field: &'static str,
+    size_field: &'static str,
+) -> Result<(u64, u32), FieldError> {
+    const BYTES_RULE: &str = "an unsigned integer number of bytes below 2^64";
+    let offset = parse_u64(offset_text, offset_field, BYTES_RULE)? / 512;
+    let size = parse_u64(size_text, size_field, BYTES_RULE)?;
+    let sectors = sectors_from_bytes(size, size_text, size_field)?;
+    check_end(offset, sectors, offset_text, offset_field)?;
+    Ok((offset, sectors))
+}
+
 /// Rule for the sector-number fields.
 const SECTOR_RULE: &str = "an unsigned integer sector number below 2^64";
 /// Rule for the sector-count fields.
@@ -229,6 +248,33 @@ impl LineParser for DiskSimParser {
     }
 }
 
+/// LinnOS/Heimdall/FlashNet: decimal ms, device, offset and size in bytes, 1 = read / 0 = write.
+struct LinnosParser;
+
+impl LineParser for LinnosParser {
+    fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
+        let mut fields = line.split_ascii_whitespace();
+        let Some(time_text) = fields.next() else { return Ok(None) };
+        if time_text.starts_with('#') {
+            return Ok(None);
+        }
+        let [time_f, device_f, offset_f, size_f, op_f] = LINNOS_FIELDS;
+        let time_ns = decimal_to_ns(time_text, 1_000_000, time_f)?;
+        let device = parse_device(next_field(&mut fields, device_f)?, device_f)?;
+        let offset_text = next_field(&mut fields, offset_f)?;
+        let size_text = next_field(&mut fields, size_f)?;
+        let (offset_sector, sectors) = byte_range(offset_text, size_text, offset_f, size_f)?;
+        let op_text = next_field(&mut fields, op_f)?;
+        let op = match op_text {
+            "0" => IoOp::Write,
+            "1" => IoOp::Read,
+            _ => return Err(FieldError::new(op_f, op_text, "1 (read) or 0 (write)")),
+        };
+        no_more_fields(&mut fields, "exactly 5 whitespace-separated fields")?;
+        Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
+    }
+}
+
 /// DiskSim flags: unsigned decimal, or hexadecimal after `0x` / `0X`.
 fn parse_flags(text: &str, field: &'static str) -> Result<u64, FieldError> {
     const RULE: &str = "an unsigned decimal or 0x-hexadecimal integer below 2^64";
@@ -249,7 +295,26 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const FORMATS: [TraceFormat; 3] = [TraceFormat::SsdSim, TraceFormat::MqSim, TraceFormat::DiskSim];
+    const FORMATS: [TraceFormat; 4] =
+        [TraceFormat::SsdSim, TraceFormat::MqSim, TraceFormat::DiskSim, TraceFormat::Linnos];
+
+    #[test]
+    fn linnos_reads_bytes_and_milliseconds() {
+        let mut parser = p(TraceFormat::Linnos);
+        let r = parser.parse("223.412 0 3159347200 36864 0").unwrap().unwrap();
+        assert_eq!(
+            (r.time_ns, r.device, r.offset_sector, r.sectors, r.op),
+            (223_412_000, 0, 6_170_600, 72, IoOp::Write)
+        );
+        let r = parser.parse("1.5 3 1000 100 1").unwrap().unwrap();
+        assert_eq!((r.offset_sector, r.sectors, r.op), (1, 1, IoOp::Read), "offset down, size up");
+        assert_eq!(parser.parse("# comment"), Ok(None));
+        let field = |l: &str| p(TraceFormat::Linnos).parse(l).unwrap_err().field;
+        assert_eq!(field("1.0 0 0 0 1"), "size_bytes");
+        assert_eq!(field("1.0 0 0 512 2"), "op");
+        assert_eq!(field("1.0 0 x 512 1"), "offset_bytes");
+        assert_eq!(field("1.0 0 0 512 1 9"), "line");
+    }
 
     #[test]
     fn only_this_modules_formats() {

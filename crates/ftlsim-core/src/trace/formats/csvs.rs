@@ -32,7 +32,7 @@
 //!   - `volume_id`: the device (u32; larger ids are an error).
 
 use super::ascii::{
-    check_end, decimal_to_ns, next_field, no_more_fields, parse_device, parse_u64, sectors_from_bytes,
+    byte_range, check_end, decimal_to_ns, next_field, no_more_fields, parse_device, parse_u64, sectors_from_bytes,
     sectors_from_count,
 };
 use crate::host::IoOp;
@@ -43,7 +43,7 @@ pub(super) fn parser(format: TraceFormat, _opts: &ParserOptions) -> Option<Box<d
     match format {
         TraceFormat::UmassSpc => Some(Box::new(UmassParser)),
         TraceFormat::Msr => Some(Box::new(MsrParser)),
-        TraceFormat::Systor17 => Some(Box::new(Systor17Parser)),
+        TraceFormat::Systor17 => Some(Box::new(Systor17Parser::default())),
         TraceFormat::TencentCbs => Some(Box::new(TencentParser)),
         _ => None,
     }
@@ -68,21 +68,6 @@ fn content(line: &str) -> Option<&str> {
 #[inline]
 fn fields(line: &str) -> impl Iterator<Item = &str> {
     line.split(',').map(str::trim_ascii)
-}
-
-/// Offset and size given in bytes: (first sector rounded down, sectors rounded up).
-#[inline]
-fn byte_range(
-    offset_text: &str,
-    size_text: &str,
-    offset_field: &'static str,
-    size_field: &'static str,
-) -> Result<(u64, u32), FieldError> {
-    let offset = parse_u64(offset_text, offset_field, BYTES_RULE)? / 512;
-    let size = parse_u64(size_text, size_field, BYTES_RULE)?;
-    let sectors = sectors_from_bytes(size, size_text, size_field)?;
-    check_end(offset, sectors, offset_text, offset_field)?;
-    Ok((offset, sectors))
 }
 
 /// UMass/SPC: `ASU,LBA,size_bytes,opcode,timestamp_s[,...]`.
@@ -145,9 +130,17 @@ impl LineParser for MsrParser {
 }
 
 /// SNIA SYSTOR'17: `Timestamp,Response,IOType,LUN,Offset,Size` after a header line.
-struct Systor17Parser;
+#[derive(Default)]
+struct Systor17Parser {
+    /// Records with a blank IOType (the README allows it: type unknown).
+    untyped: u64,
+}
 
 impl LineParser for Systor17Parser {
+    fn untyped_records(&self) -> u64 {
+        self.untyped
+    }
+
     fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
         let Some(line) = content(line) else { return Ok(None) };
         let mut f = fields(line);
@@ -158,16 +151,22 @@ impl LineParser for Systor17Parser {
         let time_ns = decimal_to_ns(time_text, NS_PER_S, "Timestamp")?;
         decimal_to_ns(next_field(&mut f, "Response")?, NS_PER_S, "Response")?;
         let op_text = next_field(&mut f, "IOType")?;
-        let op = match op_text {
-            "R" | "r" => IoOp::Read,
-            "W" | "w" => IoOp::Write,
-            _ => return Err(FieldError::new("IOType", op_text, "R (read) or W (write)")),
+        let op = match op_text.trim() {
+            "R" | "r" => Some(IoOp::Read),
+            "W" | "w" => Some(IoOp::Write),
+            "" => None,
+            _ => return Err(FieldError::new("IOType", op_text, "R (read), W (write) or blank (unknown)")),
         };
         let device = parse_device(next_field(&mut f, "LUN")?, "LUN")?;
         let offset_text = next_field(&mut f, "Offset")?;
         let size_text = next_field(&mut f, "Size")?;
         let (offset_sector, sectors) = byte_range(offset_text, size_text, "Offset", "Size")?;
         no_more_fields(&mut f, "exactly 6 comma-separated fields")?;
+        let Some(op) = op else {
+            // The rest of the line is checked: a blank type is allowed, a broken line is not.
+            self.untyped += 1;
+            return Ok(None);
+        };
         Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
     }
 }

@@ -63,7 +63,7 @@ use crate::trace::{FieldError, LineParser, ParserOptions, TraceFormat, TraceReco
 /// The parser for `format` if it is one of this module's.
 pub(super) fn parser(format: TraceFormat, opts: &ParserOptions) -> Option<Box<dyn LineParser>> {
     match format {
-        TraceFormat::Blkparse => Some(Box::new(Blkparse { event: opts.blkparse_event })),
+        TraceFormat::Blkparse => Some(Box::new(Blkparse { event: opts.blkparse_event, skipped_actions: [0; 128] })),
         TraceFormat::Fiu => Some(Box::new(Fiu)),
         TraceFormat::FioIolog => Some(Box::new(FioIolog::default())),
         _ => None,
@@ -155,9 +155,29 @@ fn seconds_to_ns(text: &str) -> Option<u64> {
 struct Blkparse {
     /// The action replayed (`b'D'` or `b'Q'`).
     event: u8,
+    /// Event lines of other actions, by the action's first byte (for the empty-trace hint).
+    skipped_actions: [u64; 128],
 }
 
 impl LineParser for Blkparse {
+    fn empty_hint(&self) -> Option<String> {
+        let seen: Vec<String> = (0u8..128)
+            .filter(|&a| self.skipped_actions[usize::from(a)] > 0)
+            .map(|a| format!("{} {}", self.skipped_actions[usize::from(a)], char::from(a)))
+            .collect();
+        let event = char::from(self.event);
+        let other = if self.event == b'D' {
+            "try --blkparse-queue (Q events), or a blkparse run that records dispatch (D) events"
+        } else {
+            "drop --blkparse-queue to replay dispatch (D) events"
+        };
+        Some(if seen.is_empty() {
+            format!("no {event} events and no other event lines: is this blkparse output?")
+        } else {
+            format!("no {event} events; this file has only other events ({}): {other}", seen.join(", "))
+        })
+    }
+
     fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
         if is_blank_or_comment(line) {
             return Ok(None);
@@ -175,6 +195,9 @@ impl LineParser for Blkparse {
             return Ok(None);
         };
         if action.as_bytes() != std::slice::from_ref(&self.event) {
+            if let Some(n) = self.skipped_actions.get_mut(usize::from(action.as_bytes()[0])) {
+                *n += 1;
+            }
             return Ok(None);
         }
 

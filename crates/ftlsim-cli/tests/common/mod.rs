@@ -1,0 +1,46 @@
+//! Helpers shared by the CLI test files.
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Run the binary under test.
+pub fn ftlsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ftlsim")).args(args).output().expect("ftlsim runs")
+}
+
+/// A fresh scratch directory for one test.
+pub fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ftlsim-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A sample trace of ../shared/traces.
+pub fn shared_trace(name: &str) -> String {
+    format!("{}/../../../shared/traces/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A small drive: 2 channels x 2 planes x 64 blocks x 32 pages.
+pub const SMALL: &str = r#"
+name = "small"
+source = "cli test"
+[geometry]
+channels = 2
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 64
+pages_per_block = 32
+page_size_bytes = 4096
+spare_bytes_per_page = 128
+spare_usable_bytes = 32
+[overprovisioning]
+share = 0.1
+[timing]
+channel_mb_per_s = 200.0
+t_r_ns = 50000
+t_prog_ns = 500000
+t_bers_ns = 3000000
+"#;
