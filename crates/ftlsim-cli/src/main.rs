@@ -56,6 +56,10 @@ pub struct RunArgs {
     /// FTL, overriding the config's `ftl.name` (`ftlsim ftls` lists them).
     #[arg(long)]
     ftl: Option<String>,
+    /// Override one config key, e.g. `--set ftl.gc_victim=fifo` (repeatable; validated as the
+    /// TOML file is; an empty value removes the key). Applied before `--ftl`.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
+    sets: Vec<(String, String)>,
     /// Synthetic workload, e.g. `pattern=zipf:0.9,read=0.3,size=4k,qd=32,requests=1e5`.
     ///
     /// Keys: pattern (uniform | sequential | hotcold:T:S | zipf:THETA), read, trim, size
@@ -135,11 +139,20 @@ pub struct RunPlan {
     pub opts: RunOptions,
 }
 
+/// Parse a `--set KEY=VALUE`.
+fn parse_set(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("`{s}` is not KEY=VALUE (e.g. ftl.gc_victim=fifo)")),
+    }
+}
+
 fn plan(a: &RunArgs) -> Result<RunPlan, SimError> {
-    let mut cfg = match &a.config {
+    let cfg = match &a.config {
         Some(p) => DriveConfig::from_file(p)?,
         None => presets::load(&a.preset)?,
     };
+    let mut cfg = cfg.with_overrides(&a.sets)?;
     if let Some(f) = &a.ftl {
         cfg.ftl.name = f.clone();
     }

@@ -355,3 +355,48 @@ fn compare_rejects_bad_input_before_simulating() {
     let e = run(&["--jobs", "0"]);
     assert!(e.contains("--jobs"), "{e}");
 }
+
+#[test]
+fn set_overrides_config_keys_in_run_and_compare() {
+    let d = tmp("set");
+    let cfg = small_config(&d, SMALL);
+    let out = d.join("run");
+    let o = ftlsim(&[
+        "run",
+        "--config",
+        &cfg,
+        "--set",
+        "ftl.gc_victim=fifo",
+        "--set",
+        "timing.t_r_ns=70000",
+        "--workload",
+        "requests=300",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let written = std::fs::read_to_string(out.join("config.toml")).unwrap();
+    assert!(written.contains("gc_victim = \"fifo\"") && written.contains("t_r_ns = 70000"), "{written}");
+    let o = ftlsim(&["run", "--config", &cfg, "--set", "ftl.gc_victimm=fifo", "--out", out.to_str().unwrap()]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("unknown field `gc_victimm`") && e.contains("--set ftl.gc_victimm=fifo"), "{e}");
+    let o = ftlsim(&[
+        "compare",
+        "--config",
+        &cfg,
+        "--ftl",
+        "page,dftl",
+        "--set",
+        "ftl.mapping_cache_bytes=4096",
+        "--workload",
+        "requests=300",
+        "--quiet",
+        "--out",
+        d.join("cmp").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let written = std::fs::read_to_string(d.join("cmp").join("dftl").join("config.toml")).unwrap();
+    assert!(written.contains("mapping_cache_bytes = 4096"), "{written}");
+}

@@ -481,6 +481,51 @@ impl DriveConfig {
         Ok(cfg)
     }
 
+    /// This config with `KEY=VALUE` overrides applied (`--set ftl.gc_victim=fifo`, Python's
+    /// `overrides`), validated exactly as a TOML file is: the config is written out as TOML,
+    /// each dotted key set (tables created as needed), and the result parsed and validated,
+    /// so an unknown key, a wrong type or a broken rule is the same error, naming the key.
+    /// VALUE is read as a TOML value (`0.1`, `true`, `"x"`, `[1, 2]`), else as a string
+    /// (`fifo`); an empty VALUE removes the key (e.g. to switch over-provisioning convention).
+    pub fn with_overrides(&self, sets: &[(String, String)]) -> Result<DriveConfig, ConfigError> {
+        if sets.is_empty() {
+            return Ok(self.clone());
+        }
+        let bad = |key: &str, value: &str, rule: &str| invalid(key, value, rule);
+        let mut root = toml::Table::try_from(self).expect("a config serialises to TOML");
+        for (key, value) in sets {
+            let path: Vec<&str> = key.split('.').collect();
+            if path.iter().any(|p| p.is_empty()) {
+                return Err(bad(key, value, "a dotted key such as ftl.gc_victim"));
+            }
+            let (leaf, tables) = path.split_last().expect("split yields at least one part");
+            let mut t = &mut root;
+            for part in tables {
+                let entry = t.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                t = match entry {
+                    toml::Value::Table(inner) => inner,
+                    _ => return Err(bad(key, value, &format!("`{part}` is a value, not a table"))),
+                };
+            }
+            if value.trim().is_empty() {
+                t.remove(*leaf);
+                continue;
+            }
+            let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
+                .ok()
+                .and_then(|mut v| v.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(value.clone()));
+            t.insert(leaf.to_string(), parsed);
+        }
+        let text = toml::to_string(&root).expect("a TOML table serialises");
+        let origin = format!(
+            "{} with --set {}",
+            self.name,
+            sets.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+        );
+        DriveConfig::from_toml(&text, &origin)
+    }
+
     /// Read and parse a TOML file.
     pub fn from_file(path: &std::path::Path) -> Result<DriveConfig, ConfigError> {
         let text = std::fs::read_to_string(path)
@@ -748,6 +793,39 @@ t_bers_ns = 1500000
         assert_eq!(d.logical_pages, 2 * 2 * 64 * 16 * 7 / 8);
         assert_eq!(d.page_transfer_ns, 51_200);
         assert_eq!(d.t_copyback_ns, 225_000);
+    }
+
+    fn set(pairs: &[(&str, &str)]) -> Result<DriveConfig, String> {
+        let sets: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        DriveConfig::from_toml(&tiny_toml(), "tiny").unwrap().with_overrides(&sets).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn overrides_set_keys_as_the_toml_file_would() {
+        let c = set(&[("ftl.gc_victim", "fifo"), ("timing.t_r_ns", "30000"), ("ftl.dftl.gc", "conventional")]).unwrap();
+        assert_eq!(c.ftl.gc_victim, VictimPolicy::Fifo);
+        assert_eq!(c.timing.t_r_ns, 30_000);
+        // The same text in the file gives the same config.
+        let file = tiny_toml() + "[ftl]\ngc_victim = \"fifo\"\n[ftl.dftl]\ngc = \"conventional\"\n";
+        let file = DriveConfig::from_toml(&file.replace("t_r_ns = 25000", "t_r_ns = 30000"), "t").unwrap();
+        assert_eq!(c, DriveConfig { name: c.name.clone(), ..file });
+        // An empty value removes a key: switch the over-provisioning convention.
+        let c = set(&[("overprovisioning.share", ""), ("overprovisioning.extra_blocks_per_plane", "8")]).unwrap();
+        assert_eq!((c.overprovisioning.share, c.overprovisioning.extra_blocks_per_plane), (None, Some(8)));
+    }
+
+    #[test]
+    fn overrides_fail_as_the_toml_file_would() {
+        let e = set(&[("ftl.gc_victimm", "fifo")]).unwrap_err();
+        assert!(e.contains("gc_victimm") && e.contains("--set ftl.gc_victimm=fifo"), "{e}");
+        let e = set(&[("ftl.gc_victim", "lifo")]).unwrap_err();
+        assert!(e.contains("unknown variant `lifo`"), "{e}");
+        let e = set(&[("geometry.channels", "0")]).unwrap_err();
+        assert!(e.contains("geometry.channels = 0"), "{e}");
+        let e = set(&[("timing.t_r_ns.x", "1")]).unwrap_err();
+        assert!(e.contains("`t_r_ns` is a value, not a table"), "{e}");
+        let e = set(&[("ftl..x", "1")]).unwrap_err();
+        assert!(e.contains("a dotted key"), "{e}");
     }
 
     fn err_of(text: &str) -> String {
