@@ -19,11 +19,13 @@
 
 use crate::{plan, simulate, RunArgs, RunPlan};
 use clap::{ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use ftlsim_core::atomic_file::write_atomically;
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::metrics::r6;
 use ftlsim_core::sim::Report;
 use ftlsim_core::trace::TraceSource;
 use serde::Serialize;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -195,10 +197,24 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = c.jobs.map_or(cores, |j| j as usize).min(jobs.len()).max(1);
+    // The runs in flight at once need their memory together.
+    let mut largest = 0;
+    for j in &jobs {
+        largest = largest.max(ftlsim_ftl::memory_estimate(&j.plan.cfg, a.verify)?);
+    }
+    crate::check_memory_need(
+        largest * threads as u64,
+        &format!("{threads} runs at once (--jobs)"),
+        a.max_memory.as_deref(),
+    )?;
     let results = run_jobs(&jobs, &srcs, threads, a.quiet);
-    // Nothing to compare when every run failed: that is one error (usually bad input).
-    if let Some(Err(e)) = results.iter().find(|r| r.is_err()).filter(|_| results.iter().all(Result::is_err)) {
-        return Err(e.clone());
+    // A failed run's directory must not show an earlier invocation's results as its own.
+    for (j, r) in jobs.iter().zip(&results) {
+        if r.is_err() {
+            for name in crate::output::RESULT_FILES {
+                let _ = std::fs::remove_file(j.out.join(name));
+            }
+        }
     }
     let rows: Vec<CompareRow> = srcs
         .iter()
@@ -224,7 +240,15 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
             })
         })
         .collect();
-    let summary = summarize(&rows, &names);
+    // NT is averaged only over the sources where every FTL ran, so that all FTLs are
+    // averaged over the same traces.
+    let complete: Vec<&str> = srcs
+        .iter()
+        .enumerate()
+        .filter(|(si, _)| jobs.iter().zip(&results).all(|(j, r)| j.source != *si || r.is_ok()))
+        .map(|(_, s)| s.label.as_str())
+        .collect();
+    let summary = summarize(&rows, &names, &complete);
     let table = CompareTable {
         baseline: c.baseline.clone(),
         sources: srcs.iter().map(|s| s.label.clone()).collect(),
@@ -418,12 +442,14 @@ pub fn geomean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
 }
 
-/// One summary row per FTL, in `names` order.
-pub fn summarize(rows: &[CompareRow], names: &[String]) -> Vec<SummaryRow> {
+/// One summary row per FTL, in `names` order, over the sources in `complete` (those where
+/// every FTL ran).
+pub fn summarize(rows: &[CompareRow], names: &[String], complete: &[&str]) -> Vec<SummaryRow> {
     names
         .iter()
         .map(|n| {
-            let mine: Vec<&CompareRow> = rows.iter().filter(|r| &r.ftl == n).collect();
+            let mine: Vec<&CompareRow> =
+                rows.iter().filter(|r| &r.ftl == n && complete.contains(&r.trace.as_str())).collect();
             // NT 0 means the FTL's own mean was 0 (no requests); leave it out like an undefined NT.
             let nts: Vec<f64> = mine.iter().filter_map(|r| r.normalized_response_time).filter(|x| *x > 0.0).collect();
             let hits: Vec<f64> = mine.iter().filter_map(|r| r.cache_hit_ratio).collect();
@@ -524,23 +550,30 @@ pub fn compare_text(t: &CompareTable) -> String {
     s
 }
 
-fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), String> {
-    let mut w = csv::Writer::from_path(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    for r in rows {
-        w.serialize(r).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    w.flush().map_err(|e| format!("cannot write {}: {e}", path.display()))
+/// Write `rows` as CSV, atomically; `header` is written when there are no rows (serde writes
+/// it with the first row).
+fn write_csv<T: Serialize>(path: &Path, rows: &[T], header: &[&str]) -> Result<(), String> {
+    write_atomically(path, |f| {
+        let mut w = csv::Writer::from_writer(f);
+        if rows.is_empty() {
+            w.write_record(header).map_err(std::io::Error::other)?;
+        }
+        for r in rows {
+            w.serialize(r).map_err(std::io::Error::other)?;
+        }
+        w.flush()
+    })
 }
 
-/// Write compare.csv (one row per source x FTL), compare-summary.csv (one row per FTL) and
-/// compare.json (both, with the baseline and the source labels).
+/// Write compare.csv (one row per source x FTL that ran), compare-summary.csv (one row per
+/// FTL), compare-failed.csv (one row per failed run) and compare.json (all of them, with the
+/// baseline and the source labels), each atomically.
 pub fn write_compare(out: &Path, t: &CompareTable) -> Result<(), String> {
-    write_csv(&out.join("compare.csv"), &t.rows)?;
-    write_csv(&out.join("compare-summary.csv"), &t.summary)?;
-    write_csv(&out.join("compare-failed.csv"), &t.failed)?;
-    let path = out.join("compare.json");
-    std::fs::write(&path, serde_json::to_string_pretty(t).expect("table serialises"))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    write_csv(&out.join("compare.csv"), &t.rows, &["trace", "ftl"])?;
+    write_csv(&out.join("compare-summary.csv"), &t.summary, &["ftl"])?;
+    write_csv(&out.join("compare-failed.csv"), &t.failed, &["trace", "ftl", "error"])?;
+    let json = serde_json::to_string_pretty(t).expect("table serialises");
+    write_atomically(&out.join("compare.json"), |f| f.write_all(json.as_bytes()))
 }
 
 #[cfg(test)]

@@ -194,14 +194,42 @@ fn plan(a: &RunArgs) -> Result<RunPlan, SimError> {
 fn simulate(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report, serde_json::Value), SimError> {
     let io = |what: &Path, e: std::io::Error| SimError::Input(format!("cannot write {}: {e}", what.display()));
     std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+    remove_stale_staging(out);
     // Removed with everything in it when dropped, i.e. on any error below.
-    let staging = tempfile::Builder::new().prefix(".ftlsim-partial-").tempdir_in(out).map_err(|e| io(out, e))?;
+    let prefix = format!("{STAGING_PREFIX}{}-", std::process::id());
+    let staging = tempfile::Builder::new().prefix(&prefix).tempdir_in(out).map_err(|e| io(out, e))?;
     let (report, json) = simulate_into(a, p, staging.path(), quiet)?;
+    // results.json goes first and comes back last: while the files are being replaced there
+    // is no results.json, so its presence always means a complete set.
+    match std::fs::remove_file(out.join("results.json")) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&out.join("results.json"), e)),
+        _ => {}
+    }
     for name in output::RESULT_FILES {
         let to = out.join(name);
         std::fs::rename(staging.path().join(name), &to).map_err(|e| io(&to, e))?;
     }
     Ok((report, json))
+}
+
+/// Prefix of the staging directories [`simulate`] writes into, followed by the writer's pid.
+const STAGING_PREFIX: &str = ".ftlsim-partial-";
+
+/// Remove staging directories that killed runs left in `out` (their cleanup never ran): those
+/// whose process is gone, so that a run writing into the same directory is left alone. Best
+/// effort: one that cannot be removed is left, and named.
+fn remove_stale_staging(out: &Path) {
+    let Ok(entries) = std::fs::read_dir(out) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(STAGING_PREFIX).and_then(|r| r.split('-').next()) else { continue };
+        let alive = pid.parse::<u32>().is_ok_and(|p| Path::new("/proc").join(p.to_string()).exists());
+        if !alive {
+            if let Err(err) = std::fs::remove_dir_all(e.path()) {
+                eprintln!("warning: cannot remove {}: {err}", e.path().display());
+            }
+        }
+    }
 }
 
 /// [`simulate`] writing into `out` as it goes.
@@ -248,7 +276,7 @@ fn simulate_into(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(R
             let mut obs = output::CliObserver::new(out, total, quiet).map_err(SimError::Input)?;
             let mut gen = Generator::new(&p.spec, logical, a.seed)?.map(Ok);
             let report = sim.run(&mut gen, &p.opts, &mut obs)?;
-            obs.finish();
+            obs.finish().map_err(SimError::Input)?;
             (report, None)
         }
         Source::Trace(path, topts) => {
@@ -266,7 +294,7 @@ fn simulate_into(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(R
             }
             let mut obs = output::CliObserver::new(out, None, quiet).map_err(SimError::Input)?;
             let report = sim.run(&mut src, &p.opts, &mut obs)?;
-            obs.finish();
+            obs.finish().map_err(SimError::Input)?;
             let mut info = serde_json::to_value(src.info()).expect("replay info serialises");
             info["options"] = serde_json::to_value(topts).expect("options serialise");
             info["bad_lines_skipped"] = src.bad_lines().into();
@@ -308,22 +336,27 @@ fn available_memory() -> Option<u64> {
 /// against `--max-memory` or else the memory available.
 fn check_memory(cfg: &DriveConfig, verify: bool, max: Option<&str>, quiet: bool) -> Result<(), SimError> {
     let need = ftlsim_ftl::memory_estimate(cfg, verify)?;
+    check_memory_need(need, &format!("drive `{}`", cfg.name), max)?;
+    if !quiet {
+        eprintln!("memory: about {} (estimate)", output::bytes(need));
+    }
+    Ok(())
+}
+
+/// Refuse `need` bytes for `what` when they exceed `--max-memory` or else the memory available.
+pub fn check_memory_need(need: u64, what: &str, max: Option<&str>) -> Result<(), SimError> {
     let limit = match max {
         Some(m) => Some((parse_bytes("--max-memory", m)?, "--max-memory")),
         None => available_memory().map(|a| (a, "the memory available (MemAvailable)")),
     };
-    if let Some((limit, what)) = limit.filter(|&(l, _)| need > l) {
+    if let Some((limit, against)) = limit.filter(|&(l, _)| need > l) {
         return Err(SimError::Input(format!(
-            "drive `{}` needs about {} of simulator memory (estimate: docs/configuration.md), more than {what}, {}: \
+            "{what} needs about {} of simulator memory (estimate: docs/configuration.md), more than {against}, {}: \
              use a smaller geometry{}",
-            cfg.name,
             output::bytes(need),
             output::bytes(limit),
-            if max.is_some() { " or raise --max-memory" } else { "" }
+            if max.is_some() { " or raise --max-memory" } else { ", or give --max-memory to go ahead anyway" }
         )));
-    }
-    if !quiet {
-        eprintln!("memory: about {} (estimate)", output::bytes(need));
     }
     Ok(())
 }

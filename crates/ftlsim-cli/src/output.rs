@@ -30,6 +30,10 @@ pub fn bytes(b: u64) -> String {
 pub struct CliObserver {
     csv: csv::Writer<BufWriter<File>>,
     bar: Option<ProgressBar>,
+    path: std::path::PathBuf,
+    /// The first failed write of the time series: the run then fails, rather than publish
+    /// a cut-off file beside a complete report.
+    error: Option<String>,
 }
 
 impl CliObserver {
@@ -52,25 +56,27 @@ impl CliObserver {
             );
             b
         });
-        Ok(CliObserver { csv: csv::Writer::from_writer(BufWriter::new(f)), bar })
+        Ok(CliObserver { csv: csv::Writer::from_writer(BufWriter::new(f)), bar, path, error: None })
     }
 
-    /// Flush the CSV and clear the bar.
-    pub fn finish(&mut self) {
-        // A failed flush of the time series loses only that file; the report still follows.
-        if let Err(e) = self.csv.flush() {
-            eprintln!("warning: timeseries.csv: {e}");
-        }
+    /// Flush the CSV and clear the bar; the first write error of the time series, if any.
+    pub fn finish(&mut self) -> Result<(), String> {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+        if let Err(e) = self.csv.flush() {
+            self.error.get_or_insert_with(|| format!("cannot write {}: {e}", self.path.display()));
+        }
+        self.error.take().map_or(Ok(()), Err)
     }
 }
 
 impl Observer for CliObserver {
     fn interval(&mut self, row: &IntervalRow) {
-        if let Err(e) = self.csv.serialize(row) {
-            eprintln!("warning: timeseries.csv: {e}");
+        if self.error.is_none() {
+            if let Err(e) = self.csv.serialize(row) {
+                self.error = Some(format!("cannot write {}: {e}", self.path.display()));
+            }
         }
     }
     fn progress(&mut self, done: u64) {

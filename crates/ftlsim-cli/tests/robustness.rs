@@ -99,6 +99,11 @@ fn a_failed_run_leaves_the_previous_results_untouched() {
     let after: Vec<Vec<u8>> = ["results.json", "timeseries.csv", "config.toml"].iter().map(|n| read(n)).collect();
     assert_eq!(before, after, "previous results unchanged");
     assert_eq!(files_in(&out), vec!["config.toml", "results.json", "timeseries.csv"], "no staging left");
+    // Staging that a killed run left (its process is gone) is cleared by the next run.
+    std::fs::create_dir(out.join(".ftlsim-partial-4000000000-x")).unwrap();
+    let ok = ftlsim(&["run", "--config", cfg.to_str().unwrap(), "--workload", "requests=500", "--quiet", "--out", out.to_str().unwrap()]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert_eq!(files_in(&out), vec!["config.toml", "results.json", "timeseries.csv"]);
     // Into a fresh directory: nothing that looks like a result.
     let fresh = d.join("fresh");
     let o = Command::new(env!("CARGO_BIN_EXE_ftlsim")).args(args(&fresh)).output().unwrap();
@@ -193,6 +198,14 @@ fn a_trace_without_requests_is_an_error_that_says_why() {
     let o = ftlsim(&["trace", "stats", conly.to_str().unwrap(), "--format", "blkparse"]);
     assert_bad_input(&o, "no D events; this file has only other events");
     assert!(stderr(&o).contains("--blkparse-queue"), "{}", stderr(&o));
+    // D events, but none that moves data.
+    let flushes = d.join("flushes.txt");
+    std::fs::write(&flushes, "8,0 1 1 0.000001 100 D N [x]\n8,0 1 2 0.000002 100 D FN [x]\n").unwrap();
+    assert_bad_input(&ftlsim(&["trace", "stats", flushes.to_str().unwrap(), "--format", "blkparse"]), "2 D events, none with data");
+    // SYSTOR'17 records of unknown type only.
+    let blank = d.join("blank.csv");
+    std::fs::write(&blank, "1.0,0.001,,0,4096,4096\n").unwrap();
+    assert_bad_input(&ftlsim(&["trace", "stats", blank.to_str().unwrap(), "--format", "systor17"]), "all 1 records have a blank IOType");
     // Requests there, but the options leave none.
     let o = ftlsim(&[
         "run",
@@ -299,6 +312,9 @@ fn compare_reports_the_runs_that_worked_and_marks_the_one_that_failed() {
     let trace: String = pages.enumerate().map(|(i, l)| format!("{} 0 {} 8 0\n", i * 1000, l * 8)).collect();
     std::fs::write(d.join("fig8.trace"), trace).unwrap();
     let out = d.join("out");
+    // An earlier invocation's results for DLOOP must not survive as if this run made them.
+    std::fs::create_dir_all(out.join("dloop")).unwrap();
+    std::fs::write(out.join("dloop").join("results.json"), "{}").unwrap();
     let o = ftlsim(&[
         "compare",
         "--config",
@@ -328,4 +344,8 @@ fn compare_reports_the_runs_that_worked_and_marks_the_one_that_failed() {
         serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
     assert_eq!(v["rows"].as_array().unwrap().len(), 1);
     assert_eq!(v["failed"][0]["ftl"], "dloop");
+    assert!(!out.join("dloop").join("results.json").exists(), "stale results removed");
+    assert!(out.join("page").join("results.json").exists());
+    let failed = std::fs::read_to_string(out.join("compare-failed.csv")).unwrap();
+    assert!(failed.starts_with("trace,ftl,error\nfig8,dloop,"), "{failed}");
 }

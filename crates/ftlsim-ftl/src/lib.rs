@@ -30,6 +30,10 @@ pub struct FtlInfo {
     /// Simulator memory per logical page for the FTL's own per-page state (maps, cache
     /// indexes), bytes: the FTL's part of [`memory_estimate`].
     pub bytes_per_logical_page: u64,
+    /// Simulator memory per byte of the configured mapping cache (`ftl.mapping_cache_bytes`):
+    /// a cache entry of 8-9 bytes on the controller takes about 30 in the simulator (its
+    /// links, flags and index).
+    pub bytes_per_cache_byte: u64,
 }
 
 /// Every FTL, in the order `ftlsim ftls` lists them.
@@ -39,48 +43,56 @@ pub const FTLS: &[FtlInfo] = &[
         description: "ideal page-level FTL: whole map in SRAM, greedy/FIFO/cost-benefit GC",
         source: "baseline of seeds 000-004 (e.g. seed 001 Ch. 4, seed 002 Sec. V)",
         bytes_per_logical_page: 4,
+        bytes_per_cache_byte: 0,
     },
     FtlInfo {
         name: "dftl",
         description: "demand-based page FTL: translation pages on flash, GTD, segmented-LRU CMT",
         source: "Gupta et al. ASPLOS'09; seed 001 Sec. 3.3, Table 5.2",
         bytes_per_logical_page: 8,
+        bytes_per_cache_byte: 4,
     },
     FtlInfo {
         name: "cdftl",
         description: "DFTL with a second-level cache of whole translation pages (CTP)",
         source: "Qin et al. RTAS'11; seed 001 Sec. 3.3, Fig. 3.5, Table 5.2",
         bytes_per_logical_page: 8,
+        bytes_per_cache_byte: 4,
     },
     FtlInfo {
         name: "scftl",
         description: "SCFTL: TPD with modified counters, consecutive CMT entries, spatial fetching, D-NRU",
         source: "seed 001 Ch. 5 (Sec. 5.1, Figs. 5.1-5.2, Tables 5.1-5.2)",
         bytes_per_logical_page: 8,
+        bytes_per_cache_byte: 4,
     },
     FtlInfo {
         name: "dloop",
         description: "DLOOP: DFTL mapping, plane fixed by LPN, plane-level GC with copy-back, no write cache",
         source: "Abdurrab et al. IPDPS'13, as seed 000 Secs. 2.1, 3.4 and 5 describe it",
         bytes_per_logical_page: 8,
+        bytes_per_cache_byte: 4,
     },
     FtlInfo {
         name: "pcftl",
         description: "PCFTL: DFTL mapping, LRU write cache, token dispatch, plane-level GC with copy-back",
         source: "Wang & Xie TPDS'15, seed 000 Secs. 3-5 (Figs. 3, 4, 7-9, Table 1)",
         bytes_per_logical_page: 8,
+        bytes_per_cache_byte: 4,
     },
     FtlInfo {
         name: "block",
         description: "block-level FTL: one physical block per logical block, page updates rewrite the block",
         source: "BFTL of seed 001 Sec. 3.2, Table 5.3",
         bytes_per_logical_page: 0,
+        bytes_per_cache_byte: 0,
     },
     FtlInfo {
         name: "fast",
         description: "FAST hybrid FTL: block-mapped data, one SW log block, fully associative RW log blocks",
         source: "Lee et al. TECS'07; seed 001 Sec. 3.2, Table 5.3; seed 002 Sec. V; seed 004 Sec. 4.2",
         bytes_per_logical_page: 4,
+        bytes_per_cache_byte: 0,
     },
 ];
 
@@ -112,9 +124,11 @@ pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
 /// (10 1/8 bytes per physical page: owner, version, flags, copy-back count, valid bit; 19 per
 /// block), the block manager (12 per block), the host side (1/8 byte per logical page for trim
 /// bits, 4 more with `verify`'s data oracle), the FTL's per-logical-page state
-/// ([`FtlInfo::bytes_per_logical_page`]) and its write buffer, plus a fixed 16 MiB for the
-/// program, histograms and I/O buffers. An upper bound of the resident set once the drive is
-/// full (docs/configuration.md; tested against measured peak RSS).
+/// ([`FtlInfo::bytes_per_logical_page`]), its mapping cache
+/// ([`FtlInfo::bytes_per_cache_byte`]) and its write buffer, plus a fixed 16 MiB for the
+/// program, histograms and I/O buffers. It is the resident set of a full drive, a little
+/// above the measured one (docs/configuration.md; tested against measured peak RSS); a
+/// trace's `--overflow compact` first pass adds its map of touched pages on top.
 pub fn memory_estimate(cfg: &DriveConfig, verify: bool) -> Result<u64, ConfigError> {
     let d = cfg.derive()?;
     let ftl = info(&cfg.ftl.name)?;
@@ -124,7 +138,8 @@ pub fn memory_estimate(cfg: &DriveConfig, verify: bool) -> Result<u64, ConfigErr
     let flash = physical * 81 / 8 + blocks * 19;
     let block_manager = blocks * 12;
     let host = logical / 8 + if verify { logical * 4 } else { 0 };
-    let ftl_state = logical * ftl.bytes_per_logical_page;
+    let ftl_state =
+        logical * ftl.bytes_per_logical_page + cfg.ftl.mapping_cache_bytes.unwrap_or(0) * ftl.bytes_per_cache_byte;
     let buffer = cfg.host.write_buffer_bytes.unwrap_or(0);
     Ok(flash + block_manager + host + ftl_state + buffer + (16 << 20))
 }

@@ -80,10 +80,12 @@ impl RecordReader {
     /// The error for a trace that ended without a single request: a silent all-zero run
     /// would hide a wrong format or the wrong event type.
     fn no_requests(&self) -> TraceError {
-        let rule = match self.parser.empty_hint() {
-            Some(hint) => hint,
-            None if self.bad_lines > 0 => format!("every request line was malformed as {}", self.format),
-            None => format!("no line holds a {} request: check --format", self.format),
+        let rule = if self.bad_lines > 0 {
+            format!("all {} lines that could be requests were malformed as {} and skipped", self.bad_lines, self.format)
+        } else {
+            self.parser
+                .empty_hint()
+                .unwrap_or_else(|| format!("no line holds a {} request: check --format", self.format))
         };
         TraceError {
             file: self.path.display().to_string(),
@@ -213,8 +215,8 @@ pub fn detect(path: &Path, opts: &ParserOptions) -> Result<TraceFormat, TraceErr
     // wrong guess makes every size 512x too large or too small, so the sizes decide, and a
     // sample that does not tell them apart is refused.
     let in_sectors = [TraceFormat::MqSim, TraceFormat::SsdSim, TraceFormat::DiskSim];
-    let sector_fit = fits.iter().copied().find(|f| in_sectors.contains(f));
-    if let (Some(sectors), true) = (sector_fit, fits.contains(&TraceFormat::Linnos)) {
+    if in_sectors.contains(&first) && fits.contains(&TraceFormat::Linnos) {
+        let sectors = first;
         return match size_units(&lines) {
             SizeUnits::Bytes => Ok(TraceFormat::Linnos),
             SizeUnits::Sectors => Ok(sectors),

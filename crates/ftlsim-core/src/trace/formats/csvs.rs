@@ -141,6 +141,11 @@ impl LineParser for Systor17Parser {
         self.untyped
     }
 
+    fn empty_hint(&self) -> Option<String> {
+        (self.untyped > 0)
+            .then(|| format!("all {} records have a blank IOType (type unknown): nothing to replay", self.untyped))
+    }
+
     fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
         let Some(line) = content(line) else { return Ok(None) };
         let mut f = fields(line);

@@ -63,7 +63,9 @@ use crate::trace::{FieldError, LineParser, ParserOptions, TraceFormat, TraceReco
 /// The parser for `format` if it is one of this module's.
 pub(super) fn parser(format: TraceFormat, opts: &ParserOptions) -> Option<Box<dyn LineParser>> {
     match format {
-        TraceFormat::Blkparse => Some(Box::new(Blkparse { event: opts.blkparse_event, skipped_actions: [0; 128] })),
+        TraceFormat::Blkparse => {
+            Some(Box::new(Blkparse { event: opts.blkparse_event, skipped_actions: [0; 128], events: 0 }))
+        }
         TraceFormat::Fiu => Some(Box::new(Fiu)),
         TraceFormat::FioIolog => Some(Box::new(FioIolog::default())),
         _ => None,
@@ -157,6 +159,8 @@ struct Blkparse {
     event: u8,
     /// Event lines of other actions, by the action's first byte (for the empty-trace hint).
     skipped_actions: [u64; 128],
+    /// Event lines of the replayed action (with or without data).
+    events: u64,
 }
 
 impl LineParser for Blkparse {
@@ -166,6 +170,12 @@ impl LineParser for Blkparse {
             .map(|a| format!("{} {}", self.skipped_actions[usize::from(a)], char::from(a)))
             .collect();
         let event = char::from(self.event);
+        if self.events > 0 {
+            return Some(format!(
+                "{} {event} events, none with data (a `sector + count` range and R, W or D in rwbs)",
+                self.events
+            ));
+        }
         let other = if self.event == b'D' {
             "try --blkparse-queue (Q events), or a blkparse run that records dispatch (D) events"
         } else {
@@ -200,6 +210,7 @@ impl LineParser for Blkparse {
             }
             return Ok(None);
         }
+        self.events += 1;
 
         const DEV_RULE: &str = "maj,min with major < 4096 and minor < 1048576";
         let device = match (major.parse::<u32>(), minor.parse::<u32>()) {
