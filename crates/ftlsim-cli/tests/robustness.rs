@@ -101,7 +101,16 @@ fn a_failed_run_leaves_the_previous_results_untouched() {
     assert_eq!(files_in(&out), vec!["config.toml", "results.json", "timeseries.csv"], "no staging left");
     // Staging that a killed run left (its process is gone) is cleared by the next run.
     std::fs::create_dir(out.join(".ftlsim-partial-4000000000-x")).unwrap();
-    let ok = ftlsim(&["run", "--config", cfg.to_str().unwrap(), "--workload", "requests=500", "--quiet", "--out", out.to_str().unwrap()]);
+    let ok = ftlsim(&[
+        "run",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--workload",
+        "requests=500",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(ok.status.success(), "{}", stderr(&ok));
     assert_eq!(files_in(&out), vec!["config.toml", "results.json", "timeseries.csv"]);
     // Into a fresh directory: nothing that looks like a result.
@@ -201,11 +210,17 @@ fn a_trace_without_requests_is_an_error_that_says_why() {
     // D events, but none that moves data.
     let flushes = d.join("flushes.txt");
     std::fs::write(&flushes, "8,0 1 1 0.000001 100 D N [x]\n8,0 1 2 0.000002 100 D FN [x]\n").unwrap();
-    assert_bad_input(&ftlsim(&["trace", "stats", flushes.to_str().unwrap(), "--format", "blkparse"]), "2 D events, none with data");
+    assert_bad_input(
+        &ftlsim(&["trace", "stats", flushes.to_str().unwrap(), "--format", "blkparse"]),
+        "2 D events, none with data",
+    );
     // SYSTOR'17 records of unknown type only.
     let blank = d.join("blank.csv");
     std::fs::write(&blank, "1.0,0.001,,0,4096,4096\n").unwrap();
-    assert_bad_input(&ftlsim(&["trace", "stats", blank.to_str().unwrap(), "--format", "systor17"]), "all 1 records have a blank IOType");
+    assert_bad_input(
+        &ftlsim(&["trace", "stats", blank.to_str().unwrap(), "--format", "systor17"]),
+        "all 1 records have a blank IOType",
+    );
     // Requests there, but the options leave none.
     let o = ftlsim(&[
         "run",
