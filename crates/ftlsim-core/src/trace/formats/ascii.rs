@@ -31,12 +31,16 @@ use crate::trace::{FieldError, LineParser, ParserOptions, TraceFormat, TraceReco
 /// The parser for `format` if it is one of this module's.
 pub(super) fn parser(format: TraceFormat, _opts: &ParserOptions) -> Option<Box<dyn LineParser>> {
     match format {
-        TraceFormat::SsdSim => Some(Box::new(NsSectorParser { names: SSDSIM_FIELDS })),
-        TraceFormat::MqSim => Some(Box::new(NsSectorParser { names: MQSIM_FIELDS })),
-        TraceFormat::DiskSim => Some(Box::new(DiskSimParser)),
-        TraceFormat::Linnos => Some(Box::new(LinnosParser)),
+        TraceFormat::SsdSim => Some(five(SSDSIM_FIELDS, Time::IntegerNs, Units::Sectors, OpCode::ZeroWriteOneRead)),
+        TraceFormat::MqSim => Some(five(MQSIM_FIELDS, Time::IntegerNs, Units::Sectors, OpCode::ZeroWriteOneRead)),
+        TraceFormat::DiskSim => Some(five(DISKSIM_FIELDS, Time::DecimalMs, Units::Sectors, OpCode::ReadBit)),
+        TraceFormat::Linnos => Some(five(LINNOS_FIELDS, Time::DecimalMs, Units::Bytes, OpCode::ZeroWriteOneRead)),
         _ => None,
     }
+}
+
+fn five(names: [&'static str; 5], time: Time, units: Units, op: OpCode) -> Box<dyn LineParser> {
+    Box::new(FiveFieldParser { names, time, units, op })
 }
 
 const SSDSIM_FIELDS: [&str; 5] = ["time_ns", "device", "lsn", "size_sectors", "op"];
@@ -196,12 +200,42 @@ fn offset_and_size(
     Ok((offset, sectors))
 }
 
-/// SSDsim and MQSim: integer ns, device, start sector, sectors, 0 = write / 1 = read.
-struct NsSectorParser {
-    names: [&'static str; 5],
+/// How a five-field format writes its time.
+#[derive(Clone, Copy)]
+enum Time {
+    /// Integer ns (a decimal point is an error, so detection can tell DiskSim apart).
+    IntegerNs,
+    /// Decimal ms, up to 9 decimals.
+    DecimalMs,
 }
 
-impl LineParser for NsSectorParser {
+/// How a five-field format writes its address and length.
+#[derive(Clone, Copy)]
+enum Units {
+    Sectors,
+    /// Offset rounded down, size rounded up to sectors ([`byte_range`]).
+    Bytes,
+}
+
+/// How a five-field format writes the request type.
+#[derive(Clone, Copy)]
+enum OpCode {
+    /// `0` = write, `1` = read.
+    ZeroWriteOneRead,
+    /// DiskSim flags: bit 0 set = read.
+    ReadBit,
+}
+
+/// The five-field simulator formats: `time device offset size op`, differing only in units
+/// and op encoding (SSDsim, MQSim, DiskSim, LinnOS).
+struct FiveFieldParser {
+    names: [&'static str; 5],
+    time: Time,
+    units: Units,
+    op: OpCode,
+}
+
+impl LineParser for FiveFieldParser {
     fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
         let mut fields = line.split_ascii_whitespace();
         let Some(time_text) = fields.next() else { return Ok(None) };
@@ -209,66 +243,24 @@ impl LineParser for NsSectorParser {
             return Ok(None);
         }
         let [time_f, device_f, offset_f, size_f, op_f] = self.names;
-        let time_ns = parse_u64(time_text, time_f, "an integer number of ns (no decimal point) below 2^64")?;
-        let device = parse_device(next_field(&mut fields, device_f)?, device_f)?;
-        let offset_text = next_field(&mut fields, offset_f)?;
-        let size_text = next_field(&mut fields, size_f)?;
-        let (offset_sector, sectors) = offset_and_size(offset_text, size_text, offset_f, size_f)?;
-        let op_text = next_field(&mut fields, op_f)?;
-        let op = match op_text {
-            "0" => IoOp::Write,
-            "1" => IoOp::Read,
-            _ => return Err(FieldError::new(op_f, op_text, "0 (write) or 1 (read)")),
+        let time_ns = match self.time {
+            Time::IntegerNs => parse_u64(time_text, time_f, "an integer number of ns (no decimal point) below 2^64")?,
+            Time::DecimalMs => decimal_to_ns(time_text, 1_000_000, time_f)?,
         };
-        no_more_fields(&mut fields, "exactly 5 whitespace-separated fields")?;
-        Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
-    }
-}
-
-/// DiskSim: decimal ms, device, block number, block count, flags (bit 0 = read).
-struct DiskSimParser;
-
-impl LineParser for DiskSimParser {
-    fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
-        let mut fields = line.split_ascii_whitespace();
-        let Some(time_text) = fields.next() else { return Ok(None) };
-        if time_text.starts_with('#') {
-            return Ok(None);
-        }
-        let [time_f, device_f, offset_f, size_f, flags_f] = DISKSIM_FIELDS;
-        let time_ns = decimal_to_ns(time_text, 1_000_000, time_f)?;
         let device = parse_device(next_field(&mut fields, device_f)?, device_f)?;
         let offset_text = next_field(&mut fields, offset_f)?;
         let size_text = next_field(&mut fields, size_f)?;
-        let (offset_sector, sectors) = offset_and_size(offset_text, size_text, offset_f, size_f)?;
-        let flags = parse_flags(next_field(&mut fields, flags_f)?, flags_f)?;
-        let op = if flags & 1 == 1 { IoOp::Read } else { IoOp::Write };
-        no_more_fields(&mut fields, "exactly 5 whitespace-separated fields")?;
-        Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
-    }
-}
-
-/// LinnOS/Heimdall/FlashNet: decimal ms, device, offset and size in bytes, 1 = read / 0 = write.
-struct LinnosParser;
-
-impl LineParser for LinnosParser {
-    fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
-        let mut fields = line.split_ascii_whitespace();
-        let Some(time_text) = fields.next() else { return Ok(None) };
-        if time_text.starts_with('#') {
-            return Ok(None);
-        }
-        let [time_f, device_f, offset_f, size_f, op_f] = LINNOS_FIELDS;
-        let time_ns = decimal_to_ns(time_text, 1_000_000, time_f)?;
-        let device = parse_device(next_field(&mut fields, device_f)?, device_f)?;
-        let offset_text = next_field(&mut fields, offset_f)?;
-        let size_text = next_field(&mut fields, size_f)?;
-        let (offset_sector, sectors) = byte_range(offset_text, size_text, offset_f, size_f)?;
+        let (offset_sector, sectors) = match self.units {
+            Units::Sectors => offset_and_size(offset_text, size_text, offset_f, size_f)?,
+            Units::Bytes => byte_range(offset_text, size_text, offset_f, size_f)?,
+        };
         let op_text = next_field(&mut fields, op_f)?;
-        let op = match op_text {
-            "0" => IoOp::Write,
-            "1" => IoOp::Read,
-            _ => return Err(FieldError::new(op_f, op_text, "1 (read) or 0 (write)")),
+        let op = match (self.op, op_text) {
+            (OpCode::ZeroWriteOneRead, "0") => IoOp::Write,
+            (OpCode::ZeroWriteOneRead, "1") => IoOp::Read,
+            (OpCode::ZeroWriteOneRead, _) => return Err(FieldError::new(op_f, op_text, "0 (write) or 1 (read)")),
+            (OpCode::ReadBit, _) if parse_flags(op_text, op_f)? & 1 == 1 => IoOp::Read,
+            (OpCode::ReadBit, _) => IoOp::Write,
         };
         no_more_fields(&mut fields, "exactly 5 whitespace-separated fields")?;
         Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
