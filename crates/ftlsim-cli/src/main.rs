@@ -235,7 +235,7 @@ fn remove_stale_staging(out: &Path) {
 /// [`simulate`] writing into `out` as it goes.
 fn simulate_into(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report, serde_json::Value), SimError> {
     let started = std::time::Instant::now();
-    check_memory(&p.cfg, a.verify, a.max_memory.as_deref(), quiet)?;
+    let memory_estimate = check_memory(&p.cfg, a.verify, a.max_memory.as_deref(), quiet)?;
     let mut sim = ftlsim_ftl::simulator(p.cfg.clone(), a.verify)?;
     let precondition = match &a.load_state {
         Some(path) => {
@@ -312,7 +312,7 @@ fn simulate_into(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(R
         }));
     }
     let mut wall = output::wall_time_json(sim.wall_times(), started.elapsed().as_secs_f64(), report.host.requests);
-    wall["memory_estimate_bytes"] = ftlsim_ftl::memory_estimate(&p.cfg, a.verify)?.into();
+    wall["memory_estimate_bytes"] = memory_estimate.into();
     wall["peak_rss_bytes"] = bench::peak_rss_bytes().into();
     let mut json = output::result_json(p, a.seed, precondition, &report, wall);
     if let Some(info) = trace_info {
@@ -333,14 +333,14 @@ fn available_memory() -> Option<u64> {
 }
 
 /// Refuse, before allocating, a drive whose simulator would not fit: its memory estimate
-/// against `--max-memory` or else the memory available.
-fn check_memory(cfg: &DriveConfig, verify: bool, max: Option<&str>, quiet: bool) -> Result<(), SimError> {
+/// against `--max-memory` or else the memory available. Returns the estimate.
+fn check_memory(cfg: &DriveConfig, verify: bool, max: Option<&str>, quiet: bool) -> Result<u64, SimError> {
     let need = ftlsim_ftl::memory_estimate(cfg, verify)?;
     check_memory_need(need, &format!("drive `{}`", cfg.name), max)?;
     if !quiet {
         eprintln!("memory: about {} (estimate)", output::bytes(need));
     }
-    Ok(())
+    Ok(need)
 }
 
 /// Refuse `need` bytes for `what` when they exceed `--max-memory` or else the memory available.

@@ -439,14 +439,6 @@ impl Cmt {
         (x != 0).then(|| at(w0, x))
     }
 
-    /// The slot under the clock hand if it is in combination `c`: then it is what
-    /// [`Cmt::first_of`] would find (distance 0), without the search.
-    #[inline]
-    pub fn at_hand(&self, c: Combo) -> Option<u32> {
-        let (w, b) = (self.clock / 64, self.clock % 64);
-        (self.combo_word(w, c.0) >> b & 1 == 1).then_some(self.clock as u32)
-    }
-
     /// Move the clock hand past slot `s`.
     pub fn advance_clock(&mut self, s: u32) {
         self.clock = if s as usize + 1 == self.cap { 0 } else { s as usize + 1 };

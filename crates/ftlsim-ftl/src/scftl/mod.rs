@@ -215,13 +215,7 @@ impl Scftl {
         if self.policy == CacheReplacement::Lru {
             return self.cmt.least_recent();
         }
-        let classes = self.classes(fetch);
-        // The common case of a spatial fetch: the slot under the hand is of the best class
-        // (the hand moves past each victim, and spatial fetches leave clean, unused entries).
-        if let Some(s) = self.cmt.at_hand(classes[0][0]).filter(|_| classes[0].len() == 1) {
-            return Some(s);
-        }
-        classes.iter().find_map(|combos| match combos {
+        self.classes(fetch).iter().find_map(|combos| match combos {
             [c] => self.cmt.first_of(*c).map(|(_, s)| s),
             _ => combos.iter().filter_map(|&c| self.cmt.first_of(c)).min().map(|(_, s)| s),
         })
