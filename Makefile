@@ -1,9 +1,15 @@
-# The two set-up commands (README): `make run` and `make test`. Everything installs from
-# crates.io through Cargo; Rust itself comes from rustup (https://rustup.rs).
+# The two set-up commands (README): `make run` and `make test`. Rust comes from rustup
+# (https://rustup.rs) and crates.io; the Python package and its test tools from PyPI into
+# .venv; the browser of the report test from Debian's packages (`chromium`).
 CARGO ?= cargo
+PYTHON ?= python3
 FTLSIM := target/release/ftlsim
+VENV := .venv
+VPY := $(VENV)/bin/python
+# maturin, installed into the venv, must be on PATH for pip's build.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: build run test bench clean
+.PHONY: build run test python browser bench clean
 
 build:
 	$(CARGO) build --release --locked
@@ -13,16 +19,35 @@ build:
 run: build
 	$(FTLSIM) run --steady-state --out out
 
-# The whole suite: unit, property, integration and CLI tests.
-test:
+# The whole suite: Rust unit, property, integration and CLI tests, then the Python package's
+# tests (pytest; the report test drives a headless Chromium).
+test: python browser
 	$(CARGO) test --workspace --locked
+	FTLSIM_BIN=$(CURDIR)/target/debug/ftlsim FTLSIM_PYTHON=$(CURDIR)/$(VPY) $(VPY) -m pytest -q python/tests
 
-# The standard benchmark (issue 2): requests per wall second and peak RSS.
-bench: build
+# The Python package `ftlsim` (Rust core + python/ftlsim), built by maturin into .venv.
+python: $(VENV)/.tools
+	$(VPY) -m pip install --quiet --no-build-isolation -e '.[test]'
+
+$(VENV)/.tools:
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip 'maturin>=1.7,<2'
+	touch $@
+
+# Debian's Chromium for the report's browser test, unless it is already there.
+browser:
+	@command -v chromium >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+# The standard benchmark (issue 2): requests per wall second and peak RSS; then the Python
+# package's overhead against the CLI and the speed-up of a local sweep.
+bench: build python
 	$(FTLSIM) bench
 	$(FTLSIM) bench --scaling
 	$(FTLSIM) bench --parse ../shared/traces
+	$(VPY) python/bench.py
 
 clean:
 	$(CARGO) clean
-	rm -rf out
+	rm -rf out $(VENV)

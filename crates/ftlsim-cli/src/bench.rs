@@ -99,14 +99,6 @@ fn parse_throughput(dir: &Path) -> Result<(), SimError> {
     Ok(())
 }
 
-/// Peak resident set size of this process in bytes (Linux), if known.
-pub fn peak_rss_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 /// Run the benchmark and print its figures.
 pub fn run(a: &BenchArgs) -> Result<(), SimError> {
     if let Some(dir) = &a.parse {
@@ -150,7 +142,7 @@ pub fn run(a: &BenchArgs) -> Result<(), SimError> {
             r.performance.iops
         );
     }
-    match peak_rss_bytes() {
+    match ftlsim_run::memory::peak_rss_bytes() {
         Some(b) => println!("peak RSS: {:.1} MB", b as f64 / 1e6),
         None => println!("peak RSS: unknown (no /proc/self/status)"),
     }

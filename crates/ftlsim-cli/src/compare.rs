@@ -17,13 +17,14 @@
 //! whatever sources it is given, skipping a source whose baseline mean response time is 0
 //! (NT undefined; its NT is null).
 
-use crate::{plan, simulate, RunArgs, RunPlan};
+use crate::{plan, simulate, RunArgs};
 use clap::{ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use ftlsim_core::atomic_file::write_atomically;
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::metrics::r6;
 use ftlsim_core::sim::Report;
 use ftlsim_core::trace::TraceSource;
+use ftlsim_run::{RunPlan, RunSpec};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -136,8 +137,8 @@ fn sources(c: &CompareArgs) -> Result<Vec<Source>, SimError> {
 
 /// Open each trace as a run would (format detection, layout pass, footprint check) so that
 /// bad input fails before any simulation starts.
-fn check_trace(path: &Path, p: &RunPlan) -> Result<(), SimError> {
-    let crate::Source::Trace(_, topts) = &p.source else { return Ok(()) };
+fn check_trace(path: &Path, spec: &RunSpec, p: &RunPlan) -> Result<(), SimError> {
+    let ftlsim_run::Source::Trace { options: topts, .. } = &spec.source else { return Ok(()) };
     let d = p.cfg.derive()?;
     TraceSource::open(path, topts.clone(), d.logical_bytes / 512, p.cfg.geometry.sectors_per_page())?;
     Ok(())
@@ -151,8 +152,8 @@ struct Job {
     ftl: String,
     /// The resolved plan.
     plan: RunPlan,
-    /// The run's own arguments (`--ftl` and `--trace` set).
-    args: RunArgs,
+    /// The run's own spec (`--ftl` and `--trace` set).
+    spec: RunSpec,
     /// Where its results.json, timeseries.csv and config.toml go.
     out: PathBuf,
 }
@@ -184,15 +185,15 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
             let mut one = a.clone();
             one.ftl = Some(n.clone());
             one.trace.trace = s.trace.clone();
-            let p = plan(&one)?;
+            let (spec, p) = plan(&one)?;
             if n == &names[0] {
                 if let Some(t) = &s.trace {
-                    check_trace(t, &p)?;
+                    check_trace(t, &spec, &p)?;
                 }
             }
             // One source keeps the old layout OUT/<ftl>/; several get OUT/<label>/<ftl>/.
             let out = if srcs.len() == 1 { a.out.join(n) } else { a.out.join(&s.label).join(n) };
-            jobs.push(Job { source: si, ftl: n.clone(), plan: p, args: one, out });
+            jobs.push(Job { source: si, ftl: n.clone(), plan: p, spec, out });
         }
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -202,10 +203,10 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
     for j in &jobs {
         largest = largest.max(ftlsim_ftl::memory_estimate(&j.plan.cfg, a.verify)?);
     }
-    crate::check_memory_need(
+    ftlsim_run::memory::check_need(
         largest * threads as u64,
         &format!("{threads} runs at once (--jobs)"),
-        a.max_memory.as_deref(),
+        jobs[0].spec.max_memory,
     )?;
     let results = run_jobs(&jobs, &srcs, threads, a.quiet);
     // A failed run's directory must not show an earlier invocation's results as its own.
@@ -296,7 +297,7 @@ fn run_jobs(jobs: &[Job], srcs: &[Source], threads: usize, quiet: bool) -> Vec<R
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(j) = jobs.get(i) else { break };
                 let started = std::time::Instant::now();
-                let r = simulate(&j.args, &j.plan, &j.out, true).map(|(r, _)| r);
+                let r = simulate(&j.spec, &j.plan, &j.out, true).map(|(r, _)| r);
                 if !quiet {
                     let what = if r.is_ok() { "done" } else { "failed" };
                     let label = &srcs[j.source].label;
@@ -520,7 +521,7 @@ pub fn compare_text(t: &CompareTable) -> String {
                 pct(r.cache_misses_write_back, r.cache_accesses),
                 opt(r.translation_pages_read),
                 opt(r.translation_pages_written),
-                crate::output::bytes(r.mapping_sram_bytes)
+                ftlsim_run::memory::bytes(r.mapping_sram_bytes)
             );
         }
         for f in t.failed.iter().filter(|f| &f.trace == src) {

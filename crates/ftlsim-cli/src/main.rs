@@ -4,16 +4,15 @@
 mod bench;
 mod compare;
 mod output;
+mod python_cmd;
 mod trace_cmd;
 
 use clap::{Args, Parser, Subcommand};
-use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::SimError;
 use ftlsim_core::presets;
 use ftlsim_core::sim::Report;
-use ftlsim_core::sim::{Precondition, Replay, RunOptions};
-use ftlsim_core::trace::{TraceFormat, TraceOptions, TraceSource};
-use ftlsim_core::workload::{parse_bytes, parse_duration_ns, Arrival, Generator, Limit, WorkloadSpec};
+use ftlsim_core::workload::{parse_bytes, parse_duration_ns};
+use ftlsim_run::{Drive, Outcome, RunPlan, RunSpec, Source};
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +41,13 @@ enum Cmd {
     /// Run several FTLs (`--ftl page,dftl,fast,block`) on the same drive and workload or
     /// traces (`--trace` repeatable) in parallel and compare them against a baseline.
     Compare(Box<compare::CompareArgs>),
+    /// Run a parameter sweep described in TOML into a Parquet file, on a local process pool
+    /// or a Dask cluster (`--scheduler ADDRESS`). Runs `python -m ftlsim sweep`: needs the
+    /// Python package (`make python`).
+    Sweep(python_cmd::PythonArgs),
+    /// Write a self-contained HTML report with plots of run directories or sweep Parquet
+    /// files (`-o report.html`). Runs `python -m ftlsim report`: needs the Python package.
+    Report(python_cmd::PythonArgs),
 }
 
 /// Arguments of `ftlsim run`.
@@ -115,30 +121,6 @@ pub struct RunArgs {
     trace: trace_cmd::TraceArgs,
 }
 
-/// Where requests come from.
-pub enum Source {
-    /// The synthetic generator.
-    Synthetic,
-    /// A trace file, replayed open loop at its times or closed loop at a queue depth.
-    Trace(PathBuf, TraceOptions),
-}
-
-/// Everything a run needs, resolved from the arguments.
-pub struct RunPlan {
-    /// Request source.
-    pub source: Source,
-    /// Drive config with overrides applied.
-    pub cfg: DriveConfig,
-    /// Workload.
-    pub spec: WorkloadSpec,
-    /// Workload text as given.
-    pub spec_text: String,
-    /// Preconditioning.
-    pub pre: Precondition,
-    /// Run options.
-    pub opts: RunOptions,
-}
-
 /// Parse a `--set KEY=VALUE`.
 fn parse_set(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
@@ -147,58 +129,53 @@ fn parse_set(s: &str) -> Result<(String, String), String> {
     }
 }
 
-fn plan(a: &RunArgs) -> Result<RunPlan, SimError> {
-    let cfg = match &a.config {
-        Some(p) => DriveConfig::from_file(p)?,
-        None => presets::load(&a.preset)?,
-    };
-    let mut cfg = cfg.with_overrides(&a.sets)?;
-    if let Some(f) = &a.ftl {
-        cfg.ftl.name = f.clone();
+impl RunArgs {
+    /// The run these arguments describe.
+    pub fn spec(&self) -> Result<RunSpec, SimError> {
+        let source = match &self.trace.trace {
+            Some(path) => Source::Trace { path: path.clone(), options: self.trace.options()?, qd: self.trace.qd },
+            None => Source::Synthetic(self.workload.clone()),
+        };
+        Ok(RunSpec {
+            drive: match &self.config {
+                Some(p) => Drive::File(p.clone()),
+                None => Drive::Preset(self.preset.clone()),
+            },
+            sets: self.sets.clone(),
+            ftl: self.ftl.clone(),
+            source,
+            seed: self.seed,
+            fill: self.fill,
+            fill_offset: self.fill_offset,
+            steady_state: self.steady_state,
+            load_state: self.load_state.clone(),
+            save_state: self.save_state.clone(),
+            interval_ns: parse_duration_ns("--interval", &self.interval)?,
+            verify: self.verify,
+            max_memory: self.max_memory.as_deref().map(|m| parse_bytes("--max-memory", m)).transpose()?,
+        })
     }
-    cfg.derive()?;
-    ftlsim_ftl::info(&cfg.ftl.name)?;
-    let spec = WorkloadSpec::parse(&a.workload)?;
-    let interval_ns = parse_duration_ns("--interval", &a.interval)?;
-    let (replay, max_sim_ns) = match (spec.arrival, spec.limit) {
-        (Arrival::Closed { queue_depth }, Limit::DurationNs(d)) => (Replay::Closed { queue_depth }, Some(d)),
-        (Arrival::Closed { queue_depth }, _) => (Replay::Closed { queue_depth }, None),
-        _ => (Replay::Open { time_scale: 1.0 }, None),
-    };
-    let mut opts = RunOptions { replay, max_sim_ns, interval_ns, ..RunOptions::default() };
-    let source = match &a.trace.trace {
-        Some(path) => {
-            opts.replay = match a.trace.qd {
-                Some(queue_depth) => Replay::Closed { queue_depth },
-                None => Replay::Open { time_scale: 1.0 },
-            };
-            opts.max_sim_ns = None;
-            Source::Trace(path.clone(), a.trace.options()?)
-        }
-        None => Source::Synthetic,
-    };
-    let pre = Precondition {
-        fill: a.fill,
-        fill_offset: a.fill_offset,
-        steady_state: a.steady_state,
-        seed: a.seed,
-        ..Precondition::default()
-    };
-    Ok(RunPlan { source, cfg, spec, spec_text: a.workload.clone(), pre, opts })
+}
+
+/// The spec and plan of `ftlsim run`'s arguments.
+fn plan(a: &RunArgs) -> Result<(RunSpec, RunPlan), SimError> {
+    let spec = a.spec()?;
+    let plan = spec.plan()?;
+    Ok((spec, plan))
 }
 
 /// Simulate one plan and write its result files under `out`, all of them or none: they are
 /// written into a staging directory inside `out` and moved into place only when the run
 /// succeeded, so a failed run leaves the previous results untouched. Returns the report and
 /// the result JSON.
-fn simulate(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report, serde_json::Value), SimError> {
+fn simulate(spec: &RunSpec, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report, serde_json::Value), SimError> {
     let io = |what: &Path, e: std::io::Error| SimError::Input(format!("cannot write {}: {e}", what.display()));
     std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
     remove_stale_staging(out);
     // Removed with everything in it when dropped, i.e. on any error below.
     let prefix = format!("{STAGING_PREFIX}{}-", std::process::id());
     let staging = tempfile::Builder::new().prefix(&prefix).tempdir_in(out).map_err(|e| io(out, e))?;
-    let (report, json) = simulate_into(a, p, staging.path(), quiet)?;
+    let (report, json) = simulate_into(spec, p, staging.path(), quiet)?;
     // results.json goes first and comes back last: while the files are being replaced there
     // is no results.json, so its presence always means a complete set.
     match std::fs::remove_file(out.join("results.json")) {
@@ -233,137 +210,24 @@ fn remove_stale_staging(out: &Path) {
 }
 
 /// [`simulate`] writing into `out` as it goes.
-fn simulate_into(a: &RunArgs, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report, serde_json::Value), SimError> {
-    let started = std::time::Instant::now();
-    let memory_estimate = check_memory(&p.cfg, a.verify, a.max_memory.as_deref(), quiet)?;
-    let mut sim = ftlsim_ftl::simulator(p.cfg.clone(), a.verify)?;
-    let precondition = match &a.load_state {
-        Some(path) => {
-            let h = sim.load_state(path)?;
-            if !quiet {
-                eprintln!("loaded drive state from {} (preconditioned: {})", path.display(), h.precondition);
-            }
-            serde_json::json!({ "loaded_from": path.display().to_string(), "saved_with": h.precondition })
-        }
-        None => {
-            if !quiet {
-                eprintln!(
-                    "preconditioning: fill {:.0}%{}",
-                    p.pre.fill * 100.0,
-                    if p.pre.steady_state { " + steady state" } else { "" }
-                );
-            }
-            let mut bar = output::PreconditionBar::new(quiet);
-            sim.precondition_observed(&p.pre, &mut bar)?;
-            bar.finish();
-            let pre = serde_json::to_value(&p.pre).expect("preconditioning serialises");
-            if let Some(path) = &a.save_state {
-                sim.save_state(path, serde_json::json!({ "seed": a.seed, "precondition": pre }))?;
-                if !quiet {
-                    eprintln!("saved drive state to {}", path.display());
-                }
-            }
-            pre
-        }
-    };
-    let logical = sim.derived().logical_bytes;
-    let (report, trace_info) = match &p.source {
-        Source::Synthetic => {
-            let total = match p.spec.limit {
-                Limit::Requests(n) => Some(n),
-                Limit::DurationNs(_) => None,
-            };
-            let mut obs = output::CliObserver::new(out, total, quiet).map_err(SimError::Input)?;
-            let mut gen = Generator::new(&p.spec, logical, a.seed)?.map(Ok);
-            let report = sim.run(&mut gen, &p.opts, &mut obs)?;
-            obs.finish().map_err(SimError::Input)?;
-            (report, None)
-        }
-        Source::Trace(path, topts) => {
-            let spp = p.cfg.geometry.sectors_per_page();
-            let mut src = TraceSource::open(path, topts.clone(), logical / 512, spp)?;
-            if !quiet {
-                let i = src.info();
-                let units = TraceFormat::from_name(&i.format).map_or("", |f| f.units());
-                eprintln!(
-                    "trace {}: format {}, {units}{}",
-                    i.file,
-                    i.format,
-                    if i.detected { " (detected; --format overrides)" } else { "" }
-                );
-            }
-            let mut obs = output::CliObserver::new(out, None, quiet).map_err(SimError::Input)?;
-            let report = sim.run(&mut src, &p.opts, &mut obs)?;
-            obs.finish().map_err(SimError::Input)?;
-            let mut info = serde_json::to_value(src.info()).expect("replay info serialises");
-            info["options"] = serde_json::to_value(topts).expect("options serialise");
-            info["bad_lines_skipped"] = src.bad_lines().into();
-            info["untyped_records_skipped"] = src.untyped_records().into();
-            (report, Some(info))
-        }
-    };
-    if report.host.requests == 0 {
-        return Err(SimError::Input(match &p.source {
-            Source::Trace(path, _) => format!(
-                "{}: no request was replayed (the trace has requests, but --device, --skip, --time-window or --max-requests left none)",
-                path.display()
-            ),
-            Source::Synthetic => "the workload produced no request".into(),
-        }));
-    }
-    let mut wall = output::wall_time_json(sim.wall_times(), started.elapsed().as_secs_f64(), report.host.requests);
-    wall["memory_estimate_bytes"] = memory_estimate.into();
-    wall["peak_rss_bytes"] = bench::peak_rss_bytes().into();
-    let mut json = output::result_json(p, a.seed, precondition, &report, wall);
-    if let Some(info) = trace_info {
-        json["run"]["trace"] = info;
-        json["run"]["workload"] = serde_json::Value::Null;
-        json["run"]["workload_spec"] = serde_json::Value::Null;
-    }
+fn simulate_into(
+    spec: &RunSpec,
+    p: &RunPlan,
+    out: &Path,
+    quiet: bool,
+) -> Result<(Report, serde_json::Value), SimError> {
+    let mut obs = output::CliObserver::new(out, quiet).map_err(SimError::Input)?;
+    let outcome = ftlsim_run::execute(spec, p, &mut obs);
+    // The time series is complete only if the run is; its own write error comes first.
+    obs.finish().map_err(SimError::Input)?;
+    let Outcome { report, json } = outcome?;
     output::write_results(out, &p.cfg, &json).map_err(SimError::Input)?;
     Ok((report, json))
 }
 
-/// Memory the system has available for a new process (Linux `MemAvailable`), bytes.
-fn available_memory() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-/// Refuse, before allocating, a drive whose simulator would not fit: its memory estimate
-/// against `--max-memory` or else the memory available. Returns the estimate.
-fn check_memory(cfg: &DriveConfig, verify: bool, max: Option<&str>, quiet: bool) -> Result<u64, SimError> {
-    let need = ftlsim_ftl::memory_estimate(cfg, verify)?;
-    check_memory_need(need, &format!("drive `{}`", cfg.name), max)?;
-    if !quiet {
-        eprintln!("memory: about {} (estimate)", output::bytes(need));
-    }
-    Ok(need)
-}
-
-/// Refuse `need` bytes for `what` when they exceed `--max-memory` or else the memory available.
-pub fn check_memory_need(need: u64, what: &str, max: Option<&str>) -> Result<(), SimError> {
-    let limit = match max {
-        Some(m) => Some((parse_bytes("--max-memory", m)?, "--max-memory")),
-        None => available_memory().map(|a| (a, "the memory available (MemAvailable)")),
-    };
-    if let Some((limit, against)) = limit.filter(|&(l, _)| need > l) {
-        return Err(SimError::Input(format!(
-            "{what} needs about {} of simulator memory (estimate: docs/configuration.md), more than {against}, {}: \
-             use a smaller geometry{}",
-            output::bytes(need),
-            output::bytes(limit),
-            if max.is_some() { " or raise --max-memory" } else { ", or give --max-memory to go ahead anyway" }
-        )));
-    }
-    Ok(())
-}
-
 fn run(a: &RunArgs) -> Result<(), SimError> {
-    let p = plan(a)?;
-    let (report, json) = simulate(a, &p, &a.out, a.quiet)?;
+    let (spec, p) = plan(a)?;
+    let (report, json) = simulate(&spec, &p, &a.out, a.quiet)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json).expect("report serialises"));
     } else {
@@ -392,13 +256,24 @@ fn list_presets() {
                     g.planes(),
                     g.blocks_per_plane,
                     g.pages_per_block,
-                    output::bytes(u64::from(g.page_size_bytes)),
-                    output::bytes(g.raw_bytes()),
-                    output::bytes(d.logical_bytes),
+                    ftlsim_run::memory::bytes(u64::from(g.page_size_bytes)),
+                    ftlsim_run::memory::bytes(g.raw_bytes()),
+                    ftlsim_run::memory::bytes(d.logical_bytes),
                     c.source
                 );
             }
             Err(e) => println!("{name:<10} invalid: {e}"),
+        }
+    }
+}
+
+/// The exit code of a subcommand run by Python.
+fn python_exit(r: Result<u8, SimError>) -> ExitCode {
+    match r {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
         }
     }
 }
@@ -436,6 +311,8 @@ fn main() -> ExitCode {
         Cmd::Bench(b) => bench::run(b),
         Cmd::Trace(t) => trace_cmd::run(t),
         Cmd::Compare(c) => compare::run(c),
+        Cmd::Sweep(a) => return python_exit(python_cmd::run("sweep", a)),
+        Cmd::Report(a) => return python_exit(python_cmd::run("report", a)),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -484,10 +361,10 @@ mod tests {
     fn plan_reports_bad_input_clearly() {
         let c = parse(&["run", "--ftl", "nope"]).unwrap();
         let Cmd::Run(a) = c.cmd else { panic!("not run") };
-        let e = plan(&a).err().expect("unknown ftl must fail").to_string();
+        let e = plan(&a).expect_err("unknown ftl must fail").to_string();
         assert!(e.contains("ftl.name") || e.contains("unknown"), "{e}");
         let c = parse(&["run", "--workload", "read=2"]).unwrap();
         let Cmd::Run(a) = c.cmd else { panic!("not run") };
-        assert!(plan(&a).err().expect("bad spec").is_bad_input());
+        assert!(plan(&a).expect_err("bad spec").is_bad_input());
     }
 }

@@ -1,34 +1,31 @@
 //! Result files, the summary table and the progress bar.
 
-use crate::RunPlan;
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::metrics::{IntervalRow, LatencyStats, Observer};
-use ftlsim_core::sim::{Report, WallTimes};
+use ftlsim_core::sim::Report;
+use ftlsim_run::memory::bytes;
+use ftlsim_run::RunObserver;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-/// Human-readable binary size.
-pub fn bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if v.fract() == 0.0 {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
+/// A progress bar on stderr with this template.
+fn bar(len: Option<u64>, template: &str) -> ProgressBar {
+    let b = match len {
+        Some(n) => ProgressBar::new(n),
+        None => ProgressBar::new_spinner(),
+    };
+    b.set_style(ProgressStyle::with_template(template).expect("static template").progress_chars("=> "));
+    b
 }
 
-/// Writes the time series as CSV and drives the progress bar.
+/// Writes the time series as CSV, prints notices and drives the progress bars
+/// (preconditioning, then the replay), all hidden when quiet.
 pub struct CliObserver {
     csv: csv::Writer<BufWriter<File>>,
+    quiet: bool,
     bar: Option<ProgressBar>,
     path: std::path::PathBuf,
     /// The first failed write of the time series: the run then fails, rather than publish
@@ -38,30 +35,16 @@ pub struct CliObserver {
 
 impl CliObserver {
     /// Create `out/` and `out/timeseries.csv`.
-    pub fn new(out: &Path, total: Option<u64>, quiet: bool) -> Result<CliObserver, String> {
+    pub fn new(out: &Path, quiet: bool) -> Result<CliObserver, String> {
         std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
         let path = out.join("timeseries.csv");
         let f = File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        let bar = (!quiet).then(|| {
-            let b = match total {
-                Some(n) => ProgressBar::new(n),
-                None => ProgressBar::new_spinner(),
-            };
-            b.set_style(
-                ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:40}] {pos}/{len} requests ({per_sec}, eta {eta})",
-                )
-                .expect("static template")
-                .progress_chars("=> "),
-            );
-            b
-        });
-        Ok(CliObserver { csv: csv::Writer::from_writer(BufWriter::new(f)), bar, path, error: None })
+        Ok(CliObserver { csv: csv::Writer::from_writer(BufWriter::new(f)), quiet, bar: None, path, error: None })
     }
 
     /// Flush the CSV and clear the bar; the first write error of the time series, if any.
     pub fn finish(&mut self) -> Result<(), String> {
-        if let Some(b) = &self.bar {
+        if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
         if let Err(e) = self.csv.flush() {
@@ -84,71 +67,36 @@ impl Observer for CliObserver {
             b.set_position(done);
         }
     }
-}
-
-/// Progress of preconditioning on stderr (hidden when quiet or not a terminal).
-pub struct PreconditionBar {
-    bar: Option<ProgressBar>,
-}
-
-impl PreconditionBar {
-    /// A bar, unless `quiet`.
-    pub fn new(quiet: bool) -> PreconditionBar {
-        let bar = (!quiet).then(|| {
-            let b = ProgressBar::new(0);
-            b.set_style(
-                ProgressStyle::with_template(
-                    "precondition {elapsed_precise} [{bar:40}] {pos}/{len} pages (at most; eta {eta})",
-                )
-                .expect("static template")
-                .progress_chars("=> "),
-            );
-            b
+    fn precondition(&mut self, written: u64, most: u64) {
+        if self.quiet {
+            return;
+        }
+        let b = self.bar.get_or_insert_with(|| {
+            bar(Some(most), "precondition {elapsed_precise} [{bar:40}] {pos}/{len} pages (at most; eta {eta})")
         });
-        PreconditionBar { bar }
+        b.set_length(most);
+        b.set_position(written);
     }
+}
 
-    /// Clear the bar.
-    pub fn finish(&self) {
-        if let Some(b) = &self.bar {
+impl RunObserver for CliObserver {
+    fn notice(&mut self, msg: &str) {
+        if self.quiet {
+            return;
+        }
+        match &self.bar {
+            Some(b) => b.suspend(|| eprintln!("{msg}")),
+            None => eprintln!("{msg}"),
+        }
+    }
+    fn replay_begins(&mut self, total: Option<u64>) {
+        if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
-    }
-}
-
-impl Observer for PreconditionBar {
-    fn precondition(&mut self, written: u64, most: u64) {
-        if let Some(b) = &self.bar {
-            b.set_length(most);
-            b.set_position(written);
+        if !self.quiet {
+            self.bar = Some(bar(total, "{elapsed_precise} [{bar:40}] {pos}/{len} requests ({per_sec}, eta {eta})"));
         }
     }
-}
-
-/// Wall-clock time of a run by stage, with the replay rate (`wall_time` in results.json).
-pub fn wall_time_json(w: &WallTimes, total_s: f64, requests: u64) -> Value {
-    let mut v = serde_json::to_value(w).expect("wall times serialise");
-    v["total_s"] = total_s.into();
-    v["replay_requests_per_s"] = (if w.replay_s > 0.0 { (requests as f64 / w.replay_s).round() } else { 0.0 }).into();
-    v
-}
-
-/// The JSON written to results.json: what was run, the report, and the wall time by stage
-/// (the only part that differs between identical runs).
-pub fn result_json(p: &RunPlan, seed: u64, precondition: Value, report: &Report, wall: Value) -> Value {
-    json!({
-        "run": {
-            "drive": p.cfg.name,
-            "ftl": p.cfg.ftl.name,
-            "workload": p.spec,
-            "workload_spec": p.spec_text,
-            "seed": seed,
-            "precondition": precondition,
-            "replay": p.opts.replay,
-        },
-        "report": report,
-        "wall_time": wall,
-    })
 }
 
 /// The files of a run's results, in the order they are moved into place: results.json last,

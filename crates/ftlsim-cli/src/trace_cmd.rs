@@ -6,7 +6,6 @@ use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::trace::{
     detect, stats, write_line, Overflow, ParserOptions, RecordReader, TraceFormat, TraceOptions, TraceStats, WRITABLE,
 };
-use ftlsim_core::workload::parse_duration_ns;
 use std::path::{Path, PathBuf};
 
 /// How addresses beyond the drive are handled.
@@ -77,19 +76,7 @@ pub fn parse_format(s: &str) -> Result<TraceFormat, String> {
 impl TraceArgs {
     /// The reader's options.
     pub fn options(&self) -> Result<TraceOptions, SimError> {
-        let time_window_ns = match &self.time_window {
-            None => None,
-            Some(w) => {
-                let (a, b) = w.split_once("..").ok_or_else(|| {
-                    WorkloadError::new("--time-window", w.clone(), "expected START..END, e.g. 10s..20s")
-                })?;
-                let (a, b) = (parse_duration_ns("--time-window", a)?, parse_duration_ns("--time-window", b)?);
-                if b <= a {
-                    return Err(WorkloadError::new("--time-window", w.clone(), "END must be after START").into());
-                }
-                Some((a, b))
-            }
-        };
+        let time_window_ns = self.time_window.as_deref().map(ftlsim_run::time_window_ns).transpose()?;
         Ok(TraceOptions {
             format: self.format,
             parser: ParserOptions { blkparse_event: if self.blkparse_queue { b'Q' } else { b'D' } },

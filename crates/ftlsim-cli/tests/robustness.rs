@@ -159,7 +159,7 @@ fn a_drive_too_big_for_memory_is_refused_before_allocating() {
     assert_bad_input(&o, "needs about 55.4 GiB of simulator memory");
     assert!(stderr(&o).contains("--max-memory"), "{}", stderr(&o));
     let o = ftlsim(&["run", "--max-memory", "100m", "--out", d.join("o").to_str().unwrap()]);
-    assert_bad_input(&o, "more than --max-memory, 100 MiB");
+    assert_bad_input(&o, "more than the limit given (--max-memory), 100 MiB");
 }
 
 #[test]

@@ -523,7 +523,24 @@ impl DriveConfig {
             self.name,
             sets.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
         );
-        DriveConfig::from_toml(&text, &origin)
+        match DriveConfig::from_toml(&text, &origin) {
+            Ok(c) => Ok(c),
+            Err(e) => {
+                if let [(key, value)] = sets {
+                    return Err(ConfigError::Override {
+                        key: key.clone(),
+                        value: value.clone(),
+                        reason: e.to_string(),
+                    });
+                }
+                // Name the override to blame, when one alone breaks the config (the parser's
+                // message names the field, not which of several `--set`s gave it).
+                for s in sets {
+                    self.with_overrides(std::slice::from_ref(s))?;
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Read and parse a TOML file.

@@ -30,6 +30,15 @@ pub enum ConfigError {
         /// The rule it breaks, e.g. `must be >= 1`.
         rule: String,
     },
+    /// A `--set KEY=VALUE` override (Python's `overrides`) that breaks the config.
+    Override {
+        /// Dotted key set.
+        key: String,
+        /// Value given.
+        value: String,
+        /// The error the config gave with that override, which names the rule.
+        reason: String,
+    },
     /// No preset of that name.
     UnknownPreset {
         /// Name asked for.
@@ -49,6 +58,7 @@ impl fmt::Display for ConfigError {
             ConfigError::Invalid { key, value, rule } => {
                 write!(f, "invalid config: {key} = {value} ({rule})")
             }
+            ConfigError::Override { reason, .. } => f.write_str(reason),
             ConfigError::UnknownPreset { name, available } => {
                 write!(f, "unknown preset `{name}` (available: {}; `ftlsim presets` lists them)", available.join(", "))
             }
@@ -309,6 +319,8 @@ pub enum SimError {
     Ftl(String),
     /// A drive snapshot that cannot be saved or loaded.
     Snapshot(SnapshotError),
+    /// The run was stopped by its observer (a user's interrupt) before it finished.
+    Interrupted,
     /// A read returned other data than last written: a bug.
     DataMismatch {
         /// Logical page.
@@ -331,6 +343,7 @@ impl fmt::Display for SimError {
             SimError::Flash(e) => e.fmt(f),
             SimError::Ftl(m) => write!(f, "ftl error: {m}"),
             SimError::Snapshot(e) => e.fmt(f),
+            SimError::Interrupted => f.write_str("interrupted"),
             SimError::DataMismatch { lpn, expected, found } => {
                 write!(f, "data oracle: read of lpn {lpn} returned version {found:?}, newest written is {expected:?}")
             }

@@ -24,8 +24,8 @@ mod snapshot;
 pub use precondition::{Precondition, PreconditionReport};
 pub use replay::{Replay, RunOptions};
 pub use report::{
-    Channels, DriveSummary, FlashSummary, GcSummary, HostCounts, Idle, Performance, Planes, Report, ResponseTimes, Waf,
-    Wear,
+    Channels, DriveSummary, FlashSummary, GcSummary, Histograms, HostCounts, Idle, Performance, Planes, Report,
+    ResponseTimes, Waf, Wear,
 };
 pub use snapshot::{SnapshotHeader, FORMAT_VERSION};
 

@@ -122,6 +122,9 @@ impl Simulator {
             self.ftl_write(lpn as Lpn, v, false)?;
             if lpn % 65_536 == 0 {
                 obs.precondition(lpn, most);
+                if obs.interrupted() {
+                    return Err(SimError::Interrupted);
+                }
             }
         }
         self.wall.fill_s += t0.elapsed().as_secs_f64();
@@ -171,12 +174,21 @@ impl Simulator {
                     PrefetchStage::OldPage,
                 );
                 i += 1;
+                if i.is_multiple_of(65_536) {
+                    obs.precondition(filled + i, filled + cap);
+                    if obs.interrupted() {
+                        return Err(SimError::Interrupted);
+                    }
+                }
                 let v = self.version();
                 self.unbuffer(lpn);
                 self.ftl_write(lpn, v, false)?;
             }
             rep.overwrite_pages += window;
             obs.precondition(filled + rep.overwrite_pages, filled + cap);
+            if obs.interrupted() {
+                return Err(SimError::Interrupted);
+            }
             let waf = (self.dev.counts.pages_programmed() - programs) as f64 / window as f64;
             let this = (waf, self.ftl.gc_counts().collections() > collections);
             rep.window_waf.push(r6(waf));

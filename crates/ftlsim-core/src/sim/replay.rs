@@ -293,6 +293,9 @@ impl Simulator {
             }
             if self.host.requests.is_multiple_of(65_536) {
                 obs.progress(self.host.requests);
+                if obs.interrupted() {
+                    return Err(SimError::Interrupted);
+                }
             }
         }
         obs.progress(self.host.requests);

@@ -78,6 +78,8 @@ pub struct Report {
     pub write_buffer: Option<WriteBufferReport>,
     /// Preconditioning done before the measured run.
     pub precondition: Option<PreconditionReport>,
+    /// Distributions for plots.
+    pub histograms: Histograms,
 }
 
 /// Drive summary.
@@ -196,6 +198,23 @@ pub struct Wear {
     pub erase_count_max: u32,
     /// Standard deviation of erases per block.
     pub erase_count_std: f64,
+    /// Erases of each plane's blocks summed, over the drive's life.
+    pub erases_per_plane: Vec<u64>,
+}
+
+/// Distributions of a run, for plots (`report.histograms`; docs/metrics.md).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Histograms {
+    /// Response times of all requests: `[upper_ns, requests]` per log-spaced bucket (20 per
+    /// decade from 1 us), empty buckets left out.
+    pub response_time_all: Vec<[u64; 2]>,
+    /// Reads alone, as `response_time_all`.
+    pub response_time_read: Vec<[u64; 2]>,
+    /// Writes alone, as `response_time_all`.
+    pub response_time_write: Vec<[u64; 2]>,
+    /// `[erase_count, blocks]`: how many blocks have been erased that many times over the
+    /// drive's life, counts with no block left out.
+    pub erase_counts: Vec<[u64; 2]>,
 }
 
 /// Programs per plane in the run (host, GC and mapping).
@@ -327,6 +346,13 @@ impl Simulator {
         let ch_busy: u64 = ch.iter().sum();
         let idle_ns = channel_total.saturating_sub(ch_busy);
         let [lat_all, lat_read, lat_write, lat_trim] = m.latency;
+        let geo = &self.cfg.geometry;
+        let mut erases_per_plane = vec![0u64; geo.planes() as usize];
+        let mut erase_histogram = std::collections::BTreeMap::<u32, u64>::new();
+        for (b, &e) in ec.iter().enumerate() {
+            erases_per_plane[geo.plane_of_block(b as _) as usize] += u64::from(e);
+            *erase_histogram.entry(e).or_default() += 1;
+        }
         let pages_erased = c.erases.iter().sum::<u64>() * u64::from(self.cfg.geometry.pages_per_block);
         Report {
             drive: DriveSummary {
@@ -388,6 +414,7 @@ impl Simulator {
                 erase_count_mean: r6(em),
                 erase_count_max: ec.iter().copied().max().unwrap_or(0),
                 erase_count_std: r6(es),
+                erases_per_plane,
             },
             planes: Planes {
                 programs_mean: r6(pm),
@@ -426,6 +453,12 @@ impl Simulator {
                 }
             }),
             precondition: self.precondition.clone(),
+            histograms: Histograms {
+                response_time_all: lat_all.log_buckets(),
+                response_time_read: lat_read.log_buckets(),
+                response_time_write: lat_write.log_buckets(),
+                erase_counts: erase_histogram.into_iter().map(|(e, n)| [u64::from(e), n]).collect(),
+            },
         }
     }
 }

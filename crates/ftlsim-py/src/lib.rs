@@ -1,0 +1,420 @@
+//! `ftlsim._native`: the Rust core seen from Python. A thin layer (polars' habit, STYLE.md):
+//! it turns keyword arguments into an [`ftlsim_run::RunSpec`], runs it with the GIL released,
+//! and hands back plain Python objects; the friendly API (`ftlsim.run`, `Result`, `Config`,
+//! `sweep`, `report`) is the Python package around it (python/ftlsim).
+
+use ftlsim_core::config::DriveConfig;
+use ftlsim_core::error::{ConfigError as CoreConfigError, SimError};
+use ftlsim_core::metrics::{IntervalRow, Observer};
+use ftlsim_core::trace::{detect, stats, Overflow, ParserOptions, RecordReader, TraceFormat, TraceOptions};
+use ftlsim_core::workload::{parse_bytes, parse_duration_ns};
+use ftlsim_run::{Drive, RunObserver, RunSpec, Source};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::path::PathBuf;
+
+create_exception!(ftlsim, FtlsimError, PyException, "Base class of every ftlsim error.");
+create_exception!(
+    ftlsim,
+    ConfigError,
+    FtlsimError,
+    "A drive config that does not load or breaks a rule (`key` names it)."
+);
+create_exception!(ftlsim, WorkloadError, FtlsimError, "A workload spec or run option out of range (`key` names it).");
+create_exception!(
+    ftlsim,
+    TraceError,
+    FtlsimError,
+    "A trace file or line that cannot be used (`file`, `line`, `field`)."
+);
+create_exception!(ftlsim, SnapshotError, FtlsimError, "A drive snapshot that cannot be saved or loaded.");
+create_exception!(
+    ftlsim,
+    SimulationError,
+    FtlsimError,
+    "The simulation failed: an FTL or flash-model bug, or an impossible drive."
+);
+
+/// The Python exception for a simulator error, with the offending key, file, line and field
+/// as attributes where the error names them.
+fn to_py(py: Python<'_>, e: SimError) -> PyErr {
+    let msg = e.to_string();
+    let err = match &e {
+        SimError::Interrupted => return PyKeyboardInterrupt::new_err("ftlsim run interrupted"),
+        SimError::Config(_) => ConfigError::new_err(msg),
+        SimError::Workload(_) | SimError::Request(_) | SimError::Input(_) => WorkloadError::new_err(msg),
+        SimError::Trace(_) => TraceError::new_err(msg),
+        SimError::Snapshot(_) => SnapshotError::new_err(msg),
+        _ => SimulationError::new_err(msg),
+    };
+    let value = err.value(py);
+    // Setting an attribute on a fresh exception object does not fail.
+    let _ = match &e {
+        SimError::Config(CoreConfigError::Invalid { key, .. } | CoreConfigError::Override { key, .. }) => {
+            value.setattr("key", key)
+        }
+        SimError::Config(_) => value.setattr("key", py.None()),
+        SimError::Workload(w) => value.setattr("key", &w.key),
+        SimError::Trace(t) => value
+            .setattr("file", &t.file)
+            .and_then(|_| value.setattr("line", t.line))
+            .and_then(|_| value.setattr("field", &t.field)),
+        _ => Ok(()),
+    };
+    err
+}
+
+/// JSON to Python objects (dicts, lists, numbers, strings, None).
+fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> {
+    Ok(pythonize::pythonize(py, v)?.unbind())
+}
+
+/// Reports progress to an optional Python callable, collects the time series and turns a
+/// pending Ctrl-C into an interruption. Called with the GIL released: it takes the GIL only
+/// at the core's progress points (every 65,536 requests or pages), which keeps the cost out
+/// of the measured rate.
+struct PyObserver {
+    progress: Option<Py<PyAny>>,
+    rows: Vec<IntervalRow>,
+    /// The exception that stopped the run: a KeyboardInterrupt, or the progress callback's.
+    error: Option<PyErr>,
+    stage: &'static str,
+    total: Option<u64>,
+}
+
+impl PyObserver {
+    fn report(&mut self, done: u64, total: Option<u64>) {
+        Python::attach(|py| {
+            if let Err(e) = py.check_signals() {
+                self.error.get_or_insert(e);
+                return;
+            }
+            if let Some(cb) = &self.progress {
+                if let Err(e) = cb.call1(py, (self.stage, done, total)) {
+                    self.error.get_or_insert(e);
+                }
+            }
+        });
+    }
+}
+
+impl Observer for PyObserver {
+    fn interval(&mut self, row: &IntervalRow) {
+        self.rows.push(row.clone());
+    }
+    fn progress(&mut self, done: u64) {
+        self.report(done, self.total);
+    }
+    fn precondition(&mut self, written: u64, most: u64) {
+        self.report(written, Some(most));
+    }
+    fn interrupted(&mut self) -> bool {
+        self.error.is_some()
+    }
+}
+
+impl RunObserver for PyObserver {
+    fn replay_begins(&mut self, total: Option<u64>) {
+        self.stage = "replay";
+        self.total = total;
+        self.report(0, total);
+    }
+}
+
+/// The time series as columns (`{name: [values]}`), ready for a DataFrame.
+fn rows_to_columns(py: Python<'_>, rows: &[IntervalRow]) -> PyResult<Py<PyAny>> {
+    let d = PyDict::new(py);
+    macro_rules! col {
+        ($($f:ident),*) => {$(
+            d.set_item(stringify!($f), rows.iter().map(|r| r.$f).collect::<Vec<_>>())?;
+        )*};
+    }
+    col!(
+        t_end_ns,
+        requests,
+        iops,
+        throughput_mb_per_s,
+        mean_latency_us,
+        max_latency_us,
+        free_blocks,
+        gc_collections,
+        gc_pages_moved,
+        flash_programs
+    );
+    Ok(d.into_any().unbind())
+}
+
+fn get<'py, T>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>>
+where
+    T: for<'a> FromPyObject<'a, 'py>,
+{
+    match d.get_item(key)? {
+        Some(v) if !v.is_none() => Ok(Some(v.extract::<T>().map_err(|e| {
+            let e: PyErr = e.into();
+            PyValueError::new_err(format!("trace_options[{key:?}]: {e}"))
+        })?)),
+        _ => Ok(None),
+    }
+}
+
+/// `TraceOptions` from Python's `trace_options` dict (the CLI's trace flags by name).
+fn parse_trace_options(py: Python<'_>, d: Option<&Bound<'_, PyDict>>) -> PyResult<(TraceOptions, Option<u32>)> {
+    let mut o = TraceOptions::default();
+    let Some(d) = d else { return Ok((o, None)) };
+    const KEYS: [&str; 12] = [
+        "format",
+        "device",
+        "overflow",
+        "speed",
+        "qd",
+        "reorder_window",
+        "skip",
+        "max_requests",
+        "time_window",
+        "repeat",
+        "skip_bad_lines",
+        "blkparse_queue",
+    ];
+    for k in d.keys() {
+        let k: String = k.extract()?;
+        if !KEYS.contains(&k.as_str()) {
+            return Err(PyValueError::new_err(format!(
+                "trace_options: unknown key `{k}` (known: {})",
+                KEYS.join(", ")
+            )));
+        }
+    }
+    if let Some(f) = get::<String>(d, "format")? {
+        o.format = Some(TraceFormat::from_name(&f).ok_or_else(|| {
+            let names: Vec<_> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
+            PyValueError::new_err(format!(
+                "trace_options[\"format\"]: unknown format `{f}` (one of {})",
+                names.join(", ")
+            ))
+        })?);
+    }
+    o.device = get(d, "device")?;
+    if let Some(ov) = get::<String>(d, "overflow")? {
+        o.overflow = match ov.as_str() {
+            "error" => Overflow::Error,
+            "wrap" => Overflow::Wrap,
+            "compact" => Overflow::Compact,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "trace_options[\"overflow\"]: `{ov}` is not error, wrap or compact"
+                )))
+            }
+        };
+    }
+    o.speed = get(d, "speed")?.unwrap_or(o.speed);
+    o.reorder_window = get(d, "reorder_window")?.unwrap_or(o.reorder_window);
+    o.skip = get(d, "skip")?.unwrap_or(o.skip);
+    o.max_requests = get(d, "max_requests")?;
+    if let Some(w) = get::<String>(d, "time_window")? {
+        o.time_window_ns = Some(ftlsim_run::time_window_ns(&w).map_err(|e| to_py(py, e))?);
+    }
+    o.repeat = get(d, "repeat")?.unwrap_or(o.repeat);
+    o.skip_bad_lines = get(d, "skip_bad_lines")?.unwrap_or(false);
+    if get::<bool>(d, "blkparse_queue")?.unwrap_or(false) {
+        o.parser = ParserOptions { blkparse_event: b'Q' };
+    }
+    Ok((o, get(d, "qd")?))
+}
+
+/// Run one simulation; returns `(results, timeseries_columns, config)`: the results.json
+/// document, the time series by column and the effective config, as Python objects.
+#[pyfunction]
+#[pyo3(signature = (*, preset=None, config_toml=None, config_path=None, ftl=None, overrides=Vec::new(),
+    workload=String::new(), trace=None, trace_options=None, seed=1, fill=1.0, fill_offset=0.0,
+    steady_state=false, load_state=None, save_state=None, interval=String::from("100ms"), verify=false,
+    max_memory=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    preset: Option<String>,
+    config_toml: Option<String>,
+    config_path: Option<PathBuf>,
+    ftl: Option<String>,
+    overrides: Vec<(String, String)>,
+    workload: String,
+    trace: Option<PathBuf>,
+    trace_options: Option<Bound<'_, PyDict>>,
+    seed: u64,
+    fill: f64,
+    fill_offset: f64,
+    steady_state: bool,
+    load_state: Option<PathBuf>,
+    save_state: Option<PathBuf>,
+    interval: String,
+    verify: bool,
+    max_memory: Option<String>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
+    let drive = match (preset, config_toml, config_path) {
+        (p, None, None) => Drive::Preset(p.unwrap_or_else(|| "default".into())),
+        (None, Some(text), None) => {
+            Drive::Config(Box::new(DriveConfig::from_toml(&text, "config").map_err(|e| to_py(py, e.into()))?))
+        }
+        (None, None, Some(path)) => Drive::File(path),
+        _ => return Err(PyValueError::new_err("give one of preset, config (a Config or a TOML path)")),
+    };
+    let (options, qd) = parse_trace_options(py, trace_options.as_ref())?;
+    let source = match trace {
+        Some(path) => {
+            if !workload.is_empty() {
+                return Err(PyValueError::new_err("give workload or trace, not both"));
+            }
+            Source::Trace { path, options, qd }
+        }
+        None => Source::Synthetic(workload),
+    };
+    let max_memory = max_memory.map(|m| parse_bytes("max_memory", &m)).transpose().map_err(|e| to_py(py, e.into()))?;
+    let interval_ns = parse_duration_ns("interval", &interval).map_err(|e| to_py(py, e.into()))?;
+    let spec = RunSpec {
+        drive,
+        sets: overrides,
+        ftl,
+        source,
+        seed,
+        fill,
+        fill_offset,
+        steady_state,
+        load_state,
+        save_state,
+        interval_ns,
+        verify,
+        max_memory,
+    };
+    let plan = spec.plan().map_err(|e| to_py(py, e))?;
+    let mut obs = PyObserver { progress, rows: Vec::new(), error: None, stage: "precondition", total: None };
+    let outcome = py.detach(|| ftlsim_run::execute(&spec, &plan, &mut obs));
+    if let Some(e) = obs.error.take() {
+        return Err(e);
+    }
+    let outcome = outcome.map_err(|e| to_py(py, e))?;
+    let cfg = serde_json::to_value(&plan.cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((json_to_py(py, &outcome.json)?, rows_to_columns(py, &obs.rows)?, json_to_py(py, &cfg)?))
+}
+
+/// The built-in presets: one dict each (name, geometry, capacities, source, config TOML).
+#[pyfunction]
+fn presets(py: Python<'_>) -> PyResult<Py<PyList>> {
+    let out = PyList::empty(py);
+    for name in ftlsim_core::presets::names() {
+        let c = ftlsim_core::presets::load(&name).map_err(|e| to_py(py, e.into()))?;
+        let d = c.derive().map_err(|e| to_py(py, e.into()))?;
+        let g = &c.geometry;
+        let item = PyDict::new(py);
+        item.set_item("name", &name)?;
+        item.set_item("channels", g.channels)?;
+        item.set_item("chips_per_channel", g.chips_per_channel)?;
+        item.set_item("dies_per_chip", g.dies_per_chip)?;
+        item.set_item("planes", g.planes())?;
+        item.set_item("blocks_per_plane", g.blocks_per_plane)?;
+        item.set_item("pages_per_block", g.pages_per_block)?;
+        item.set_item("page_size_bytes", g.page_size_bytes)?;
+        item.set_item("raw_bytes", g.raw_bytes())?;
+        item.set_item("logical_bytes", d.logical_bytes)?;
+        item.set_item("ftl", &c.ftl.name)?;
+        item.set_item("source", &c.source)?;
+        out.append(item)?;
+    }
+    Ok(out.unbind())
+}
+
+/// The registered FTLs: name, description, source.
+#[pyfunction]
+fn ftls(py: Python<'_>) -> PyResult<Py<PyList>> {
+    let out = PyList::empty(py);
+    for f in ftlsim_ftl::FTLS {
+        let item = PyDict::new(py);
+        item.set_item("name", f.name)?;
+        item.set_item("description", f.description)?;
+        item.set_item("source", f.source)?;
+        out.append(item)?;
+    }
+    Ok(out.unbind())
+}
+
+/// A preset's config as TOML text.
+#[pyfunction]
+fn preset_toml(py: Python<'_>, name: &str) -> PyResult<String> {
+    let c = ftlsim_core::presets::load(name).map_err(|e| to_py(py, e.into()))?;
+    toml::to_string(&c).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Validate TOML config text (with overrides applied) exactly as the CLI does; returns the
+/// complete config as TOML (every default filled in) and as a dict.
+#[pyfunction]
+#[pyo3(signature = (text, origin="config", overrides=Vec::new()))]
+fn check_config(
+    py: Python<'_>,
+    text: &str,
+    origin: &str,
+    overrides: Vec<(String, String)>,
+) -> PyResult<(String, Py<PyAny>)> {
+    let c = DriveConfig::from_toml(text, origin)
+        .and_then(|c| c.with_overrides(&overrides))
+        .map_err(|e| to_py(py, e.into()))?;
+    let text = toml::to_string(&c).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let v = serde_json::to_value(&c).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((text, json_to_py(py, &v)?))
+}
+
+/// Statistics of a trace file (`ftlsim trace stats --json`).
+#[pyfunction]
+#[pyo3(signature = (path, format=None, page_size=4096, skip_bad_lines=false))]
+fn trace_stats(
+    py: Python<'_>,
+    path: PathBuf,
+    format: Option<String>,
+    page_size: u32,
+    skip_bad_lines: bool,
+) -> PyResult<Py<PyAny>> {
+    if page_size < 512 || !page_size.is_multiple_of(512) {
+        return Err(PyValueError::new_err(format!("page_size = {page_size} must be a multiple of 512")));
+    }
+    let opts = ParserOptions::default();
+    let v = py
+        .detach(|| -> Result<serde_json::Value, SimError> {
+            let format = match &format {
+                Some(f) => TraceFormat::from_name(f).ok_or_else(|| {
+                    SimError::Input(format!(
+                        "unknown trace format `{f}` (one of {})",
+                        TraceFormat::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+                    ))
+                })?,
+                None => detect(&path, &opts)?,
+            };
+            let reader = RecordReader::new(&path, format, &opts, skip_bad_lines)?;
+            let s = stats(reader, page_size)?;
+            let mut v = serde_json::to_value(&s).expect("stats serialise");
+            v["format"] = format.name().into();
+            v["units"] = format.units().into();
+            Ok(v)
+        })
+        .map_err(|e| to_py(py, e))?;
+    json_to_py(py, &v)
+}
+
+/// The native module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(ftls, m)?)?;
+    m.add_function(wrap_pyfunction!(check_config, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
+    m.add("FtlsimError", py.get_type::<FtlsimError>())?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("WorkloadError", py.get_type::<WorkloadError>())?;
+    m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("SnapshotError", py.get_type::<SnapshotError>())?;
+    m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

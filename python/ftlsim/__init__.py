@@ -1,0 +1,57 @@
+"""ftlsim: a fast, deterministic NAND-flash SSD and FTL simulator, from Python.
+
+The simulation runs in the Rust core (no subprocess): :func:`run` one drive and workload,
+:func:`sweep` a grid of them on a process pool or a Dask cluster, :func:`report` results as a
+self-contained HTML page with plots. docs/python.md walks through an example.
+"""
+
+from . import _native
+from ._config import Config
+from ._native import (
+    ConfigError,
+    FtlsimError,
+    SimulationError,
+    SnapshotError,
+    TraceError,
+    WorkloadError,
+)
+from ._run import Result, run
+from .report import report
+from .sweep import sweep
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "FtlsimError",
+    "Result",
+    "SimulationError",
+    "SnapshotError",
+    "TraceError",
+    "WorkloadError",
+    "ftls",
+    "presets",
+    "report",
+    "run",
+    "sweep",
+    "trace_stats",
+]
+
+
+def presets() -> list[dict]:
+    """The built-in drive presets: name, geometry, raw and logical bytes, default FTL, source."""
+    return _native.presets()
+
+
+def ftls() -> list[dict]:
+    """The registered FTLs: name, description and the paper they come from."""
+    return _native.ftls()
+
+
+def trace_stats(path, format: "str | None" = None, page_size: int = 4096, skip_bad_lines: bool = False) -> dict:
+    """Statistics of a trace file, as ``ftlsim trace stats --json`` prints them: requests,
+    read share, sizes, footprint, sequentiality, timing, hot spots; the format is detected
+    unless given."""
+    import os
+    return _native.trace_stats(os.fspath(path), format, page_size, skip_bad_lines)

@@ -1,0 +1,250 @@
+"""One simulation run: :func:`run` and its :class:`Result`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _native
+from ._config import Config, overrides_list
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Lists and bulky values of results.json left out of the flat row (they have accessors).
+_NOT_IN_ROW = ("report.histograms", "report.planes.programs_per_plane", "report.wear.erases_per_plane",
+               "report.precondition.window_waf")
+
+
+def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as one level with dotted keys; lists kept as they are."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+class Result:
+    """The outcome of :func:`run`.
+
+    Attributes:
+        summary: results.json as a dict (``run``, ``report``, ``wall_time``), the same keys
+            the CLI writes; docs/metrics.md defines each metric and its unit.
+        config: the effective drive config (preset or file, overrides and FTL applied).
+    """
+
+    def __init__(self, summary: dict, timeseries: dict, config: dict):
+        self.summary = summary
+        self.config = config
+        self._timeseries = timeseries
+
+    def __repr__(self) -> str:
+        r = self.summary["report"]
+        return (f"<ftlsim.Result drive={r['drive']['name']} ftl={r['drive']['ftl']} "
+                f"requests={r['host']['requests']} iops={r['performance']['iops']:.0f} "
+                f"waf={r['write_amplification']['total']:.3f}>")
+
+    @property
+    def report(self) -> dict:
+        """The ``report`` part of :attr:`summary`."""
+        return self.summary["report"]
+
+    def row(self) -> dict[str, Any]:
+        """One flat dict: ``config.*`` (every config field), ``run.*``, ``report.*`` and
+        ``wall_time.*``, lists and histograms left out."""
+        flat = flatten({"config": self.config, **self.summary})
+        return {k: v for k, v in flat.items()
+                if not any(k == p or k.startswith(p + ".") for p in _NOT_IN_ROW) and not isinstance(v, list)}
+
+    def to_pandas(self) -> pd.DataFrame:
+        """:meth:`row` as a one-row DataFrame."""
+        return pd.DataFrame([self.row()])
+
+    @property
+    def timeseries(self) -> pd.DataFrame:
+        """The time series (one row per interval; columns as timeseries.csv, plus ``t_end_s``)."""
+        df = pd.DataFrame(self._timeseries)
+        df.insert(1, "t_end_s", df["t_end_ns"] / 1e9)
+        return df
+
+    @property
+    def latency_histogram(self) -> pd.DataFrame:
+        """Response-time distribution: columns ``op`` (all, read, write), ``upper_us`` (bucket
+        upper bound; 20 log-spaced buckets per decade), ``count`` and ``cdf`` (share of that
+        op's requests at or below ``upper_us``)."""
+        return latency_frame(self.report["histograms"])
+
+    @property
+    def erase_counts(self) -> pd.DataFrame:
+        """Blocks by erase count over the drive's life: columns ``erase_count``, ``blocks``."""
+        return pd.DataFrame(self.report["histograms"]["erase_counts"], columns=["erase_count", "blocks"])
+
+    @property
+    def per_plane(self) -> dict[str, np.ndarray]:
+        """Per-plane arrays: ``programs`` (pages programmed in the run) and ``erases``
+        (erases of the plane's blocks over the drive's life)."""
+        return {
+            "programs": np.asarray(self.report["planes"]["programs_per_plane"], dtype=np.int64),
+            "erases": np.asarray(self.report["wear"]["erases_per_plane"], dtype=np.int64),
+        }
+
+    def detail(self) -> dict:
+        """The per-run data the report's plots need, JSON-serialisable (a sweep stores it)."""
+        return {
+            "timeseries": self._timeseries,
+            "histograms": self.report["histograms"],
+            "programs_per_plane": self.report["planes"]["programs_per_plane"],
+            "erases_per_plane": self.report["wear"]["erases_per_plane"],
+        }
+
+    def save(self, out: PathLike) -> Path:
+        """Write results.json, timeseries.csv and config.json into directory ``out``."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True))
+        self.timeseries.drop(columns=["t_end_s"]).to_csv(out / "timeseries.csv", index=False)
+        (out / "config.json").write_text(json.dumps(self.config, indent=2, sort_keys=True))
+        return out
+
+
+def latency_frame(histograms: Mapping[str, Any]) -> pd.DataFrame:
+    """The latency histogram of ``report.histograms`` as a long DataFrame with a CDF."""
+    frames = []
+    for op in ("all", "read", "write"):
+        b = np.asarray(histograms[f"response_time_{op}"], dtype=np.float64).reshape(-1, 2)
+        total = b[:, 1].sum()
+        frames.append(pd.DataFrame({
+            "op": op,
+            "upper_us": b[:, 0] / 1e3,
+            "count": b[:, 1].astype(np.int64),
+            "cdf": np.cumsum(b[:, 1]) / total if total else np.zeros(len(b)),
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def run(
+    preset: Optional[str] = None,
+    *,
+    config: Union[Config, PathLike, None] = None,
+    ftl: Optional[str] = None,
+    workload: Optional[str] = None,
+    trace: Optional[PathLike] = None,
+    trace_options: Optional[Mapping[str, Any]] = None,
+    fill: float = 1.0,
+    fill_offset: float = 0.0,
+    steady_state: bool = False,
+    seed: int = 1,
+    overrides: Optional[Mapping[str, Any]] = None,
+    load_state: Optional[PathLike] = None,
+    save_state: Optional[PathLike] = None,
+    interval: Union[str, int] = "100ms",
+    verify: bool = False,
+    max_memory: Optional[str] = None,
+    progress: Union[bool, Callable[[str, int, Optional[int]], None]] = False,
+) -> Result:
+    """Simulate a drive under a workload or trace, as ``ftlsim run`` does, in this process.
+
+    Args:
+        preset: drive preset (:func:`ftlsim.presets`); default ``"default"``.
+        config: a :class:`Config` or a TOML file path, instead of a preset.
+        ftl: FTL overriding the config's ``ftl.name`` (:func:`ftlsim.ftls`).
+        workload: synthetic workload spec, e.g. ``"pattern=zipf:0.9,read=0.3,requests=1e5"``
+            (keys in docs/workloads.md); default: the built-in default workload.
+        trace: a trace file to replay instead (plain, .gz or .zst).
+        trace_options: the CLI's trace flags by name: ``format``, ``device``, ``overflow``
+            (error | wrap | compact), ``speed``, ``qd``, ``reorder_window``, ``skip``,
+            ``max_requests``, ``time_window`` ("10s..20s"), ``repeat``, ``skip_bad_lines``,
+            ``blkparse_queue``.
+        fill, fill_offset, steady_state: preconditioning, as ``--fill``, ``--fill-offset``,
+            ``--steady-state``.
+        seed: seed of the workload and preconditioning.
+        overrides: config keys to set, ``{"ftl.gc_victim": "fifo"}`` (the CLI's ``--set``),
+            validated as the TOML file is.
+        load_state, save_state: drive snapshots (``--load-state``, ``--save-state``).
+        interval: time-series interval in simulated time ("10ms", or ns as an int; 0 = none).
+        verify: check every read against a data oracle.
+        max_memory: refuse a drive whose memory estimate exceeds this ("2g").
+        progress: True for a tqdm progress bar, or a callable ``f(stage, done, total)``
+            called at each progress point (stage "precondition" or "replay").
+
+    The GIL is released while the simulation runs; Ctrl-C stops it within a fraction of a
+    second and raises KeyboardInterrupt. Errors in the config, workload or trace raise
+    :class:`ftlsim.ConfigError`, :class:`ftlsim.WorkloadError` or :class:`ftlsim.TraceError`
+    naming the key, file, line and field.
+    """
+    kwargs: dict[str, Any] = {}
+    if isinstance(config, Config):
+        if preset is not None:
+            raise ValueError("give preset or config, not both")
+        kwargs["config_toml"] = config.to_toml()
+    elif config is not None:
+        if preset is not None:
+            raise ValueError("give preset or config, not both")
+        kwargs["config_path"] = os.fspath(config)
+    else:
+        kwargs["preset"] = preset
+    if workload is not None and trace is not None:
+        raise ValueError("give workload or trace, not both")
+    bar = None
+    callback = None
+    if progress is True:
+        bar = _Bar()
+        callback = bar
+    elif callable(progress):
+        callback = progress
+    try:
+        summary, ts, cfg = _native.run(
+            **kwargs,
+            ftl=ftl,
+            overrides=overrides_list(overrides),
+            workload=workload or "",
+            trace=os.fspath(trace) if trace is not None else None,
+            trace_options=dict(trace_options) if trace_options else None,
+            seed=int(seed),
+            fill=float(fill),
+            fill_offset=float(fill_offset),
+            steady_state=bool(steady_state),
+            load_state=os.fspath(load_state) if load_state is not None else None,
+            save_state=os.fspath(save_state) if save_state is not None else None,
+            interval=f"{interval}ns" if isinstance(interval, int) else str(interval),
+            verify=bool(verify),
+            max_memory=max_memory,
+            progress=callback,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    return Result(summary, ts, cfg)
+
+
+class _Bar:
+    """tqdm bars for the two stages of a run."""
+
+    def __init__(self):
+        from tqdm.auto import tqdm
+        self._tqdm = tqdm
+        self._bar = None
+        self._stage = None
+
+    def __call__(self, stage: str, done: int, total: Optional[int]) -> None:
+        if stage != self._stage:
+            self.close()
+            unit = "page" if stage == "precondition" else "req"
+            self._bar = self._tqdm(total=total, desc=stage, unit=unit, unit_scale=True, leave=False)
+            self._stage = stage
+        if total is not None and self._bar.total != total:
+            self._bar.total = total
+        self._bar.update(done - self._bar.n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

@@ -1,0 +1,402 @@
+"""Reports: one self-contained HTML file (plots inline as SVG, no network needed to view it)
+with the summary table and the plots, and a PNG and an SVG of each plot beside it."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Optional, Union
+
+import numpy as np
+import pandas as pd
+
+from ._run import Result, latency_frame
+
+#: Runs drawn in one per-run plot; more are listed in the table but left out of the plots.
+MAX_RUNS_PER_PLOT = 12
+#: Metrics normalised to the baseline FTL: (column, label, higher is better).
+NORMALISED = (
+    ("report.response_time.all.mean_ns", "mean response time", False),
+    ("report.performance.iops", "IOPS", True),
+    ("report.write_amplification.total", "write amplification", False),
+    ("report.flash.erases.total", "erases", False),
+)
+#: Cache outcome classes of the demand FTLs (report.ftl_metrics; docs/metrics.md).
+CACHE_CLASSES = (
+    ("cache_hits", "hit"),
+    ("cache_second_level_hits", "second-level hit"),
+    ("cache_misses_no_penalty", "miss, no flash access"),
+    ("cache_misses_fetch", "miss, translation read"),
+    ("cache_misses_write_back", "miss, read + write-back"),
+)
+
+
+@dataclass
+class Entry:
+    """One run in a report."""
+
+    label: str
+    row: dict
+    detail: Optional[dict]
+
+    @property
+    def ok(self) -> bool:
+        return self.row.get("status", "ok") == "ok"
+
+
+def _load_dir(path: Path) -> Result:
+    """A run directory written by ``ftlsim run`` (results.json, timeseries.csv, config.toml)."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    summary = json.loads((path / "results.json").read_text())
+    ts_path = path / "timeseries.csv"
+    ts = pd.read_csv(ts_path).to_dict(orient="list") if ts_path.exists() and ts_path.stat().st_size else {}
+    cfg_path = path / "config.toml"
+    cfg = tomllib.loads(cfg_path.read_text()) if cfg_path.exists() else {}
+    return Result(summary, ts, cfg)
+
+
+def _source_parts(row: dict) -> list[tuple[str, str]]:
+    """What a run ran on, the FTL aside: trace or workload, overrides, preset, seed."""
+    trace = row.get("param.trace") or row.get("run.trace.file")
+    if isinstance(trace, str) and trace:
+        parts = [("trace", os.path.basename(trace))]
+    else:
+        parts = [("workload", str(row.get("param.workload") or row.get("run.workload_spec") or "default workload"))]
+    for k in sorted(row):
+        if k.startswith("param.overrides.") and k != "param.overrides.ftl.name" and row[k] is not None:
+            parts.append((k[len("param.overrides."):], str(row[k])))
+    for k in ("param.preset", "param.seed", "param.fill", "param.steady_state"):
+        if row.get(k) is not None and not _is_nan(row.get(k)):
+            parts.append((k[len("param."):], str(row[k])))
+    return parts
+
+
+def _source_of(row: dict) -> str:
+    return ", ".join(f"{k}={v}" if k not in ("trace", "workload") else v for k, v in _source_parts(row))
+
+
+def _is_nan(v: Any) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _ftl_of(row: dict) -> str:
+    return str(row.get("run.ftl") or row.get("param.ftl") or row.get("config.ftl.name") or "?")
+
+
+def _entries(data: Any) -> list[Entry]:
+    """Whatever :func:`report` was given, as entries."""
+    if isinstance(data, pd.DataFrame):
+        out = []
+        for rec in data.to_dict(orient="records"):
+            rec = {k: (None if _is_nan(v) else v) for k, v in rec.items()}
+            detail = json.loads(rec["detail"]) if isinstance(rec.get("detail"), str) else None
+            out.append(Entry("", rec, detail))
+        return out
+    if isinstance(data, Result):
+        return [Entry("", data.row(), data.detail())]
+    if isinstance(data, (str, os.PathLike)):
+        p = Path(data)
+        if p.is_dir():
+            return _entries(_load_dir(p))
+        if p.suffix == ".parquet":
+            return _entries(pd.read_parquet(p))
+        if p.name == "results.json":
+            return _entries(_load_dir(p.parent))
+        raise ValueError(f"{p}: not a run directory (results.json), results.json or .parquet file")
+    if isinstance(data, Iterable):
+        return [e for d in data for e in _entries(d)]
+    raise TypeError(f"cannot report on {type(data).__name__}: give a DataFrame, Result, path or a list")
+
+
+def _label(entries: list[Entry]) -> None:
+    """Labels: FTL and what differs between the runs' sources, made unique."""
+    parts = [_source_parts(e.row) for e in entries]
+    common = set(parts[0]).intersection(*map(set, parts[1:])) if parts else set()
+    seen: dict[str, int] = {}
+    for e, ps in zip(entries, parts):
+        differ = [f"{k}={v}" if k not in ("trace", "workload") else v for k, v in ps if (k, v) not in common]
+        base = " | ".join([_ftl_of(e.row), *([", ".join(differ)] if differ else [])])
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        e.label = base if n == 0 else f"{base} #{n + 1}"
+
+
+def _svg_and_files(fig, name: str, files: Path) -> str:
+    """The figure as inline SVG text; PNG and SVG files written beside the report."""
+    buf = io.StringIO()
+    # No date or creator: the same data gives the same files.
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    svg = re.sub(r"<metadata>.*?</metadata>", "", buf.getvalue(), flags=re.S)
+    (files / f"{name}.svg").write_text(svg)
+    fig.savefig(files / f"{name}.png", format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    # Inline: drop the XML prolog and DOCTYPE, keep the <svg> element.
+    return svg[svg.index("<svg"):]
+
+
+def _plots(entries: list[Entry], baseline: Optional[str]) -> list[tuple[str, str, Any]]:
+    """(name, caption, figure) of every plot the data supports."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ftlsim", "font.size": 9, "axes.grid": True,
+                         "grid.alpha": 0.3})
+    runs = [e for e in entries if e.ok and e.detail][:MAX_RUNS_PER_PLOT]
+    plots: list[tuple[str, str, Any]] = []
+    if runs:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for e in runs:
+            lat = latency_frame(e.detail["histograms"])
+            lat = lat[lat.op == "all"]
+            ax.step(lat.upper_us, lat.cdf, where="post", label=e.label)
+        ax.set_xscale("log")
+        ax.set_xlabel("response time (us)")
+        ax.set_ylabel("share of requests (CDF)")
+        ax.legend(fontsize=7)
+        plots.append(("latency_cdf", "Response-time CDF, all requests (20 log buckets per decade).", fig))
+
+        plots.append(("iops_latency_time", "IOPS and mean response time per interval.",
+                      _over_time(plt, runs, ("iops", "IOPS"), ("mean_latency_us", "mean response (us)"))))
+        plots.append(("free_blocks_gc_time", "Free blocks at each interval's end and victims collected in it.",
+                      _over_time(plt, runs, ("free_blocks", "free blocks"),
+                                 ("gc_collections", "GC collections / interval"))))
+
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for e in runs:
+            p = np.asarray(e.detail["programs_per_plane"])
+            ax.plot(np.arange(len(p)), p, marker=".", label=e.label)
+        ax.set_xlabel("plane")
+        ax.set_ylabel("pages programmed in the run")
+        ax.legend(fontsize=7)
+        plots.append(("writes_per_plane", "Pages programmed per plane (host, GC and mapping).", fig))
+
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for e in runs:
+            h = np.asarray(e.detail["histograms"]["erase_counts"]).reshape(-1, 2)
+            ax.step(h[:, 0], h[:, 1], where="mid", label=e.label)
+        ax.set_xlabel("erase count")
+        ax.set_ylabel("blocks")
+        ax.legend(fontsize=7)
+        plots.append(("erase_histogram", "Blocks by erase count over the drive's life.", fig))
+
+    cached = [e for e in entries if e.ok and e.row.get("report.ftl_metrics.cache_accesses")]
+    if cached:
+        cached = cached[:MAX_RUNS_PER_PLOT]
+        fig, ax = plt.subplots(figsize=(7, 0.5 + 0.45 * len(cached)))
+        left = np.zeros(len(cached))
+        for key, name in CACHE_CLASSES:
+            vals = np.array([float(e.row.get(f"report.ftl_metrics.{key}") or 0) for e in cached])
+            total = np.array([float(e.row["report.ftl_metrics.cache_accesses"]) for e in cached])
+            if vals.sum() == 0:
+                continue
+            share = vals / total
+            ax.barh([e.label for e in cached], share, left=left, label=name)
+            left += share
+        ax.set_xlabel("share of mapping-cache accesses")
+        ax.invert_yaxis()
+        ax.legend(fontsize=7, loc="lower right")
+        plots.append(("cache_hit_classes", "Mapping-cache accesses by outcome (demand FTLs).", fig))
+
+    norm = normalised(entries, baseline)
+    if norm is not None and len(norm):
+        metrics = [m for m in norm.columns if m not in ("source", "ftl")]
+        fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3.6), squeeze=False)
+        gm = norm[norm.source == "geometric mean"]
+        for ax, m in zip(axes[0], metrics):
+            vals = gm[m].to_numpy(dtype=float)
+            shown = np.where(np.isfinite(vals), vals, 0.0)
+            bars = ax.bar(gm.ftl, shown, color="tab:blue")
+            ax.bar_label(bars, labels=[f"{v:.2f}" if np.isfinite(v) else "n/a" for v in vals], fontsize=7)
+            ax.axhline(1.0, color="black", lw=0.8)
+            if np.nanmax(np.where(np.isfinite(vals), vals, np.nan), initial=1.0) > 20:
+                ax.set_yscale("log")
+            ax.set_title(m, fontsize=9)
+            ax.tick_params(axis="x", rotation=45)
+        axes[0][0].set_ylabel(f"normalised to {norm.attrs['baseline']}")
+        plots.append(("normalised", f"Geometric mean over {norm.attrs['sources']} source(s) of each metric "
+                      f"normalised to {norm.attrs['baseline']} (NT, as the thesis averages it); n/a where the "
+                      "baseline's value is 0.", fig))
+    return plots
+
+
+def _over_time(plt, runs: list[Entry], top: tuple[str, str], bottom: tuple[str, str]):
+    """Two time-series columns of every run, one above the other, over simulated time."""
+    fig, axes = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
+    for e in runs:
+        ts = pd.DataFrame(e.detail["timeseries"])
+        if len(ts):
+            for ax, (col, _) in zip(axes, (top, bottom)):
+                ax.plot(ts.t_end_ns / 1e9, ts[col], label=e.label)
+    for ax, (_, name) in zip(axes, (top, bottom)):
+        ax.set_ylabel(name)
+    axes[1].set_xlabel("simulated time (s)")
+    axes[0].legend(fontsize=7)
+    return fig
+
+
+def normalised(entries_or_data: Any, baseline: Optional[str] = None) -> Optional[pd.DataFrame]:
+    """Each metric of :data:`NORMALISED` divided by the baseline FTL's on the same source,
+    one row per (source, FTL), plus ``geometric mean`` rows over the sources where every FTL
+    ran. None when there is one FTL or no baseline run."""
+    entries = entries_or_data if isinstance(entries_or_data, list) and all(
+        isinstance(e, Entry) for e in entries_or_data) else _entries(entries_or_data)
+    ok = [e for e in entries if e.ok]
+    ftls = sorted({_ftl_of(e.row) for e in ok})
+    if len(ftls) < 2:
+        return None
+    base = baseline or ("page" if "page" in ftls else ftls[0])
+    if base not in ftls:
+        raise ValueError(f"baseline `{base}` ran nowhere (FTLs: {', '.join(ftls)})")
+    by_source: dict[str, dict[str, dict]] = {}
+    for e in ok:
+        by_source.setdefault(_source_of(e.row), {})[_ftl_of(e.row)] = e.row
+    rows = []
+    for src, runs in by_source.items():
+        if base not in runs:
+            continue
+        for f, r in runs.items():
+            rec = {"source": src, "ftl": f}
+            for col, name, _ in NORMALISED:
+                b = r.get(col)
+                bb = runs[base].get(col)
+                rec[name] = (float(b) / float(bb)) if b is not None and bb else float("nan")
+            rows.append(rec)
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return None
+    complete = [s for s, runs in by_source.items() if set(runs) >= set(ftls)]
+    gm_rows = []
+    for f in ftls:
+        sub = df[(df.ftl == f) & df.source.isin(complete)]
+        rec = {"source": "geometric mean", "ftl": f}
+        for _, name, _ in NORMALISED:
+            v = sub[name].to_numpy(dtype=float)
+            v = v[np.isfinite(v) & (v > 0)]
+            rec[name] = float(np.exp(np.log(v).mean())) if len(v) else float("nan")
+        gm_rows.append(rec)
+    df = pd.concat([df, pd.DataFrame(gm_rows)], ignore_index=True)
+    df.attrs["baseline"] = base
+    df.attrs["sources"] = len(complete)
+    return df
+
+
+#: Columns of the summary table: (column, heading, format).
+TABLE = (
+    ("report.host.requests", "requests", "{:,.0f}"),
+    ("report.performance.iops", "IOPS", "{:,.0f}"),
+    ("report.response_time.all.mean_ns", "mean (us)", "ns->us"),
+    ("report.response_time.all.p99_ns", "p99 (us)", "ns->us"),
+    ("report.response_time.all.p999_ns", "p99.9 (us)", "ns->us"),
+    ("report.write_amplification.total", "WAF", "{:.3f}"),
+    ("report.gc.collections", "GC", "{:,.0f}"),
+    ("report.flash.erases.total", "erases", "{:,.0f}"),
+    ("report.planes.sdwpp", "SDWPP", "{:.1f}"),
+    ("report.mapping_sram_bytes", "SRAM (B)", "{:,.0f}"),
+)
+
+
+def _cell(v: Any, fmt: str) -> str:
+    if v is None or _is_nan(v):
+        return ""
+    if fmt == "ns->us":
+        return f"{float(v) / 1e3:,.1f}"
+    return fmt.format(v)
+
+
+def _table(entries: list[Entry]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for _, h, _ in TABLE)
+    body = []
+    for e in entries:
+        if e.ok:
+            cells = "".join(f"<td>{_cell(e.row.get(c), f)}</td>" for c, _, f in TABLE)
+        else:
+            cells = f'<td colspan="{len(TABLE)}" class="error">{html.escape(str(e.row.get("error")))}</td>'
+        body.append(f"<tr><td>{html.escape(e.label)}</td>{cells}</tr>")
+    return f'<table class="summary"><thead><tr><th>run</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _norm_table(norm: pd.DataFrame) -> str:
+    cols = [c for c in norm.columns if c not in ("source", "ftl")]
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = "".join(
+        "<tr>" + f"<td>{html.escape(str(r['source']))}</td><td>{html.escape(str(r['ftl']))}</td>"
+        + "".join(f"<td>{'' if not np.isfinite(r[c]) else f'{r[c]:.3f}'}</td>" for c in cols) + "</tr>"
+        for _, r in norm.iterrows())
+    return (f'<table class="normalised"><thead><tr><th>source</th><th>ftl</th>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>")
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
+table{border-collapse:collapse;font-size:13px;margin:1em 0}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
+td:first-child,th:first-child{text-align:left}
+td.error{color:#a00;text-align:left}
+figure.plot{margin:1.5em 0}
+figure.plot svg{max-width:100%;height:auto}
+figcaption{font-size:13px;color:#555}
+"""
+
+
+def report(
+    data: Any,
+    out: Union[str, "os.PathLike[str]"] = "report.html",
+    *,
+    baseline: Optional[str] = None,
+    title: str = "ftlsim report",
+) -> Path:
+    """Write a self-contained HTML report of ``data`` to ``out`` and each plot as PNG and SVG
+    into ``<out stem>_files/``; returns the HTML file's path.
+
+    ``data``: a sweep DataFrame (or its Parquet file), a :class:`ftlsim.Result`, a run
+    directory written by ``ftlsim run``, or a list of these. Comparisons are normalised to
+    ``baseline`` (default: ``page`` if it ran, else the first FTL by name), with the
+    geometric mean over the sources where every FTL ran.
+    """
+    entries = _entries(data)
+    if not entries:
+        raise ValueError("nothing to report: no runs given")
+    _label(entries)
+    out = Path(out)
+    files = out.with_name(out.stem + "_files")
+    files.mkdir(parents=True, exist_ok=True)
+    sections = []
+    for name, caption, fig in _plots(entries, baseline):
+        svg = _svg_and_files(fig, name, files)
+        sections.append(f'<figure class="plot" id="{name}" data-plot="{name}">{svg}'
+                        f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    norm = normalised(entries, baseline)
+    failed = sum(not e.ok for e in entries)
+    parts = [
+        "<!DOCTYPE html>",
+        f'<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>',
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f"<p>{len(entries)} run(s){f', {failed} failed' if failed else ''}; "
+        f"ftlsim {html.escape(str(entries[0].row.get('ftlsim_version', '')) or _version())}. "
+        "Metrics and units: docs/metrics.md.</p>",
+        "<h2>Summary</h2>",
+        _table(entries),
+    ]
+    if norm is not None:
+        parts += [f"<h2>Normalised to {html.escape(norm.attrs['baseline'])}</h2>", _norm_table(norm)]
+    parts += ["<h2>Plots</h2>", *sections, "</body></html>"]
+    out.write_text("\n".join(parts))
+    return out
+
+
+def _version() -> str:
+    from . import _native
+    return _native.__version__
+

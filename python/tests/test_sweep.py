@@ -1,0 +1,147 @@
+"""ftlsim.sweep: grids, Parquet rows, resuming, failures, shared preconditioning, Dask."""
+
+import json
+import os
+import signal
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+import ftlsim
+from ftlsim.sweep import expand, run_id
+from conftest import SMALL, run_cli
+
+GRID = {
+    "ftl": ["page", "dftl"],
+    "workload": ["requests=3000", "requests=3000,read=0.7"],
+    "seed": [1, 2],
+    "overrides": {**SMALL, "ftl.gc_victim": ["greedy", "fifo"]},
+}
+
+
+def test_expand_is_a_cartesian_product_or_a_list():
+    runs = expand(GRID)
+    assert len(runs) == 16
+    assert runs[0] == {"ftl": "page", "workload": "requests=3000", "seed": 1,
+                       "overrides": {"geometry.blocks_per_plane": 64, "ftl.gc_victim": "greedy"}}
+    assert len({run_id(r) for r in runs}) == 16
+    explicit = [{"ftl": "page"}, {"ftl": "dftl", "seed": 3}]
+    assert expand(explicit) == explicit
+    with pytest.raises(ValueError, match="unknown sweep keys"):
+        expand({"ftll": ["page"]})
+    with pytest.raises(ValueError, match="workload or trace"):
+        expand([{"workload": "requests=1", "trace": "x"}])
+
+
+def test_local_sweep_rows_resume_and_failures(tmp_path):
+    out = tmp_path / "s.parquet"
+    grid = {"ftl": ["page", "dftl"], "workload": ["requests=2000", "read=2"], "overrides": SMALL, "fill": 0.5}
+    df = ftlsim.sweep(grid, out=out, workers=2)
+    assert len(df) == 4 and out.exists()
+    disk = pd.read_parquet(out)
+    assert sorted(disk.run_id) == sorted(df.run_id)
+    ok = disk[disk.status == "ok"]
+    bad = disk[disk.status == "error"]
+    assert len(ok) == 2 and len(bad) == 2, disk[["param.ftl", "param.workload", "status", "error"]]
+    assert bad.error.str.contains("WorkloadError: invalid workload spec: read = `2`").all()
+    assert (ok["report.host.requests"] == 2000).all()
+    assert (ok["config.geometry.blocks_per_plane"] == 64).all()
+    assert (ok["ftlsim_version"] == ftlsim.__version__).all()
+    # The row equals a direct run's, and carries what the report plots.
+    direct = ftlsim.run(ftl="dftl", workload="requests=2000", overrides=SMALL, fill=0.5).row()
+    row = ok[ok["param.ftl"] == "dftl"].iloc[0]
+    for k, v in direct.items():
+        if not k.startswith("wall_time."):
+            assert row[k] == v or (pd.isna(row[k]) and v is None), k
+    assert set(json.loads(row["detail"])) == {"timeseries", "histograms", "programs_per_plane", "erases_per_plane"}
+    # Resuming: successful rows are kept as they are, failed ones run again.
+    again = ftlsim.sweep(grid, out=out, workers=2)
+    assert len(again) == 4
+    kept = again.set_index("run_id").loc[ok.run_id]
+    assert (kept["sweep.wall_s"].to_numpy() == ok.set_index("run_id")["sweep.wall_s"].to_numpy()).all()
+    assert (again.status == "error").sum() == 2
+    # Growing the grid runs only the new points.
+    grid["ftl"].append("fast")
+    grown = ftlsim.sweep(grid, out=out, workers=2, retry_failed=False)
+    assert len(grown) == 6 and (grown["param.ftl"] == "fast").sum() == 2
+
+
+def test_runs_sharing_a_drive_precondition_once_with_identical_results(tmp_path):
+    grid = {"ftl": "page", "workload": ["requests=2000", "requests=2000,read=0.9"], "overrides": SMALL,
+            "steady_state": True, "seed": 5}
+    shared = ftlsim.sweep(grid, out=tmp_path / "a.parquet", workers=2)
+    alone = ftlsim.sweep(grid, out=tmp_path / "b.parquet", workers=2, share_preconditioning=False)
+    assert shared.snapshot_used.all() and not alone.snapshot_used.any()
+    assert not (tmp_path / "a.parquet.snapshots").exists(), "snapshots are removed afterwards"
+    metrics = [c for c in shared.columns if c.startswith("report.") and not c.startswith("report.precondition")]
+    a = shared.set_index("run_id").sort_index()[metrics]
+    b = alone.set_index("run_id").sort_index()[metrics]
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_cli_sweep_file(cli, tmp_path):
+    f = tmp_path / "sweep.toml"
+    f.write_text('ftl = ["page", "fast"]\nworkload = "requests=1500"\nfill = 0.5\n'
+                 '[overrides]\n"geometry.blocks_per_plane" = 64\n')
+    p = run_cli(cli, "sweep", str(f), "--out", str(tmp_path / "s.parquet"), "--quiet")
+    assert "2 rows" in p.stdout
+    df = pd.read_parquet(tmp_path / "s.parquet")
+    assert sorted(df["param.ftl"]) == ["fast", "page"] and (df.status == "ok").all()
+    f2 = tmp_path / "list.toml"
+    f2.write_text('[[run]]\nftl = "page"\nworkload = "read=3"\n')
+    p = run_cli(cli, "sweep", str(f2), "--out", str(tmp_path / "t.parquet"), "--quiet", check=False)
+    assert p.returncode == 1 and "1 failed" in p.stdout
+
+
+@pytest.fixture
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as c, distributed.Client(c) as client:
+        yield client
+
+
+def test_dask_sweep_survives_a_killed_worker(cluster, tmp_path):
+    client = cluster
+    grid = {"ftl": ["page", "dftl", "fast"], "workload": ["requests=400000", "requests=400000,read=0.6"],
+            "overrides": SMALL, "fill": 0.8}
+    pid_of = client.run(os.getpid)  # worker address -> pid
+    assert len(pid_of) == 2
+    victim, victim_pid = sorted(pid_of.items())[0]
+    lost = []
+
+    def kill_a_busy_worker():
+        # Once the victim is running a task, kill it: that run is lost and Dask reschedules it.
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            busy = client.processing().get(victim, ())
+            if busy:
+                time.sleep(0.2)
+                lost.extend(busy)
+                os.kill(victim_pid, signal.SIGKILL)
+                return
+            time.sleep(0.02)
+
+    t = threading.Thread(target=kill_a_busy_worker)
+    t.start()
+    df = ftlsim.sweep(grid, client=client, out=tmp_path / "d.parquet")
+    t.join()
+    assert lost, "a worker was killed while it ran a task"
+    assert len(df) == 6 and (df.status == "ok").all(), df[["param.ftl", "status", "error"]]
+    # Same rows as a local sweep: where a run ran does not change its numbers.
+    local = ftlsim.sweep(grid, out=tmp_path / "l.parquet", workers=2)
+    cols = ["report.performance.iops", "report.write_amplification.total", "report.response_time.all.p99_ns"]
+    pd.testing.assert_frame_equal(df.set_index("run_id").sort_index()[cols], local.set_index("run_id").sort_index()[cols])
+
+
+def test_cli_sweep_on_a_dask_scheduler(cluster, cli, tmp_path):
+    f = tmp_path / "sweep.toml"
+    f.write_text('ftl = ["page", "dftl"]\nworkload = "requests=1500"\nfill = 0.5\n'
+                 '[overrides]\n"geometry.blocks_per_plane" = 64\n')
+    addr = cluster.scheduler.address
+    p = run_cli(cli, "sweep", str(f), "--scheduler", addr, "--out", str(tmp_path / "s.parquet"), "--quiet")
+    assert "2 rows" in p.stdout and "(0 failed)" in p.stdout
+    tasks = cluster.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
+    assert "ftlsim-run" in tasks, tasks
