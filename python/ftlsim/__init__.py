@@ -15,9 +15,9 @@ from ._native import (
     TraceError,
     WorkloadError,
 )
+from ._report import normalised, report
 from ._run import Result, run
-from .report import report
-from .sweep import sweep
+from ._sweep import build_id, expand, load_sweep_file, run_id, sweep
 
 __version__: str = _native.__version__
 
@@ -30,10 +30,15 @@ __all__ = [
     "SnapshotError",
     "TraceError",
     "WorkloadError",
+    "build_id",
+    "expand",
     "ftls",
+    "load_sweep_file",
+    "normalised",
     "presets",
     "report",
     "run",
+    "run_id",
     "sweep",
     "trace_stats",
 ]

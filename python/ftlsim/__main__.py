@@ -28,7 +28,7 @@ def main(argv: "list[str] | None" = None) -> int:
     from . import FtlsimError
     try:
         if a.cmd == "sweep":
-            from .sweep import load_sweep_file, sweep
+            from ._sweep import load_sweep_file, sweep
             grid = load_sweep_file(a.file)
             client = None
             if a.scheduler:
@@ -39,7 +39,7 @@ def main(argv: "list[str] | None" = None) -> int:
             failed = int((df["status"] != "ok").sum()) if len(df) else 0
             print(f"{len(df)} rows in {a.out} ({failed} failed)")
             return 1 if failed else 0
-        from .report import report
+        from ._report import report
         out = report(a.results, a.out, baseline=a.baseline, title=a.title)
         print(f"report: {out} (plots in {out.with_name(out.stem + '_files')})")
         return 0

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import ftlsim
-from ftlsim.report import normalised
+from ftlsim import normalised
 from conftest import SMALL, run_cli
 
 PLOTS = ["latency_cdf", "iops_latency_time", "free_blocks_gc_time", "writes_per_plane", "erase_histogram",
@@ -94,3 +94,20 @@ def test_report_renders_in_headless_chromium(sweep_df, tmp_path):
     assert rows == len(sweep_df)
     assert all(u.startswith("file://") for u in requests), requests
     assert (tmp_path / "shot.png").stat().st_size > 10_000
+
+
+def test_labels_cache_classes_and_runs_without_time_series(tmp_path):
+    runs = [{"ftl": f, "workload": "requests=3000,pattern=zipf:0.9", "overrides": SMALL,
+             "fill": 0.5, "interval": 0, "tag": f"T-{f}"} for f in ("page", "cdftl")]
+    df = ftlsim.sweep(runs, out=tmp_path / "s.parquet", workers=2)
+    assert (df.status == "ok").all(), df.error
+    cd = df[df["param.ftl"] == "cdftl"].iloc[0]
+    assert cd["report.ftl_metrics.cache_second_level_hits"] > 0, "CDFTL's second level is used"
+    out = ftlsim.report(df, tmp_path / "r.html", label="param.tag")
+    text = out.read_text()
+    assert "T-cdftl" in text and "T-page" in text
+    assert 'data-plot="iops_latency_time"' not in text, "no time series, no time plots"
+    assert 'data-plot="cache_hit_classes"' in text
+    from ftlsim._report import CACHE_CLASSES
+    m = lambda k: float(cd[f"report.ftl_metrics.{k}"])
+    assert sum(count(m) for _, count in CACHE_CLASSES) == pytest.approx(m("cache_accesses"))

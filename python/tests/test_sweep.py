@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import ftlsim
-from ftlsim.sweep import expand, run_id
+from ftlsim import expand, run_id
 from conftest import SMALL, run_cli
 
 GRID = {
@@ -145,3 +145,17 @@ def test_cli_sweep_on_a_dask_scheduler(cluster, cli, tmp_path):
     assert "2 rows" in p.stdout and "(0 failed)" in p.stdout
     tasks = cluster.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
     assert "ftlsim-run" in tasks, tasks
+
+
+def test_tags_ride_along_and_rows_of_another_build_run_again(tmp_path, monkeypatch):
+    out = tmp_path / "t.parquet"
+    runs = [{"ftl": "page", "workload": "requests=1000", "overrides": SMALL, "fill": 0.3, "tag": "first"},
+            {"ftl": "fast", "workload": "requests=1000", "overrides": SMALL, "fill": 0.3, "tag": "second"}]
+    df = ftlsim.sweep(runs, out=out, workers=1)
+    assert sorted(df["param.tag"]) == ["first", "second"] and (df.ftlsim_build == ftlsim.build_id()).all()
+    first = df.set_index("run_id")["sweep.wall_s"]
+    monkeypatch.setattr("ftlsim._sweep.build_id", lambda: "another-build")
+    kept = ftlsim.sweep(runs, out=out, workers=1, reuse_other_builds=True).set_index("run_id")["sweep.wall_s"]
+    assert (kept == first).all(), "reused as asked"
+    rerun = ftlsim.sweep(runs, out=out, workers=1)
+    assert (rerun.ftlsim_build == "another-build").all(), "run again under the new build"

@@ -13,12 +13,14 @@ the first builds a snapshot (docs/performance.md, "Snapshots") and the others lo
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import hashlib
 import itertools
 import json
 import multiprocessing
 import os
 import shutil
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -29,9 +31,10 @@ import pandas as pd
 from . import _native
 from ._config import Config
 
-#: Keys a run description may have: the keyword arguments of :func:`ftlsim.run`.
+#: Keys a run description may have: the keyword arguments of :func:`ftlsim.run`, and
+#: ``tag``, any JSON value kept in the row as ``param.tag`` (a label, an index) and not run.
 RUN_KEYS = ("preset", "config", "ftl", "workload", "trace", "trace_options", "fill", "fill_offset",
-            "steady_state", "seed", "overrides", "interval", "verify", "max_memory")
+            "steady_state", "seed", "overrides", "interval", "verify", "max_memory", "tag")
 #: Config sections that shape a drive's state: runs agreeing on them can share a snapshot.
 _STATE_SHAPING = ("geometry", "overprovisioning", "nand", "ftl")
 #: Seconds between rewrites of the Parquet file while the sweep runs.
@@ -93,6 +96,14 @@ def run_id(run: Mapping[str, Any]) -> str:
     """A stable id of a run description (16 hex digits): the same parameters, the same id."""
     text = json.dumps(_canonical(run), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def build_id() -> str:
+    """The build of the simulator this process runs (16 hex digits of the native library's
+    SHA-256): rows from another build are run again when a sweep resumes."""
+    with open(_native.__file__, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
 def _params(run: Mapping[str, Any]) -> dict:
@@ -159,14 +170,18 @@ def _prepare(run: Mapping[str, Any], path: str) -> Optional[str]:
         return None
 
 
+def _identity() -> dict:
+    return {"ftlsim_version": _native.__version__, "ftlsim_build": build_id()}
+
+
 def run_task(run: Mapping[str, Any], snapshot: Optional[str] = None) -> dict:
     """Run one sweep point; returns its row. Never raises for a failed run: the row then
     has ``status == "error"`` and the error text."""
     from ._run import run as run_one
-    row: dict[str, Any] = {"run_id": run_id(run), "ftlsim_version": _native.__version__, **_params(run)}
+    row: dict[str, Any] = {"run_id": run_id(run), **_identity(), **_params(run)}
     t0 = time.time()
     try:
-        kw = dict(run)
+        kw = {k: v for k, v in run.items() if k != "tag"}
         if snapshot is not None:
             for k in ("fill", "fill_offset", "steady_state"):
                 kw.pop(k, None)
@@ -221,6 +236,7 @@ def sweep(
     *,
     workers: Optional[int] = None,
     retry_failed: bool = True,
+    reuse_other_builds: bool = False,
     share_preconditioning: bool = True,
     keep_snapshots: bool = False,
     progress: bool = False,
@@ -235,7 +251,9 @@ def sweep(
             Kubernetes). None: a local process pool of ``workers`` processes (default: one
             per core).
         out: the Parquet file; rows already in it are skipped (failed ones retried when
-            ``retry_failed``), and it is rewritten every few seconds as runs finish.
+            ``retry_failed``; rows of another simulator build, :func:`build_id`, run again
+            unless ``reuse_other_builds``), and it is rewritten every few seconds as runs
+            finish.
         share_preconditioning: precondition once per (drive, FTL, preconditioning, seed)
             shared by two or more runs, through a snapshot in ``<out>.snapshots/``
             (removed afterwards unless ``keep_snapshots``).
@@ -247,6 +265,8 @@ def sweep(
     done: set[str] = set()
     if len(old):
         keep = old if not retry_failed else old[old["status"] == "ok"]
+        if not reuse_other_builds and "ftlsim_build" in keep:
+            keep = keep[keep["ftlsim_build"] == build_id()]
         done = set(keep["run_id"])
     todo = [r for r in runs if run_id(r) not in done]
     ids = [run_id(r) for r in todo]
@@ -300,7 +320,11 @@ def sweep(
 def _run_local(todo: list[dict], groups: dict[str, list[int]], snapdir: Path, workers: Optional[int],
                finished) -> None:
     grouped = {i for v in groups.values() for i in v}
-    ctx = multiprocessing.get_context("spawn")
+    # Processes, not threads: a simulator bug aborts only its worker, and the run is still a
+    # row. Fork where the platform has it (Linux), so that a script calling sweep() needs no
+    # `if __name__ == "__main__"` guard; spawn elsewhere (macOS, Windows: the guard is needed).
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    ctx = multiprocessing.get_context(method)
     with cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=ctx) as pool:
         pending: dict[cf.Future, Any] = {}
         for i, r in enumerate(todo):
@@ -321,7 +345,7 @@ def _run_local(todo: list[dict], groups: dict[str, list[int]], snapdir: Path, wo
                 if f.exception() is None:
                     finished(f.result())
                 else:  # the worker process died: the run is still a row
-                    finished({"run_id": run_id(what), **_params(what), "ftlsim_version": _native.__version__,
+                    finished({"run_id": run_id(what), **_params(what), **_identity(),
                               "status": "error", "error": f"worker failed: {f.exception()!r}"})
 
 
@@ -343,7 +367,7 @@ def _run_dask(client: Any, todo: list[dict], groups: dict[str, list[int]], snapd
         try:
             finished(f.result())
         except Exception as e:  # lost more often than the scheduler allows, or cancelled
-            finished({"run_id": run_id(r), **_params(r), "ftlsim_version": _native.__version__,
+            finished({"run_id": run_id(r), **_params(r), **_identity(),
                       "status": "error", "error": f"dask task failed: {type(e).__name__}: {e}"})
 
 

@@ -11,14 +11,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 import numpy as np
 import pandas as pd
 
 from ._run import Result, latency_frame
 
-#: Runs drawn in one per-run plot; more are listed in the table but left out of the plots.
+#: Runs drawn in one per-run plot by default; more are listed in the table but left out of
+#: the plots (``max_runs``).
 MAX_RUNS_PER_PLOT = 12
 #: Metrics normalised to the baseline FTL: (column, label, higher is better).
 NORMALISED = (
@@ -27,13 +28,14 @@ NORMALISED = (
     ("report.write_amplification.total", "write amplification", False),
     ("report.flash.erases.total", "erases", False),
 )
-#: Cache outcome classes of the demand FTLs (report.ftl_metrics; docs/metrics.md).
+#: Cache outcome classes of the demand FTLs (report.ftl_metrics; docs/metrics.md): name and
+#: count. `cache_hits` includes CDFTL's second-level hits, shown apart.
 CACHE_CLASSES = (
-    ("cache_hits", "hit"),
-    ("cache_second_level_hits", "second-level hit"),
-    ("cache_misses_no_penalty", "miss, no flash access"),
-    ("cache_misses_fetch", "miss, translation read"),
-    ("cache_misses_write_back", "miss, read + write-back"),
+    ("hit", lambda m: m("cache_hits") - m("cache_second_level_hits")),
+    ("second-level hit", lambda m: m("cache_second_level_hits")),
+    ("miss, no flash access", lambda m: m("cache_misses_no_penalty")),
+    ("miss, translation read", lambda m: m("cache_misses_fetch")),
+    ("miss, read + write-back", lambda m: m("cache_misses_write_back")),
 )
 
 
@@ -80,8 +82,13 @@ def _source_parts(row: dict) -> list[tuple[str, str]]:
     return parts
 
 
-def _source_of(row: dict) -> str:
-    return ", ".join(f"{k}={v}" if k not in ("trace", "workload") else v for k, v in _source_parts(row))
+def _describe(parts: list[tuple[str, str]], common: set) -> str:
+    """The parts not shared by every run, as text."""
+    return ", ".join(f"{k}={v}" if k not in ("trace", "workload") else v for k, v in parts if (k, v) not in common)
+
+
+def _common(parts: list[list[tuple[str, str]]]) -> set:
+    return set(parts[0]).intersection(*map(set, parts[1:])) if parts else set()
 
 
 def _is_nan(v: Any) -> bool:
@@ -117,14 +124,23 @@ def _entries(data: Any) -> list[Entry]:
     raise TypeError(f"cannot report on {type(data).__name__}: give a DataFrame, Result, path or a list")
 
 
-def _label(entries: list[Entry]) -> None:
-    """Labels: FTL and what differs between the runs' sources, made unique."""
+def _label(entries: list[Entry], label: Union[str, Callable[[dict], str], None]) -> None:
+    """Labels: ``label`` (a column or a function of the row) if given, else the FTL and what
+    differs between the runs' sources; made unique."""
+    if label is not None:
+        seen_given: dict[str, int] = {}
+        for e in entries:
+            base = str(label(e.row) if callable(label) else e.row.get(label))
+            n = seen_given.get(base, 0)
+            seen_given[base] = n + 1
+            e.label = base if n == 0 else f"{base} #{n + 1}"
+        return
     parts = [_source_parts(e.row) for e in entries]
-    common = set(parts[0]).intersection(*map(set, parts[1:])) if parts else set()
+    common = _common(parts)
     seen: dict[str, int] = {}
     for e, ps in zip(entries, parts):
-        differ = [f"{k}={v}" if k not in ("trace", "workload") else v for k, v in ps if (k, v) not in common]
-        base = " | ".join([_ftl_of(e.row), *([", ".join(differ)] if differ else [])])
+        differ = _describe(ps, common)
+        base = " | ".join([_ftl_of(e.row), *([differ] if differ else [])])
         n = seen.get(base, 0)
         seen[base] = n + 1
         e.label = base if n == 0 else f"{base} #{n + 1}"
@@ -144,7 +160,7 @@ def _svg_and_files(fig, name: str, files: Path) -> str:
     return svg[svg.index("<svg"):]
 
 
-def _plots(entries: list[Entry], baseline: Optional[str]) -> list[tuple[str, str, Any]]:
+def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) -> list[tuple[str, str, Any]]:
     """(name, caption, figure) of every plot the data supports."""
     import matplotlib
     matplotlib.use("Agg")
@@ -152,7 +168,7 @@ def _plots(entries: list[Entry], baseline: Optional[str]) -> list[tuple[str, str
 
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ftlsim", "font.size": 9, "axes.grid": True,
                          "grid.alpha": 0.3})
-    runs = [e for e in entries if e.ok and e.detail][:MAX_RUNS_PER_PLOT]
+    runs = [e for e in entries if e.ok and e.detail][:max_runs]
     plots: list[tuple[str, str, Any]] = []
     if runs:
         fig, ax = plt.subplots(figsize=(7, 4))
@@ -166,11 +182,12 @@ def _plots(entries: list[Entry], baseline: Optional[str]) -> list[tuple[str, str
         ax.legend(fontsize=7)
         plots.append(("latency_cdf", "Response-time CDF, all requests (20 log buckets per decade).", fig))
 
-        plots.append(("iops_latency_time", "IOPS and mean response time per interval.",
-                      _over_time(plt, runs, ("iops", "IOPS"), ("mean_latency_us", "mean response (us)"))))
-        plots.append(("free_blocks_gc_time", "Free blocks at each interval's end and victims collected in it.",
-                      _over_time(plt, runs, ("free_blocks", "free blocks"),
-                                 ("gc_collections", "GC collections / interval"))))
+        if any(len(e.detail["timeseries"].get("t_end_ns", ())) for e in runs):
+            plots.append(("iops_latency_time", "IOPS and mean response time per interval.",
+                          _over_time(plt, runs, ("iops", "IOPS"), ("mean_latency_us", "mean response (us)"))))
+            plots.append(("free_blocks_gc_time", "Free blocks at each interval's end and victims collected in it.",
+                          _over_time(plt, runs, ("free_blocks", "free blocks"),
+                                     ("gc_collections", "GC collections / interval"))))
 
         fig, ax = plt.subplots(figsize=(7, 4))
         for e in runs:
@@ -192,12 +209,12 @@ def _plots(entries: list[Entry], baseline: Optional[str]) -> list[tuple[str, str
 
     cached = [e for e in entries if e.ok and e.row.get("report.ftl_metrics.cache_accesses")]
     if cached:
-        cached = cached[:MAX_RUNS_PER_PLOT]
+        cached = cached[:max_runs]
         fig, ax = plt.subplots(figsize=(7, 0.5 + 0.45 * len(cached)))
         left = np.zeros(len(cached))
-        for key, name in CACHE_CLASSES:
-            vals = np.array([float(e.row.get(f"report.ftl_metrics.{key}") or 0) for e in cached])
-            total = np.array([float(e.row["report.ftl_metrics.cache_accesses"]) for e in cached])
+        total = np.array([float(e.row["report.ftl_metrics.cache_accesses"]) for e in cached])
+        for name, count in CACHE_CLASSES:
+            vals = np.array([count(lambda k, e=e: float(e.row.get(f"report.ftl_metrics.{k}") or 0)) for e in cached])
             if vals.sum() == 0:
                 continue
             share = vals / total
@@ -205,10 +222,9 @@ def _plots(entries: list[Entry], baseline: Optional[str]) -> list[tuple[str, str
             left += share
         ax.set_xlabel("share of mapping-cache accesses")
         ax.invert_yaxis()
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08 - 0.5 / len(cached)), ncol=3)
         plots.append(("cache_hit_classes", "Mapping-cache accesses by outcome (demand FTLs).", fig))
 
-    norm = normalised(entries, baseline)
     if norm is not None and len(norm):
         metrics = [m for m in norm.columns if m not in ("source", "ftl")]
         fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3.6), squeeze=False)
@@ -245,10 +261,13 @@ def _over_time(plt, runs: list[Entry], top: tuple[str, str], bottom: tuple[str, 
     return fig
 
 
-def normalised(entries_or_data: Any, baseline: Optional[str] = None) -> Optional[pd.DataFrame]:
+def normalised(entries_or_data: Any, baseline: Optional[str] = None,
+               source: Union[str, Callable[[dict], str], None] = None) -> Optional[pd.DataFrame]:
     """Each metric of :data:`NORMALISED` divided by the baseline FTL's on the same source,
     one row per (source, FTL), plus ``geometric mean`` rows over the sources where every FTL
-    ran. None when there is one FTL or no baseline run."""
+    ran. A run's source is ``source`` (a column or a function of its row) if given, else its
+    trace or workload and parameters, those every run shares left out. None when there is
+    one FTL or no baseline run."""
     entries = entries_or_data if isinstance(entries_or_data, list) and all(
         isinstance(e, Entry) for e in entries_or_data) else _entries(entries_or_data)
     ok = [e for e in entries if e.ok]
@@ -259,8 +278,14 @@ def normalised(entries_or_data: Any, baseline: Optional[str] = None) -> Optional
     if base not in ftls:
         raise ValueError(f"baseline `{base}` ran nowhere (FTLs: {', '.join(ftls)})")
     by_source: dict[str, dict[str, dict]] = {}
-    for e in ok:
-        by_source.setdefault(_source_of(e.row), {})[_ftl_of(e.row)] = e.row
+    parts = [_source_parts(e.row) for e in ok]
+    common = _common(parts)
+    for e, ps in zip(ok, parts):
+        if source is None:
+            src = _describe(ps, common) or "all runs"
+        else:
+            src = str(source(e.row) if callable(source) else e.row.get(source))
+        by_source.setdefault(src, {})[_ftl_of(e.row)] = e.row
     rows = []
     for src, runs in by_source.items():
         if base not in runs:
@@ -355,6 +380,9 @@ def report(
     *,
     baseline: Optional[str] = None,
     title: str = "ftlsim report",
+    label: Union[str, Callable[[dict], str], None] = None,
+    source: Union[str, Callable[[dict], str], None] = None,
+    max_runs: int = MAX_RUNS_PER_PLOT,
 ) -> Path:
     """Write a self-contained HTML report of ``data`` to ``out`` and each plot as PNG and SVG
     into ``<out stem>_files/``; returns the HTML file's path.
@@ -362,21 +390,24 @@ def report(
     ``data``: a sweep DataFrame (or its Parquet file), a :class:`ftlsim.Result`, a run
     directory written by ``ftlsim run``, or a list of these. Comparisons are normalised to
     ``baseline`` (default: ``page`` if it ran, else the first FTL by name), with the
-    geometric mean over the sources where every FTL ran.
+    geometric mean over the sources where every FTL ran. ``label`` names each run: a column
+    (``"param.tag"``) or a function of its row; default: the FTL and what differs between
+    the runs. ``source`` says what a run ran on, for the normalisation (see
+    :func:`normalised`). The per-run plots draw the first ``max_runs`` runs.
     """
     entries = _entries(data)
     if not entries:
         raise ValueError("nothing to report: no runs given")
-    _label(entries)
+    _label(entries, label)
     out = Path(out)
     files = out.with_name(out.stem + "_files")
     files.mkdir(parents=True, exist_ok=True)
+    norm = normalised(entries, baseline, source)
     sections = []
-    for name, caption, fig in _plots(entries, baseline):
+    for name, caption, fig in _plots(entries, norm, max_runs):
         svg = _svg_and_files(fig, name, files)
         sections.append(f'<figure class="plot" id="{name}" data-plot="{name}">{svg}'
                         f"<figcaption>{html.escape(caption)}</figcaption></figure>")
-    norm = normalised(entries, baseline)
     failed = sum(not e.ok for e in entries)
     parts = [
         "<!DOCTYPE html>",
