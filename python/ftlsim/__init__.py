@@ -10,6 +10,7 @@ from ._config import Config
 from ._native import (
     ConfigError,
     FtlsimError,
+    InputError,
     SimulationError,
     SnapshotError,
     TraceError,
@@ -25,6 +26,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "FtlsimError",
+    "InputError",
     "Result",
     "SimulationError",
     "SnapshotError",

@@ -3,14 +3,17 @@
 //! and hands back plain Python objects; the friendly API (`ftlsim.run`, `Result`, `Config`,
 //! `sweep`, `report`) is the Python package around it (python/ftlsim).
 
+mod conversion;
+
+use conversion::{json_to_py, parse_trace_options, rows_to_columns, to_py};
 use ftlsim_core::config::DriveConfig;
-use ftlsim_core::error::{ConfigError as CoreConfigError, SimError};
+use ftlsim_core::error::SimError;
 use ftlsim_core::metrics::{IntervalRow, Observer};
-use ftlsim_core::trace::{detect, stats, Overflow, ParserOptions, RecordReader, TraceFormat, TraceOptions};
+use ftlsim_core::trace::{detect, stats, ParserOptions, RecordReader, TraceFormat};
 use ftlsim_core::workload::{parse_bytes, parse_duration_ns};
 use ftlsim_run::{Drive, RunObserver, RunSpec, Source};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::path::PathBuf;
@@ -29,6 +32,12 @@ create_exception!(
     FtlsimError,
     "A trace file or line that cannot be used (`file`, `line`, `field`)."
 );
+create_exception!(
+    ftlsim,
+    InputError,
+    FtlsimError,
+    "A bad request in a trace or generator, or a file or option that cannot be used."
+);
 create_exception!(ftlsim, SnapshotError, FtlsimError, "A drive snapshot that cannot be saved or loaded.");
 create_exception!(
     ftlsim,
@@ -36,40 +45,6 @@ create_exception!(
     FtlsimError,
     "The simulation failed: an FTL or flash-model bug, or an impossible drive."
 );
-
-/// The Python exception for a simulator error, with the offending key, file, line and field
-/// as attributes where the error names them.
-fn to_py(py: Python<'_>, e: SimError) -> PyErr {
-    let msg = e.to_string();
-    let err = match &e {
-        SimError::Interrupted => return PyKeyboardInterrupt::new_err("ftlsim run interrupted"),
-        SimError::Config(_) => ConfigError::new_err(msg),
-        SimError::Workload(_) | SimError::Request(_) | SimError::Input(_) => WorkloadError::new_err(msg),
-        SimError::Trace(_) => TraceError::new_err(msg),
-        SimError::Snapshot(_) => SnapshotError::new_err(msg),
-        _ => SimulationError::new_err(msg),
-    };
-    let value = err.value(py);
-    // Setting an attribute on a fresh exception object does not fail.
-    let _ = match &e {
-        SimError::Config(CoreConfigError::Invalid { key, .. } | CoreConfigError::Override { key, .. }) => {
-            value.setattr("key", key)
-        }
-        SimError::Config(_) => value.setattr("key", py.None()),
-        SimError::Workload(w) => value.setattr("key", &w.key),
-        SimError::Trace(t) => value
-            .setattr("file", &t.file)
-            .and_then(|_| value.setattr("line", t.line))
-            .and_then(|_| value.setattr("field", &t.field)),
-        _ => Ok(()),
-    };
-    err
-}
-
-/// JSON to Python objects (dicts, lists, numbers, strings, None).
-fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> {
-    Ok(pythonize::pythonize(py, v)?.unbind())
-}
 
 /// Reports progress to an optional Python callable, collects the time series and turns a
 /// pending Ctrl-C into an interruption. Called with the GIL released: it takes the GIL only
@@ -121,106 +96,6 @@ impl RunObserver for PyObserver {
         self.total = total;
         self.report(0, total);
     }
-}
-
-/// The time series as columns (`{name: [values]}`), ready for a DataFrame.
-fn rows_to_columns(py: Python<'_>, rows: &[IntervalRow]) -> PyResult<Py<PyAny>> {
-    let d = PyDict::new(py);
-    macro_rules! col {
-        ($($f:ident),*) => {$(
-            d.set_item(stringify!($f), rows.iter().map(|r| r.$f).collect::<Vec<_>>())?;
-        )*};
-    }
-    col!(
-        t_end_ns,
-        requests,
-        iops,
-        throughput_mb_per_s,
-        mean_latency_us,
-        max_latency_us,
-        free_blocks,
-        gc_collections,
-        gc_pages_moved,
-        flash_programs
-    );
-    Ok(d.into_any().unbind())
-}
-
-fn get<'py, T>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>>
-where
-    T: for<'a> FromPyObject<'a, 'py>,
-{
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => Ok(Some(v.extract::<T>().map_err(|e| {
-            let e: PyErr = e.into();
-            PyValueError::new_err(format!("trace_options[{key:?}]: {e}"))
-        })?)),
-        _ => Ok(None),
-    }
-}
-
-/// `TraceOptions` from Python's `trace_options` dict (the CLI's trace flags by name).
-fn parse_trace_options(py: Python<'_>, d: Option<&Bound<'_, PyDict>>) -> PyResult<(TraceOptions, Option<u32>)> {
-    let mut o = TraceOptions::default();
-    let Some(d) = d else { return Ok((o, None)) };
-    const KEYS: [&str; 12] = [
-        "format",
-        "device",
-        "overflow",
-        "speed",
-        "qd",
-        "reorder_window",
-        "skip",
-        "max_requests",
-        "time_window",
-        "repeat",
-        "skip_bad_lines",
-        "blkparse_queue",
-    ];
-    for k in d.keys() {
-        let k: String = k.extract()?;
-        if !KEYS.contains(&k.as_str()) {
-            return Err(PyValueError::new_err(format!(
-                "trace_options: unknown key `{k}` (known: {})",
-                KEYS.join(", ")
-            )));
-        }
-    }
-    if let Some(f) = get::<String>(d, "format")? {
-        o.format = Some(TraceFormat::from_name(&f).ok_or_else(|| {
-            let names: Vec<_> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
-            PyValueError::new_err(format!(
-                "trace_options[\"format\"]: unknown format `{f}` (one of {})",
-                names.join(", ")
-            ))
-        })?);
-    }
-    o.device = get(d, "device")?;
-    if let Some(ov) = get::<String>(d, "overflow")? {
-        o.overflow = match ov.as_str() {
-            "error" => Overflow::Error,
-            "wrap" => Overflow::Wrap,
-            "compact" => Overflow::Compact,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "trace_options[\"overflow\"]: `{ov}` is not error, wrap or compact"
-                )))
-            }
-        };
-    }
-    o.speed = get(d, "speed")?.unwrap_or(o.speed);
-    o.reorder_window = get(d, "reorder_window")?.unwrap_or(o.reorder_window);
-    o.skip = get(d, "skip")?.unwrap_or(o.skip);
-    o.max_requests = get(d, "max_requests")?;
-    if let Some(w) = get::<String>(d, "time_window")? {
-        o.time_window_ns = Some(ftlsim_run::time_window_ns(&w).map_err(|e| to_py(py, e))?);
-    }
-    o.repeat = get(d, "repeat")?.unwrap_or(o.repeat);
-    o.skip_bad_lines = get(d, "skip_bad_lines")?.unwrap_or(false);
-    if get::<bool>(d, "blkparse_queue")?.unwrap_or(false) {
-        o.parser = ParserOptions { blkparse_event: b'Q' };
-    }
-    Ok((o, get(d, "qd")?))
 }
 
 /// Run one simulation; returns `(results, timeseries_columns, config)`: the results.json
@@ -414,6 +289,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WorkloadError", py.get_type::<WorkloadError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("SnapshotError", py.get_type::<SnapshotError>())?;
+    m.add("InputError", py.get_type::<InputError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -1,0 +1,69 @@
+"""Type stubs of the native module (crates/ftlsim-py): the Rust core seen from Python.
+Use the typed wrappers in the ftlsim package; these are its building blocks."""
+
+from typing import Any, Callable, Optional
+
+__version__: str
+
+class FtlsimError(Exception):
+    """Base class of every ftlsim error."""
+
+class ConfigError(FtlsimError):
+    """A drive config that does not load or breaks a rule."""
+
+    key: Optional[str]
+
+class WorkloadError(FtlsimError):
+    """A workload spec or run option out of range."""
+
+    key: str
+
+class TraceError(FtlsimError):
+    """A trace file or line that cannot be used."""
+
+    file: str
+    line: int
+    field: str
+
+class InputError(FtlsimError):
+    """A bad request in a trace or generator, or a file or option that cannot be used."""
+
+class SnapshotError(FtlsimError):
+    """A drive snapshot that cannot be saved or loaded."""
+
+class SimulationError(FtlsimError):
+    """The simulation failed: an FTL or flash-model bug, or an impossible drive."""
+
+def run(
+    *,
+    preset: Optional[str] = None,
+    config_toml: Optional[str] = None,
+    config_path: Optional[str] = None,
+    ftl: Optional[str] = None,
+    overrides: list[tuple[str, str]] = ...,
+    workload: str = "",
+    trace: Optional[str] = None,
+    trace_options: Optional[dict[str, Any]] = None,
+    seed: int = 1,
+    fill: float = 1.0,
+    fill_offset: float = 0.0,
+    steady_state: bool = False,
+    load_state: Optional[str] = None,
+    save_state: Optional[str] = None,
+    interval: str = "100ms",
+    verify: bool = False,
+    max_memory: Optional[str] = None,
+    progress: Optional[Callable[[str, int, Optional[int]], None]] = None,
+) -> tuple[dict[str, Any], dict[str, list[Any]], dict[str, Any]]:
+    """Run one simulation with the GIL released: (results.json as a dict, the time series by
+    column, the effective config)."""
+
+def presets() -> list[dict[str, Any]]: ...
+def preset_toml(name: str) -> str: ...
+def ftls() -> list[dict[str, Any]]: ...
+def check_config(
+    text: str, origin: str = "config", overrides: list[tuple[str, str]] = ...
+) -> tuple[str, dict[str, Any]]: ...
+def trace_stats(
+    path: str, format: Optional[str] = None, page_size: int = 4096, skip_bad_lines: bool = False
+) -> dict[str, Any]: ...
