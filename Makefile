@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 .PHONY: build run test python browser bench clean
 
 build:
-	$(CARGO) build --release --locked
+	$(CARGO) build --release --locked -p ftlsim-cli
 
 # The main job: the `default` preset, page FTL, filled and preconditioned to steady state,
 # then the built-in default workload. Results land in out/.

@@ -5,6 +5,9 @@ The simulation runs in the Rust core (no subprocess): :func:`run` one drive and 
 self-contained HTML page with plots. docs/python.md walks through an example.
 """
 
+import os
+from typing import Any, Optional, Union
+
 from . import _native
 from ._config import Config
 from ._native import (
@@ -46,19 +49,23 @@ __all__ = [
 ]
 
 
-def presets() -> list[dict]:
+def presets() -> list[dict[str, Any]]:
     """The built-in drive presets: name, geometry, raw and logical bytes, default FTL, source."""
     return _native.presets()
 
 
-def ftls() -> list[dict]:
+def ftls() -> list[dict[str, Any]]:
     """The registered FTLs: name, description and the paper they come from."""
     return _native.ftls()
 
 
-def trace_stats(path, format: "str | None" = None, page_size: int = 4096, skip_bad_lines: bool = False) -> dict:
+def trace_stats(
+    path: Union[str, "os.PathLike[str]"],
+    format: Optional[str] = None,
+    page_size: int = 4096,
+    skip_bad_lines: bool = False,
+) -> dict[str, Any]:
     """Statistics of a trace file, as ``ftlsim trace stats --json`` prints them: requests,
     read share, sizes, footprint, sequentiality, timing, hot spots; the format is detected
     unless given."""
-    import os
     return _native.trace_stats(os.fspath(path), format, page_size, skip_bad_lines)

@@ -33,7 +33,8 @@ def main(argv: "list[str] | None" = None) -> int:
             client = None
             if a.scheduler:
                 from distributed import Client
-                client = Client(a.scheduler)
+                # distributed.Client.__init__ is not annotated.
+                client = Client(a.scheduler)  # type: ignore[no-untyped-call]
             df = sweep(grid, client=client, out=a.out, workers=a.workers,
                        retry_failed=not a.no_retry_failed, progress=not a.quiet)
             failed = int((df["status"] != "ok").sum()) if len(df) else 0

@@ -36,7 +36,8 @@ def overrides_list(overrides: Optional[Mapping[str, Any]]) -> list[tuple[str, st
 
 def _dict_to_toml(d: Mapping[str, Any], prefix: str = "") -> str:
     """A nested dict as TOML text (scalars first, then sub-tables)."""
-    lines, tables = [], []
+    lines: list[str] = []
+    tables: list[tuple[str, Mapping[str, Any]]] = []
     for k, v in d.items():
         if isinstance(v, Mapping):
             tables.append((k, v))
@@ -58,7 +59,7 @@ class Config:
     key and the rule it breaks (``err.key``).
     """
 
-    def __init__(self, toml_text: str, data: dict):
+    def __init__(self, toml_text: str, data: dict[str, Any]) -> None:
         self._toml = toml_text
         self._data = data
 
@@ -91,11 +92,13 @@ class Config:
 
     @property
     def name(self) -> str:
-        return self._data["name"]
+        name: str = self._data["name"]
+        return name
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Every field, defaults filled in, as nested dicts."""
-        return json.loads(json.dumps(self._data))
+        data: dict[str, Any] = json.loads(json.dumps(self._data))
+        return data
 
     def to_toml(self) -> str:
         """The complete config as TOML (loadable by ``ftlsim run --config``)."""

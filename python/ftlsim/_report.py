@@ -9,14 +9,24 @@ import json
 import math
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Union
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union, cast
 
 import numpy as np
 import pandas as pd
 
-from ._run import Result, latency_frame
+from ._run import Result, RunDetail, latency_frame
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+#: A run's flat row (:meth:`ftlsim.Result.row`, a sweep's Parquet row).
+Row = dict[str, Any]
+#: What names a run, or what it ran on: a column of its row or a function of the row.
+RowKey = Union[str, Callable[[Row], str], None]
 
 #: Runs drawn in one per-run plot by default; more are listed in the table but left out of
 #: the plots (``max_runs``).
@@ -29,8 +39,9 @@ NORMALISED = (
     ("report.flash.erases.total", "erases", False),
 )
 #: Cache outcome classes of the demand FTLs (report.ftl_metrics; docs/metrics.md): name and
-#: count. `cache_hits` includes CDFTL's second-level hits, shown apart.
-CACHE_CLASSES = (
+#: count. `cache_hits` includes CDFTL's second-level hits, shown apart. Each count is a
+#: function of ``m``, which gives a metric of report.ftl_metrics by name.
+CACHE_CLASSES: tuple[tuple[str, Callable[[Callable[[str], float]], float]], ...] = (
     ("hit", lambda m: m("cache_hits") - m("cache_second_level_hits")),
     ("second-level hit", lambda m: m("cache_second_level_hits")),
     ("miss, no flash access", lambda m: m("cache_misses_no_penalty")),
@@ -44,29 +55,32 @@ class Entry:
     """One run in a report."""
 
     label: str
-    row: dict
-    detail: Optional[dict]
+    row: Row
+    detail: Optional[RunDetail]
 
     @property
     def ok(self) -> bool:
-        return self.row.get("status", "ok") == "ok"
+        status: object = self.row.get("status", "ok")
+        return status == "ok"
 
 
 def _load_dir(path: Path) -> Result:
     """A run directory written by ``ftlsim run`` (results.json, timeseries.csv, config.toml)."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # Python < 3.11
+        import tomli as tomllib
     summary = json.loads((path / "results.json").read_text())
     ts_path = path / "timeseries.csv"
-    ts = pd.read_csv(ts_path).to_dict(orient="list") if ts_path.exists() and ts_path.stat().st_size else {}
+    # A CSV file's column names are strings.
+    ts = (cast("dict[str, list[Any]]", pd.read_csv(ts_path).to_dict(orient="list"))
+          if ts_path.exists() and ts_path.stat().st_size else {})
     cfg_path = path / "config.toml"
     cfg = tomllib.loads(cfg_path.read_text()) if cfg_path.exists() else {}
     return Result(summary, ts, cfg)
 
 
-def _source_parts(row: dict) -> list[tuple[str, str]]:
+def _source_parts(row: Row) -> list[tuple[str, str]]:
     """What a run ran on, the FTL aside: trace or workload, overrides, preset, seed."""
     trace = row.get("param.trace") or row.get("run.trace.file")
     if isinstance(trace, str) and trace:
@@ -82,12 +96,12 @@ def _source_parts(row: dict) -> list[tuple[str, str]]:
     return parts
 
 
-def _describe(parts: list[tuple[str, str]], common: set) -> str:
+def _describe(parts: list[tuple[str, str]], common: set[tuple[str, str]]) -> str:
     """The parts not shared by every run, as text."""
     return ", ".join(f"{k}={v}" if k not in ("trace", "workload") else v for k, v in parts if (k, v) not in common)
 
 
-def _common(parts: list[list[tuple[str, str]]]) -> set:
+def _common(parts: list[list[tuple[str, str]]]) -> set[tuple[str, str]]:
     return set(parts[0]).intersection(*map(set, parts[1:])) if parts else set()
 
 
@@ -95,15 +109,16 @@ def _is_nan(v: Any) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
 
-def _ftl_of(row: dict) -> str:
+def _ftl_of(row: Row) -> str:
     return str(row.get("run.ftl") or row.get("param.ftl") or row.get("config.ftl.name") or "?")
 
 
 def _entries(data: Any) -> list[Entry]:
     """Whatever :func:`report` was given, as entries."""
     if isinstance(data, pd.DataFrame):
-        out = []
-        for rec in data.to_dict(orient="records"):
+        out: list[Entry] = []
+        # The columns of a sweep's frame are strings.
+        for rec in cast("list[Row]", data.to_dict(orient="records")):
             rec = {k: (None if _is_nan(v) else v) for k, v in rec.items()}
             detail = json.loads(rec["detail"]) if isinstance(rec.get("detail"), str) else None
             out.append(Entry("", rec, detail))
@@ -124,7 +139,7 @@ def _entries(data: Any) -> list[Entry]:
     raise TypeError(f"cannot report on {type(data).__name__}: give a DataFrame, Result, path or a list")
 
 
-def _label(entries: list[Entry], label: Union[str, Callable[[dict], str], None]) -> None:
+def _label(entries: list[Entry], label: RowKey) -> None:
     """Labels: ``label`` (a column or a function of the row) if given, else the FTL and what
     differs between the runs' sources; made unique."""
     if label is not None:
@@ -146,7 +161,7 @@ def _label(entries: list[Entry], label: Union[str, Callable[[dict], str], None])
         e.label = base if n == 0 else f"{base} #{n + 1}"
 
 
-def _svg_and_files(fig, name: str, files: Path) -> str:
+def _svg_and_files(fig: Figure, name: str, files: Path) -> str:
     """The figure as inline SVG text; PNG and SVG files written beside the report."""
     buf = io.StringIO()
     # No date or creator: the same data gives the same files.
@@ -160,7 +175,7 @@ def _svg_and_files(fig, name: str, files: Path) -> str:
     return svg[svg.index("<svg"):]
 
 
-def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) -> list[tuple[str, str, Any]]:
+def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) -> list[tuple[str, str, Figure]]:
     """(name, caption, figure) of every plot the data supports."""
     import matplotlib
     matplotlib.use("Agg")
@@ -169,10 +184,11 @@ def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) ->
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ftlsim", "font.size": 9, "axes.grid": True,
                          "grid.alpha": 0.3})
     runs = [e for e in entries if e.ok and e.detail][:max_runs]
-    plots: list[tuple[str, str, Any]] = []
+    plots: list[tuple[str, str, Figure]] = []
     if runs:
         fig, ax = plt.subplots(figsize=(7, 4))
         for e in runs:
+            assert e.detail is not None  # runs have their detail
             lat = latency_frame(e.detail["histograms"])
             lat = lat[lat.op == "all"]
             ax.step(lat.upper_us, lat.cdf, where="post", label=e.label)
@@ -182,7 +198,7 @@ def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) ->
         ax.legend(fontsize=7)
         plots.append(("latency_cdf", "Response-time CDF, all requests (20 log buckets per decade).", fig))
 
-        if any(len(e.detail["timeseries"].get("t_end_ns", ())) for e in runs):
+        if any(e.detail is not None and len(e.detail["timeseries"].get("t_end_ns", ())) for e in runs):
             plots.append(("iops_latency_time", "IOPS and mean response time per interval.",
                           _over_time(plt, runs, ("iops", "IOPS"), ("mean_latency_us", "mean response (us)"))))
             plots.append(("free_blocks_gc_time", "Free blocks at each interval's end and victims collected in it.",
@@ -191,6 +207,7 @@ def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) ->
 
         fig, ax = plt.subplots(figsize=(7, 4))
         for e in runs:
+            assert e.detail is not None
             p = np.asarray(e.detail["programs_per_plane"])
             ax.plot(np.arange(len(p)), p, marker=".", label=e.label)
         ax.set_xlabel("plane")
@@ -200,6 +217,7 @@ def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) ->
 
         fig, ax = plt.subplots(figsize=(7, 4))
         for e in runs:
+            assert e.detail is not None
             h = np.asarray(e.detail["histograms"]["erase_counts"]).reshape(-1, 2)
             ax.step(h[:, 0], h[:, 1], where="mid", label=e.label)
         ax.set_xlabel("erase count")
@@ -214,7 +232,7 @@ def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) ->
         left = np.zeros(len(cached))
         total = np.array([float(e.row["report.ftl_metrics.cache_accesses"]) for e in cached])
         for name, count in CACHE_CLASSES:
-            vals = np.array([count(lambda k, e=e: float(e.row.get(f"report.ftl_metrics.{k}") or 0)) for e in cached])
+            vals = np.array([count(_ftl_metric(e)) for e in cached])
             if vals.sum() == 0:
                 continue
             share = vals / total
@@ -246,10 +264,17 @@ def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) ->
     return plots
 
 
-def _over_time(plt, runs: list[Entry], top: tuple[str, str], bottom: tuple[str, str]):
+def _ftl_metric(e: Entry) -> Callable[[str], float]:
+    """The run's metrics of report.ftl_metrics by name (0 where missing)."""
+    return lambda k: float(e.row.get(f"report.ftl_metrics.{k}") or 0)
+
+
+def _over_time(plt: ModuleType, runs: list[Entry], top: tuple[str, str], bottom: tuple[str, str]) -> Figure:
     """Two time-series columns of every run, one above the other, over simulated time."""
+    fig: Figure
     fig, axes = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
     for e in runs:
+        assert e.detail is not None
         ts = pd.DataFrame(e.detail["timeseries"])
         if len(ts):
             for ax, (col, _) in zip(axes, (top, bottom)):
@@ -262,13 +287,13 @@ def _over_time(plt, runs: list[Entry], top: tuple[str, str], bottom: tuple[str, 
 
 
 def normalised(entries_or_data: Any, baseline: Optional[str] = None,
-               source: Union[str, Callable[[dict], str], None] = None) -> Optional[pd.DataFrame]:
+               source: RowKey = None) -> Optional[pd.DataFrame]:
     """Each metric of :data:`NORMALISED` divided by the baseline FTL's on the same source,
     one row per (source, FTL), plus ``geometric mean`` rows over the sources where every FTL
     ran. A run's source is ``source`` (a column or a function of its row) if given, else its
     trace or workload and parameters, those every run shares left out. None when there is
     one FTL or no baseline run."""
-    entries = entries_or_data if isinstance(entries_or_data, list) and all(
+    entries: list[Entry] = entries_or_data if isinstance(entries_or_data, list) and all(
         isinstance(e, Entry) for e in entries_or_data) else _entries(entries_or_data)
     ok = [e for e in entries if e.ok]
     ftls = sorted({_ftl_of(e.row) for e in ok})
@@ -277,7 +302,7 @@ def normalised(entries_or_data: Any, baseline: Optional[str] = None,
     base = baseline or ("page" if "page" in ftls else ftls[0])
     if base not in ftls:
         raise ValueError(f"baseline `{base}` ran nowhere (FTLs: {', '.join(ftls)})")
-    by_source: dict[str, dict[str, dict]] = {}
+    by_source: dict[str, dict[str, Row]] = {}
     parts = [_source_parts(e.row) for e in ok]
     common = _common(parts)
     for e, ps in zip(ok, parts):
@@ -286,12 +311,12 @@ def normalised(entries_or_data: Any, baseline: Optional[str] = None,
         else:
             src = str(source(e.row) if callable(source) else e.row.get(source))
         by_source.setdefault(src, {})[_ftl_of(e.row)] = e.row
-    rows = []
+    rows: list[dict[str, Union[str, float]]] = []
     for src, runs in by_source.items():
         if base not in runs:
             continue
         for f, r in runs.items():
-            rec = {"source": src, "ftl": f}
+            rec: dict[str, Union[str, float]] = {"source": src, "ftl": f}
             for col, name, _ in NORMALISED:
                 b = r.get(col)
                 bb = runs[base].get(col)
@@ -301,7 +326,7 @@ def normalised(entries_or_data: Any, baseline: Optional[str] = None,
     if df.empty:
         return None
     complete = [s for s, runs in by_source.items() if set(runs) >= set(ftls)]
-    gm_rows = []
+    gm_rows: list[dict[str, Union[str, float]]] = []
     for f in ftls:
         sub = df[(df.ftl == f) & df.source.isin(complete)]
         rec = {"source": "geometric mean", "ftl": f}
@@ -380,8 +405,8 @@ def report(
     *,
     baseline: Optional[str] = None,
     title: str = "ftlsim report",
-    label: Union[str, Callable[[dict], str], None] = None,
-    source: Union[str, Callable[[dict], str], None] = None,
+    label: RowKey = None,
+    source: RowKey = None,
     max_runs: int = MAX_RUNS_PER_PLOT,
 ) -> Path:
     """Write a self-contained HTML report of ``data`` to ``out`` and each plot as PNG and SVG

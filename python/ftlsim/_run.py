@@ -5,19 +5,38 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Optional, TypedDict, Union
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from . import _native
 from ._config import Config, overrides_list
 
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
+
 PathLike = Union[str, "os.PathLike[str]"]
+#: A progress callback: ``f(stage, done, total)``.
+ProgressCallback = Callable[[str, int, Optional[int]], None]
 
 #: Lists and bulky values of results.json left out of the flat row (they have accessors).
 _NOT_IN_ROW = ("report.histograms", "report.planes.programs_per_plane", "report.wear.erases_per_plane",
                "report.precondition.window_waf")
+
+
+class RunDetail(TypedDict):
+    """The per-run data the report's plots need (:meth:`Result.detail`), JSON-serialisable."""
+
+    #: The time series by column (as timeseries.csv).
+    timeseries: dict[str, list[Any]]
+    #: ``report.histograms`` of results.json.
+    histograms: dict[str, Any]
+    #: ``report.planes.programs_per_plane``.
+    programs_per_plane: list[int]
+    #: ``report.wear.erases_per_plane``.
+    erases_per_plane: list[int]
 
 
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -41,7 +60,7 @@ class Result:
         config: the effective drive config (preset or file, overrides and FTL applied).
     """
 
-    def __init__(self, summary: dict, timeseries: dict, config: dict):
+    def __init__(self, summary: dict[str, Any], timeseries: dict[str, list[Any]], config: dict[str, Any]) -> None:
         self.summary = summary
         self.config = config
         self._timeseries = timeseries
@@ -53,9 +72,10 @@ class Result:
                 f"waf={r['write_amplification']['total']:.3f}>")
 
     @property
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         """The ``report`` part of :attr:`summary`."""
-        return self.summary["report"]
+        report: dict[str, Any] = self.summary["report"]
+        return report
 
     def row(self) -> dict[str, Any]:
         """One flat dict: ``config.*`` (every config field), ``run.*``, ``report.*`` and
@@ -88,7 +108,7 @@ class Result:
         return pd.DataFrame(self.report["histograms"]["erase_counts"], columns=["erase_count", "blocks"])
 
     @property
-    def per_plane(self) -> dict[str, np.ndarray]:
+    def per_plane(self) -> dict[str, npt.NDArray[np.int64]]:
         """Per-plane arrays: ``programs`` (pages programmed in the run) and ``erases``
         (erases of the plane's blocks over the drive's life)."""
         return {
@@ -96,7 +116,7 @@ class Result:
             "erases": np.asarray(self.report["wear"]["erases_per_plane"], dtype=np.int64),
         }
 
-    def detail(self) -> dict:
+    def detail(self) -> RunDetail:
         """The per-run data the report's plots need, JSON-serialisable (a sweep stores it)."""
         return {
             "timeseries": self._timeseries,
@@ -148,7 +168,7 @@ def run(
     interval: Union[str, int] = "100ms",
     verify: bool = False,
     max_memory: Optional[str] = None,
-    progress: Union[bool, Callable[[str, int, Optional[int]], None]] = False,
+    progress: Union[bool, ProgressCallback] = False,
 ) -> Result:
     """Simulate a drive under a workload or trace, as ``ftlsim run`` does, in this process.
 
@@ -193,8 +213,8 @@ def run(
         kwargs["preset"] = preset
     if workload is not None and trace is not None:
         raise ValueError("give workload or trace, not both")
-    bar = None
-    callback = None
+    bar: Optional[_Bar] = None
+    callback: Optional[ProgressCallback] = None
     if progress is True:
         bar = _Bar()
         callback = bar
@@ -228,11 +248,11 @@ def run(
 class _Bar:
     """tqdm bars for the two stages of a run."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         from tqdm.auto import tqdm
         self._tqdm = tqdm
-        self._bar = None
-        self._stage = None
+        self._bar: Optional[tqdm[NoReturn]] = None
+        self._stage: Optional[str] = None
 
     def __call__(self, stage: str, done: int, total: Optional[int]) -> None:
         if stage != self._stage:
@@ -240,9 +260,11 @@ class _Bar:
             unit = "page" if stage == "precondition" else "req"
             self._bar = self._tqdm(total=total, desc=stage, unit=unit, unit_scale=True, leave=False)
             self._stage = stage
-        if total is not None and self._bar.total != total:
-            self._bar.total = total
-        self._bar.update(done - self._bar.n)
+        bar = self._bar
+        assert bar is not None  # made above for this stage
+        if total is not None and bar.total != total:
+            bar.total = total
+        bar.update(done - bar.n)
 
     def close(self) -> None:
         if self._bar is not None:

@@ -24,7 +24,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import pandas as pd
 
@@ -40,8 +40,13 @@ _STATE_SHAPING = ("geometry", "overprovisioning", "nand", "ftl")
 #: Seconds between rewrites of the Parquet file while the sweep runs.
 _SAVE_EVERY_S = 10.0
 
+#: A run description: keyword arguments of :func:`ftlsim.run` (:data:`RUN_KEYS`).
+Run = dict[str, Any]
+#: A row of the Parquet file: column name to value.
+Row = dict[str, Any]
 
-def expand(grid: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> list[dict]:
+
+def expand(grid: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> list[Run]:
     """The runs of a grid. A mapping is a Cartesian product: every list value is an axis
     (``"ftl": ["page", "dftl"]``, ``"seed": [1, 2]``), and ``overrides`` maps each config key
     to one value or a list of them. ``trace_options`` is one dict (or a list of dicts). A
@@ -52,7 +57,7 @@ def expand(grid: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> list[
         unknown = set(grid) - set(RUN_KEYS)
         if unknown:
             raise ValueError(f"unknown sweep keys {sorted(unknown)} (known: {', '.join(RUN_KEYS)})")
-        axes: list[tuple[str, list]] = []
+        axes: list[tuple[str, list[Any]]] = []
         for k, v in grid.items():
             if k == "overrides":
                 for ok, ov in (v or {}).items():
@@ -79,9 +84,9 @@ def expand(grid: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> list[
     return runs
 
 
-def _canonical(run: Mapping[str, Any]) -> dict:
+def _canonical(run: Mapping[str, Any]) -> dict[str, Any]:
     """A run as plain JSON data (a Config by its TOML, paths as strings)."""
-    out = {}
+    out: dict[str, Any] = {}
     for k in sorted(run):
         v = run[k]
         if isinstance(v, Config):
@@ -106,9 +111,9 @@ def build_id() -> str:
         return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
-def _params(run: Mapping[str, Any]) -> dict:
+def _params(run: Mapping[str, Any]) -> dict[str, Any]:
     """The run's parameters as ``param.*`` columns."""
-    out = {}
+    out: dict[str, Any] = {}
     for k, v in _canonical(run).items():
         if k == "overrides":
             for ok, ov in v.items():
@@ -122,7 +127,7 @@ def _params(run: Mapping[str, Any]) -> dict:
     return out
 
 
-def _effective_config(run: Mapping[str, Any]) -> dict:
+def _effective_config(run: Mapping[str, Any]) -> dict[str, Any]:
     """The config a run will use (preset or file, overrides, FTL), checked."""
     cfg = run.get("config")
     if isinstance(cfg, Config):
@@ -170,15 +175,15 @@ def _prepare(run: Mapping[str, Any], path: str) -> Optional[str]:
         return None
 
 
-def _identity() -> dict:
+def _identity() -> dict[str, str]:
     return {"ftlsim_version": _native.__version__, "ftlsim_build": build_id()}
 
 
-def run_task(run: Mapping[str, Any], snapshot: Optional[str] = None) -> dict:
+def run_task(run: Mapping[str, Any], snapshot: Optional[str] = None) -> Row:
     """Run one sweep point; returns its row. Never raises for a failed run: the row then
     has ``status == "error"`` and the error text."""
     from ._run import run as run_one
-    row: dict[str, Any] = {"run_id": run_id(run), **_identity(), **_params(run)}
+    row: Row = {"run_id": run_id(run), **_identity(), **_params(run)}
     t0 = time.time()
     try:
         kw = {k: v for k, v in run.items() if k != "tag"}
@@ -210,7 +215,7 @@ def _read(out: Path) -> pd.DataFrame:
     return pd.DataFrame()
 
 
-def _write(out: Path, old: pd.DataFrame, rows: list[dict]) -> pd.DataFrame:
+def _write(out: Path, old: pd.DataFrame, rows: list[Row]) -> pd.DataFrame:
     """Old rows not re-run plus the new ones, written atomically (temp file, rename)."""
     new = pd.DataFrame(rows)
     if len(old) and len(new):
@@ -288,10 +293,10 @@ def sweep(
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=len(todo), desc="sweep", unit="run")
-    rows: list[dict] = []
+    rows: list[Row] = []
     last_save = time.time()
 
-    def finished(row: dict) -> None:
+    def finished(row: Row) -> None:
         nonlocal last_save, old
         rows.append(row)
         if bar is not None:
@@ -317,8 +322,8 @@ def sweep(
     return df
 
 
-def _run_local(todo: list[dict], groups: dict[str, list[int]], snapdir: Path, workers: Optional[int],
-               finished) -> None:
+def _run_local(todo: list[Run], groups: dict[str, list[int]], snapdir: Path, workers: Optional[int],
+               finished: Callable[[Row], None]) -> None:
     grouped = {i for v in groups.values() for i in v}
     # Processes, not threads: a simulator bug aborts only its worker, and the run is still a
     # row. Fork where the platform has it (Linux), so that a script calling sweep() needs no
@@ -326,7 +331,8 @@ def _run_local(todo: list[dict], groups: dict[str, list[int]], snapdir: Path, wo
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     ctx = multiprocessing.get_context(method)
     with cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=ctx) as pool:
-        pending: dict[cf.Future, Any] = {}
+        # A future's kind, and its run ("run") or the indices in todo of its group ("prepare").
+        pending: dict[cf.Future[Any], tuple[str, Any]] = {}
         for i, r in enumerate(todo):
             if i not in grouped:
                 pending[pool.submit(run_task, r)] = ("run", r)
@@ -349,10 +355,11 @@ def _run_local(todo: list[dict], groups: dict[str, list[int]], snapdir: Path, wo
                               "status": "error", "error": f"worker failed: {f.exception()!r}"})
 
 
-def _run_dask(client: Any, todo: list[dict], groups: dict[str, list[int]], snapdir: Path, finished) -> None:
+def _run_dask(client: Any, todo: list[Run], groups: dict[str, list[int]], snapdir: Path,
+              finished: Callable[[Row], None]) -> None:
     from distributed import as_completed
     grouped = {i for v in groups.values() for i in v}
-    futures = {}
+    futures: dict[Any, Run] = {}  # distributed.Future -> its run
     for i, r in enumerate(todo):
         if i not in grouped:
             futures[client.submit(run_task, r, pure=False, key=f"ftlsim-run-{run_id(r)}")] = r
@@ -362,7 +369,8 @@ def _run_dask(client: Any, todo: list[dict], groups: dict[str, list[int]], snapd
         for i in members:
             r = todo[i]
             futures[client.submit(run_task, r, prep, pure=False, key=f"ftlsim-run-{run_id(r)}")] = r
-    for f in as_completed(list(futures)):
+    # distributed.as_completed is not annotated.
+    for f in as_completed(list(futures)):  # type: ignore[no-untyped-call]
         r = futures[f]
         try:
             finished(f.result())
@@ -371,14 +379,14 @@ def _run_dask(client: Any, todo: list[dict], groups: dict[str, list[int]], snapd
                       "status": "error", "error": f"dask task failed: {type(e).__name__}: {e}"})
 
 
-def load_sweep_file(path: Union[str, "os.PathLike[str]"]) -> Union[dict, list]:
+def load_sweep_file(path: Union[str, "os.PathLike[str]"]) -> Union[dict[str, Any], list[dict[str, Any]]]:
     """A sweep description from TOML: top-level keys are the grid (lists are axes), an
     ``[overrides]`` table maps config keys to values or lists; or ``[[run]]`` tables list the
     runs explicitly."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # Python < 3.11
+        import tomli as tomllib
     data = tomllib.loads(Path(path).read_text())
     if "run" in data:
         if set(data) != {"run"}:
