@@ -159,3 +159,16 @@ def test_tags_ride_along_and_rows_of_another_build_run_again(tmp_path, monkeypat
     assert (kept == first).all(), "reused as asked"
     rerun = ftlsim.sweep(runs, out=out, workers=1)
     assert (rerun.ftlsim_build == "another-build").all(), "run again under the new build"
+
+
+def test_dask_sweep_shares_preconditioning_through_a_task(cluster, tmp_path):
+    grid = {"ftl": "page", "workload": ["requests=2000", "requests=2000,read=0.9"], "overrides": SMALL,
+            "steady_state": True, "seed": 5}
+    df = ftlsim.sweep(grid, client=cluster, out=tmp_path / "d.parquet")
+    assert df.snapshot_used.all() and (df.status == "ok").all()
+    tasks = cluster.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
+    assert "ftlsim-prepare" in tasks, tasks
+    local = ftlsim.sweep(grid, out=tmp_path / "l.parquet", workers=2, share_preconditioning=False)
+    cols = [c for c in df.columns if c.startswith("report.")]
+    pd.testing.assert_frame_equal(df.set_index("run_id").sort_index()[cols],
+                                  local.set_index("run_id").sort_index()[cols])
