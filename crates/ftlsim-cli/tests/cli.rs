@@ -400,3 +400,17 @@ fn set_overrides_config_keys_in_run_and_compare() {
     let written = std::fs::read_to_string(d.join("cmp").join("dftl").join("config.toml")).unwrap();
     assert!(written.contains("mapping_cache_bytes = 4096"), "{written}");
 }
+
+#[test]
+fn sweep_and_report_without_the_python_package_say_how_to_get_it() {
+    for cmd in ["sweep", "report"] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ftlsim"))
+            .args([cmd, "x"])
+            .env("FTLSIM_PYTHON", "/nonexistent/python")
+            .output()
+            .expect("ftlsim runs");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(e.contains("needs Python with the ftlsim package") && e.contains("FTLSIM_PYTHON"), "{e}");
+    }
+}
