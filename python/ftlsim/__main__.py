@@ -23,7 +23,10 @@ def main(argv: "list[str] | None" = None) -> int:
     r.add_argument("-o", "--out", default="report.html", help="HTML file (default: report.html)")
     r.add_argument("--baseline", help="FTL the comparison is normalised to (default: page, else the first)")
     r.add_argument("--title", default="ftlsim report")
-    a = p.parse_args(argv)
+    try:
+        a = p.parse_args(argv)
+    except SystemExit as e:  # bad flags are bad input: 1, as in the rest of the CLI
+        return 1 if e.code == 2 else int(e.code or 0)
 
     from . import FtlsimError
     try:

@@ -4,19 +4,26 @@ TOML file, and the ``overrides`` mapping turned into the CLI's ``--set KEY=VALUE
 from __future__ import annotations
 
 import json
+import numbers
 import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
+
+import numpy as np
 
 from . import _native
 
 
 def _toml_value(v: Any) -> str:
     """A Python value as the VALUE of ``--set KEY=VALUE`` (a TOML value)."""
-    if isinstance(v, bool):
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    if isinstance(v, (bool, np.bool_)):
         return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        return repr(float(v))
     if isinstance(v, str):
         # A bare word is read as a string by the core; quoting keeps e.g. "1" a string.
         return json.dumps(v)

@@ -31,6 +31,9 @@ RowKey = Union[str, Callable[[Row], str], None]
 #: Runs drawn in one per-run plot by default; more are listed in the table but left out of
 #: the plots (``max_runs``).
 MAX_RUNS_PER_PLOT = 12
+#: Every plot a report may draw, by file name.
+PLOTS = ("latency_cdf", "iops_latency_time", "free_blocks_gc_time", "writes_per_plane", "erase_histogram",
+         "cache_hit_classes", "normalised")
 #: Metrics normalised to the baseline FTL: (column, label, higher is better).
 NORMALISED = (
     ("report.response_time.all.mean_ns", "mean response time", False),
@@ -80,19 +83,30 @@ def _load_dir(path: Path) -> Result:
     return Result(summary, ts, cfg)
 
 
+#: Parameters that say which FTL ran, or label a run, rather than what it ran on.
+_NOT_SOURCE = ("param.ftl", "param.tag", "param.overrides.ftl.name", "param.trace", "param.workload")
+
+
 def _source_parts(row: Row) -> list[tuple[str, str]]:
-    """What a run ran on, the FTL aside: trace or workload, overrides, preset, seed."""
+    """What a run ran on, the FTL aside: its trace or workload, then every other parameter
+    of a sweep row (`param.*`), or for a single run the config fields other than the FTL's."""
     trace = row.get("param.trace") or row.get("run.trace.file")
     if isinstance(trace, str) and trace:
         parts = [("trace", os.path.basename(trace))]
     else:
         parts = [("workload", str(row.get("param.workload") or row.get("run.workload_spec") or "default workload"))]
-    for k in sorted(row):
-        if k.startswith("param.overrides.") and k != "param.overrides.ftl.name" and row[k] is not None:
-            parts.append((k[len("param.overrides."):], str(row[k])))
-    for k in ("param.preset", "param.seed", "param.fill", "param.steady_state"):
-        if row.get(k) is not None and not _is_nan(row.get(k)):
-            parts.append((k[len("param."):], str(row[k])))
+    params = [k for k in row if k.startswith("param.")]
+    if params:
+        keys = [k for k in sorted(params) if k not in _NOT_SOURCE]
+        prefix = "param."
+    else:
+        keys = [k for k in sorted(row) if k.startswith("config.") and not k.startswith("config.ftl.name")]
+        prefix = "config."
+    for k in keys:
+        v = row[k]
+        if v is not None and not _is_nan(v):
+            name = k[len(prefix):]
+            parts.append((name[len("overrides."):] if name.startswith("overrides.") else name, str(v)))
     return parts
 
 
@@ -191,7 +205,7 @@ def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) ->
             assert e.detail is not None  # runs have their detail
             lat = latency_frame(e.detail["histograms"])
             lat = lat[lat.op == "all"]
-            ax.step(lat.upper_us, lat.cdf, where="post", label=e.label)
+            ax.step(lat.upper_us, lat.cdf, where="post", label=_mpl(e.label))
         ax.set_xscale("log")
         ax.set_xlabel("response time (us)")
         ax.set_ylabel("share of requests (CDF)")
@@ -209,7 +223,7 @@ def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) ->
         for e in runs:
             assert e.detail is not None
             p = np.asarray(e.detail["programs_per_plane"])
-            ax.plot(np.arange(len(p)), p, marker=".", label=e.label)
+            ax.plot(np.arange(len(p)), p, marker=".", label=_mpl(e.label))
         ax.set_xlabel("plane")
         ax.set_ylabel("pages programmed in the run")
         ax.legend(fontsize=7)
@@ -219,7 +233,7 @@ def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) ->
         for e in runs:
             assert e.detail is not None
             h = np.asarray(e.detail["histograms"]["erase_counts"]).reshape(-1, 2)
-            ax.step(h[:, 0], h[:, 1], where="mid", label=e.label)
+            ax.step(h[:, 0], h[:, 1], where="mid", label=_mpl(e.label))
         ax.set_xlabel("erase count")
         ax.set_ylabel("blocks")
         ax.legend(fontsize=7)
@@ -236,7 +250,7 @@ def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) ->
             if vals.sum() == 0:
                 continue
             share = vals / total
-            ax.barh([e.label for e in cached], share, left=left, label=name)
+            ax.barh([_mpl(e.label) for e in cached], share, left=left, label=name)
             left += share
         ax.set_xlabel("share of mapping-cache accesses")
         ax.invert_yaxis()
@@ -269,6 +283,12 @@ def _ftl_metric(e: Entry) -> Callable[[str], float]:
     return lambda k: float(e.row.get(f"report.ftl_metrics.{k}") or 0)
 
 
+def _mpl(label: str) -> str:
+    """A label as matplotlib shows it literally: `$` is not maths, a leading `_` not hidden."""
+    label = label.replace("$", r"\$")
+    return " " + label if label.startswith("_") else label
+
+
 def _over_time(plt: ModuleType, runs: list[Entry], top: tuple[str, str], bottom: tuple[str, str]) -> Figure:
     """Two time-series columns of every run, one above the other, over simulated time."""
     fig: Figure
@@ -278,7 +298,7 @@ def _over_time(plt: ModuleType, runs: list[Entry], top: tuple[str, str], bottom:
         ts = pd.DataFrame(e.detail["timeseries"])
         if len(ts):
             for ax, (col, _) in zip(axes, (top, bottom)):
-                ax.plot(ts.t_end_ns / 1e9, ts[col], label=e.label)
+                ax.plot(ts.t_end_ns / 1e9, ts[col], label=_mpl(e.label))
     for ax, (_, name) in zip(axes, (top, bottom)):
         ax.set_ylabel(name)
     axes[1].set_xlabel("simulated time (s)")
@@ -310,7 +330,12 @@ def normalised(entries_or_data: Any, baseline: Optional[str] = None,
             src = _describe(ps, common) or "all runs"
         else:
             src = str(source(e.row) if callable(source) else e.row.get(source))
-        by_source.setdefault(src, {})[_ftl_of(e.row)] = e.row
+        runs_of = by_source.setdefault(src, {})
+        ftl = _ftl_of(e.row)
+        if ftl in runs_of:
+            raise ValueError(f"two runs of {ftl} on the same source `{src}`: tell them apart with "
+                             "source= (a column or a function of the row), or report them separately")
+        runs_of[ftl] = e.row
     rows: list[dict[str, Union[str, float]]] = []
     for src, runs in by_source.items():
         if base not in runs:
@@ -326,15 +351,20 @@ def normalised(entries_or_data: Any, baseline: Optional[str] = None,
     if df.empty:
         return None
     complete = [s for s, runs in by_source.items() if set(runs) >= set(ftls)]
-    gm_rows: list[dict[str, Union[str, float]]] = []
-    for f in ftls:
-        sub = df[(df.ftl == f) & df.source.isin(complete)]
-        rec = {"source": "geometric mean", "ftl": f}
-        for _, name, _ in NORMALISED:
-            v = sub[name].to_numpy(dtype=float)
-            v = v[np.isfinite(v) & (v > 0)]
-            rec[name] = float(np.exp(np.log(v).mean())) if len(v) else float("nan")
-        gm_rows.append(rec)
+    gm_rows: list[dict[str, Union[str, float]]] = [{"source": "geometric mean", "ftl": f} for f in ftls]
+    for _, name, _ in NORMALISED:
+        # One set of sources for every FTL: those where each FTL's ratio is defined (the
+        # baseline's value is not 0). A ratio of 0 makes the mean 0, as it should.
+        table = df[df.source.isin(complete)].pivot(index="source", columns="ftl", values=name).astype(float)
+        table = table.loc[np.isfinite(table.to_numpy()).all(axis=1)]
+        for rec in gm_rows:
+            v = table[rec["ftl"]].to_numpy(dtype=float) if len(table) else np.array([])
+            if not len(v):
+                rec[name] = float("nan")
+            elif (v == 0).any():
+                rec[name] = 0.0
+            else:
+                rec[name] = float(np.exp(np.log(v).mean()))
     df = pd.concat([df, pd.DataFrame(gm_rows)], ignore_index=True)
     df.attrs["baseline"] = base
     df.attrs["sources"] = len(complete)
@@ -427,6 +457,10 @@ def report(
     out = Path(out)
     files = out.with_name(out.stem + "_files")
     files.mkdir(parents=True, exist_ok=True)
+    for old in files.iterdir():
+        # An earlier report's plot that this one does not draw must not stay beside it.
+        if old.suffix in (".png", ".svg") and old.stem in PLOTS:
+            old.unlink()
     norm = normalised(entries, baseline, source)
     sections = []
     for name, caption, fig in _plots(entries, norm, max_runs):

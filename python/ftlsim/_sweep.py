@@ -20,9 +20,12 @@ import json
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
 import time
 import traceback
+import uuid
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -117,14 +120,27 @@ def _params(run: Mapping[str, Any]) -> dict[str, Any]:
     for k, v in _canonical(run).items():
         if k == "overrides":
             for ok, ov in v.items():
-                out[f"param.overrides.{ok}"] = ov
+                out[f"param.overrides.{ok}"] = _scalar(ov)
         elif k == "config" and isinstance(v, dict):
-            out["param.config"] = "(Config)"
-        elif isinstance(v, (dict, list)):
-            out[f"param.{k}"] = json.dumps(v, sort_keys=True)
+            # A Config object by the hash of its TOML: two configs stay two sources.
+            out["param.config"] = "Config:" + hashlib.sha256(v["toml"].encode()).hexdigest()[:12]
         else:
-            out[f"param.{k}"] = v
+            out[f"param.{k}"] = _scalar(v)
     return out
+
+
+def _scalar(v: Any) -> Any:
+    """A parameter as one Parquet cell: lists and dicts as JSON text, NumPy numbers as
+    Python's, so a column keeps one type when a sweep resumes."""
+    if isinstance(v, (dict, list, tuple)):
+        return json.dumps(v, sort_keys=True, default=_plain)
+    return _plain(v) if type(v).__module__ == "numpy" else v
+
+
+def _plain(v: Any) -> Any:
+    """NumPy scalars as Python numbers; anything else as its text."""
+    item = getattr(v, "item", None)
+    return item() if callable(item) else str(v)
 
 
 def _effective_config(run: Mapping[str, Any]) -> dict[str, Any]:
@@ -149,13 +165,19 @@ def _snapshot_key(run: Mapping[str, Any]) -> Optional[str]:
     so only steady-state preconditioning is shared."""
     if float(run.get("fill", 1.0)) <= 0.0 or not run.get("steady_state", False):
         return None
-    cfg = _effective_config(run)
+    try:
+        cfg = _effective_config(run)
+    except Exception:  # a bad point: it runs alone and its row says why
+        return None
     key = {
         "config": {k: cfg[k] for k in _STATE_SHAPING},
         "fill": float(run.get("fill", 1.0)),
         "fill_offset": float(run.get("fill_offset", 0.0)),
         "steady_state": bool(run.get("steady_state", False)),
         "seed": int(run.get("seed", 1)),
+        # A snapshot made with the data oracle is needed by runs that verify.
+        "verify": bool(run.get("verify", False)),
+        "build": build_id(),
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -165,7 +187,7 @@ def _prepare(run: Mapping[str, Any], path: str) -> Optional[str]:
     then precondition for themselves and report their own error)."""
     from ._run import run as run_one
     kw = {k: v for k, v in run.items() if k in ("preset", "config", "ftl", "fill", "fill_offset",
-                                                "steady_state", "seed", "overrides", "max_memory")}
+                                                "steady_state", "seed", "overrides", "max_memory", "verify")}
     try:
         if os.path.exists(path):
             return path
@@ -184,16 +206,23 @@ def _identity() -> dict[str, str]:
 def run_task(run: Mapping[str, Any], snapshot: Optional[str] = None) -> Row:
     """Run one sweep point; returns its row. Never raises for a failed run: the row then
     has ``status == "error"`` and the error text."""
+    from ._native import SnapshotError
     from ._run import run as run_one
-    row: Row = {"run_id": run_id(run), **_identity(), **_params(run)}
+    row: Row = {"run_id": run_id(run), **_identity()}
     t0 = time.time()
     try:
+        row.update(_params(run))
         kw = {k: v for k, v in run.items() if k != "tag"}
+        r = None
         if snapshot is not None:
-            for k in ("fill", "fill_offset", "steady_state"):
-                kw.pop(k, None)
-            kw["load_state"] = snapshot
-        r = run_one(**kw)
+            try:
+                r = run_one(**{k: v for k, v in kw.items() if k not in ("fill", "fill_offset", "steady_state")},
+                            load_state=snapshot)
+            except SnapshotError:
+                # Not readable here (a worker without the shared file system): precondition.
+                snapshot = None
+        if r is None:
+            r = run_one(**kw)
         if snapshot is not None:
             # The row reads as the direct run's: the preconditioning the snapshot was made by.
             pre = r.summary["run"]["precondition"]
@@ -324,37 +353,107 @@ def sweep(
     return df
 
 
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them (and keeps what finished)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+Item = tuple[str, Any, Optional[str]]  # ("run", index, snapshot) or ("prepare", group key, None)
+
+
 def _run_local(todo: list[Run], groups: dict[str, list[int]], snapdir: Path, workers: Optional[int],
                finished: Callable[[Row], None]) -> None:
-    grouped = {i for v in groups.values() for i in v}
+    """Run the sweep on a local process pool. A worker that dies (a simulator crash aborts its
+    process) breaks the pool: the runs that were under way are run again one at a time, and
+    the one that kills its worker alone becomes an error row; a new pool takes the rest.
+    Ctrl-C cancels the queued runs, stops the workers and leaves the finished rows to be
+    written."""
     # Processes, not threads: a simulator bug aborts only its worker, and the run is still a
     # row. Fork where the platform has it (Linux), so that a script calling sweep() needs no
     # `if __name__ == "__main__"` guard; spawn elsewhere (macOS, Windows: the guard is needed).
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     ctx = multiprocessing.get_context(method)
-    with cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=ctx) as pool:
-        # A future's kind, and its run ("run") or the indices in todo of its group ("prepare").
-        pending: dict[cf.Future[Any], tuple[str, Any]] = {}
-        for i, r in enumerate(todo):
-            if i not in grouped:
-                pending[pool.submit(run_task, r)] = ("run", r)
-        for key, members in groups.items():
-            path = str(snapdir / f"{key}.snap")
-            pending[pool.submit(_prepare, todo[members[0]], path)] = ("prepare", members)
-        while pending:
-            ready, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-            for f in ready:
-                kind, what = pending.pop(f)
-                if kind == "prepare":
-                    snap = f.result() if f.exception() is None else None
-                    for i in what:
-                        pending[pool.submit(run_task, todo[i], snap)] = ("run", todo[i])
-                    continue
-                if f.exception() is None:
-                    finished(f.result())
-                else:  # the worker process died: the run is still a row
-                    finished({"run_id": run_id(what), **_params(what), **_identity(),
-                              "status": "error", "error": f"worker failed: {f.exception()!r}"})
+    grouped = {i for v in groups.values() for i in v}
+    queue: list[Item] = [("run", i, None) for i in range(len(todo)) if i not in grouped]
+    queue += [("prepare", key, None) for key in groups]
+    suspects: list[Item] = []
+    n = workers or os.cpu_count() or 1
+
+    def done(item: Item, f: cf.Future[Any]) -> None:
+        kind, what, _ = item
+        if kind == "prepare":
+            path = f.result() if f.exception() is None else None
+            queue.extend(("run", i, path) for i in groups[what])
+        elif f.exception() is None:
+            finished(f.result())
+        else:
+            finished(_error_row(todo[what], f"worker failed: {f.exception()!r}"))
+
+    while queue or suspects:
+        alone = bool(suspects)
+        batch, pool_size = ([suspects.pop(0)], 1) if alone else (queue, n)
+        if not alone:
+            queue = []
+        pool = cf.ProcessPoolExecutor(max_workers=pool_size, mp_context=ctx, initializer=_ignore_sigint)
+        pending: dict[cf.Future[Any], Item] = {}
+        running: set[cf.Future[Any]] = set()
+        try:
+            for item in batch:
+                try:
+                    pending[_submit(pool, todo, groups, snapdir, item)] = item
+                except BrokenProcessPool:
+                    queue.append(item)
+            while pending:
+                ready, _ = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                for f in ready:
+                    item = pending.pop(f)
+                    kind, what, _ = item
+                    if not isinstance(f.exception(), BrokenProcessPool):
+                        done(item, f)
+                        if not alone:
+                            # Runs a prepare just released go into this pool while it lasts.
+                            while queue:
+                                try:
+                                    pending[_submit(pool, todo, groups, snapdir, queue[0])] = queue[0]
+                                except BrokenProcessPool:
+                                    break
+                                queue.pop(0)
+                    elif alone and kind == "run":
+                        finished(_error_row(todo[what], "the worker process died running it alone "
+                                            "(a crash in the simulator)"))
+                    elif alone:  # a preparation that crashes: its runs precondition themselves
+                        queue.extend(("run", i, None) for i in groups[what])
+                    elif f in running:  # under way when a worker died: a suspect
+                        suspects.append(item)
+                    else:
+                        queue.append(item)
+                running = {f for f in pending if f.running()}
+        except BaseException:
+            # Ctrl-C (or a failure of the parent): drop the queue, stop the workers now.
+            procs = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for p in procs:
+                p.terminate()
+            raise
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _submit(pool: cf.ProcessPoolExecutor, todo: list[Run], groups: dict[str, list[int]], snapdir: Path,
+            item: tuple[str, Any, Optional[str]]) -> cf.Future[Any]:
+    kind, what, snap = item
+    if kind == "prepare":
+        return pool.submit(_prepare, todo[groups[what][0]], str(snapdir / f"{what}.snap"))
+    return pool.submit(run_task, todo[what], snap)
+
+
+def _error_row(run: Run, error: str) -> Row:
+    """The row of a run that produced none."""
+    row: Row = {"run_id": run_id(run), **_identity(), "status": "error", "error": error}
+    try:
+        row.update(_params(run))
+    except Exception:
+        pass  # the run id and the error are what matter
+    return row
 
 
 def _run_dask(client: Any, todo: list[Run], groups: dict[str, list[int]], snapdir: Path,
@@ -362,23 +461,24 @@ def _run_dask(client: Any, todo: list[Run], groups: dict[str, list[int]], snapdi
     from distributed import as_completed
     grouped = {i for v in groups.values() for i in v}
     futures: dict[Any, Run] = {}  # distributed.Future -> its run
+    # Task keys are unique to this sweep: a re-run on the same client computes afresh.
+    token = uuid.uuid4().hex[:8]
     for i, r in enumerate(todo):
         if i not in grouped:
-            futures[client.submit(run_task, r, pure=False, key=f"ftlsim-run-{run_id(r)}")] = r
+            futures[client.submit(run_task, r, pure=False, key=f"ftlsim-run-{run_id(r)}-{token}")] = r
     for key, members in groups.items():
         path = str(snapdir / f"{key}.snap")
-        prep = client.submit(_prepare, todo[members[0]], path, pure=False, key=f"ftlsim-prepare-{key}")
+        prep = client.submit(_prepare, todo[members[0]], path, pure=False, key=f"ftlsim-prepare-{key}-{token}")
         for i in members:
             r = todo[i]
-            futures[client.submit(run_task, r, prep, pure=False, key=f"ftlsim-run-{run_id(r)}")] = r
+            futures[client.submit(run_task, r, prep, pure=False, key=f"ftlsim-run-{run_id(r)}-{token}")] = r
     # distributed.as_completed is not annotated.
     for f in as_completed(list(futures)):  # type: ignore[no-untyped-call]
         r = futures[f]
         try:
             finished(f.result())
         except Exception as e:  # lost more often than the scheduler allows, or cancelled
-            finished({"run_id": run_id(r), **_params(r), **_identity(),
-                      "status": "error", "error": f"dask task failed: {type(e).__name__}: {e}"})
+            finished(_error_row(r, f"dask task failed: {type(e).__name__}: {e}"))
 
 
 def load_sweep_file(path: Union[str, "os.PathLike[str]"]) -> Union[dict[str, Any], list[dict[str, Any]]]:

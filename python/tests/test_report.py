@@ -111,3 +111,26 @@ def test_labels_cache_classes_and_runs_without_time_series(tmp_path):
     from ftlsim._report import CACHE_CLASSES
     m = lambda k: float(cd[f"report.ftl_metrics.{k}"])
     assert sum(count(m) for _, count in CACHE_CLASSES) == pytest.approx(m("cache_accesses"))
+
+
+def test_normalisation_keeps_configs_apart_and_refuses_ambiguity(tmp_path):
+    base = ftlsim.Config.from_preset("default").with_overrides(SMALL)
+    grid = {"config": [base, base.with_overrides({"timing.t_r_ns": 90000})], "ftl": ["page", "dftl"],
+            "workload": "requests=2000,read=0.8", "fill": 0.5}
+    df = ftlsim.sweep(grid, out=tmp_path / "c.parquet", workers=2)
+    n = normalised(df, baseline="page")
+    assert n.attrs["sources"] == 2, n
+    slow = df[df["param.config"] == df["param.config"].iloc[-1]]
+    with pytest.raises(ValueError, match="two runs of page on the same source"):
+        normalised(pd.concat([df, slow.assign(run_id="x")]), baseline="page", source=lambda r: "one")
+
+
+def test_geometric_mean_uses_the_same_sources_for_every_ftl():
+    from ftlsim._report import Entry
+    def row(ftl, src, erases):
+        return Entry("", {"run.ftl": ftl, "param.workload": src, "report.flash.erases.total": erases,
+                          "report.performance.iops": 1.0}, None)
+    n = normalised([row("page", "a", 10), row("fast", "a", 0), row("page", "b", 10), row("fast", "b", 20),
+                    row("page", "c", 0), row("fast", "c", 5)], baseline="page")
+    gm = n[n.source == "geometric mean"].set_index("ftl")["erases"]
+    assert gm["fast"] == 0.0 and gm["page"] == 1.0, n

@@ -172,3 +172,56 @@ def test_dask_sweep_shares_preconditioning_through_a_task(cluster, tmp_path):
     cols = [c for c in df.columns if c.startswith("report.")]
     pd.testing.assert_frame_equal(df.set_index("run_id").sort_index()[cols],
                                   local.set_index("run_id").sort_index()[cols])
+
+
+def test_ctrl_c_stops_a_local_sweep_and_keeps_the_finished_rows(tmp_path):
+    out = tmp_path / "c.parquet"
+    runs = [{"ftl": "page", "workload": f"requests={n}", "overrides": SMALL, "fill": 0.2, "tag": i}
+            for i, n in enumerate([1000, 1000, 50_000_000, 50_000_000, 50_000_000])]
+    sent = []
+    timer = threading.Timer(3.0, lambda: (sent.append(time.time()), os.kill(os.getpid(), signal.SIGINT)))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        ftlsim.sweep(runs, out=out, workers=2)
+    assert time.time() - sent[0] < 3, "queued runs were cancelled and the workers stopped"
+    df = pd.read_parquet(out)
+    assert sorted(df["param.tag"]) == [0, 1] and (df.status == "ok").all()
+
+
+_REAL_RUN_TASK = ftlsim._sweep.run_task
+
+
+def _crash_on_tag(run, snapshot=None):
+    if run.get("tag") == "crash":
+        os._exit(1)  # what a Rust panic (abort) does to the worker
+    return _REAL_RUN_TASK(run, snapshot)
+
+
+def test_a_crashing_worker_costs_only_its_run(tmp_path, monkeypatch):
+    # The local pool forks, so the workers see the patched function.
+    monkeypatch.setattr(ftlsim._sweep, "run_task", _crash_on_tag)
+    runs = [{"ftl": "page", "workload": "requests=2000", "overrides": SMALL, "fill": 0.3, "tag": t}
+            for t in ("a", "b", "crash", "c", "d")]
+    runs += [{"ftl": "page", "workload": f"requests=1000,read={r}", "overrides": SMALL, "steady_state": True,
+              "tag": f"s{r}"} for r in (0.1, 0.9)]
+    df = ftlsim.sweep(runs, out=tmp_path / "x.parquet", workers=2)
+    assert len(df) == len(runs)
+    by_tag = df.set_index("param.tag")
+    assert by_tag.loc["crash", "status"] == "error" and "died running it alone" in by_tag.loc["crash", "error"]
+    assert (by_tag.drop(index="crash").status == "ok").all(), by_tag[["status", "error"]]
+
+
+def test_bad_points_verify_and_numpy_values_are_rows_not_exceptions(tmp_path):
+    import numpy as np
+    grid = {"ftl": "page", "workload": ["requests=1000", "requests=1000,read=0.9"], "seed": 5,
+            "overrides": {**SMALL, "ftl.gc_victim": ["greedy", "nope"],
+                          "ftl.mapping_cache_bytes": list(np.array([16384]))},
+            "steady_state": True, "verify": True}
+    df = ftlsim.sweep(grid, out=tmp_path / "v.parquet", workers=2)
+    assert len(df) == 4
+    ok, bad = df[df.status == "ok"], df[df.status == "error"]
+    assert len(ok) == 2 and ok.snapshot_used.all(), df[["status", "error"]]
+    assert len(bad) == 2 and bad.error.str.contains("ftl.gc_victim").all()
+    df = ftlsim.sweep([{"ftl": "page", "workload": "requests=500", "overrides": SMALL, "fill": 0.2,
+                        "tag": {"i": np.int64(3)}}], out=tmp_path / "n.parquet", workers=1)
+    assert df.loc[0, "status"] == "ok" and json.loads(df.loc[0, "param.tag"]) == {"i": 3}

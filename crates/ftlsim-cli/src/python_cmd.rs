@@ -49,10 +49,20 @@ pub fn run(cmd: &str, a: &PythonArgs) -> Result<u8, SimError> {
         }
         Ok(_) => {}
     }
-    let status = Command::new(&python)
-        .args(["-m", "ftlsim", cmd])
-        .args(&a.args)
-        .status()
-        .map_err(|e| SimError::Input(format!("cannot start {}: {e}", python.display())))?;
-    Ok(status.code().map_or(2, |c| c.clamp(0, 255) as u8))
+    let mut command = Command::new(&python);
+    command.args(["-m", "ftlsim", cmd]).args(&a.args);
+    // Python takes this process's place, so Ctrl-C and the exit code are its own (a child
+    // would outlive a parent killed by the signal).
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let e = command.exec();
+        Err(SimError::Input(format!("cannot start {}: {e}", python.display())))
+    }
+    #[cfg(not(unix))]
+    {
+        let status =
+            command.status().map_err(|e| SimError::Input(format!("cannot start {}: {e}", python.display())))?;
+        Ok(status.code().map_or(2, |c| c.clamp(0, 255) as u8))
+    }
 }

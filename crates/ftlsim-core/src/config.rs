@@ -488,6 +488,24 @@ impl DriveConfig {
     /// VALUE is read as a TOML value (`0.1`, `true`, `"x"`, `[1, 2]`), else as a string
     /// (`fifo`); an empty VALUE removes the key (e.g. to switch over-provisioning convention).
     pub fn with_overrides(&self, sets: &[(String, String)]) -> Result<DriveConfig, ConfigError> {
+        let e = match self.apply_overrides(sets) {
+            Ok(c) => return Ok(c),
+            Err(e) => e,
+        };
+        // Name the override to blame: the one without which the others load (the parser's
+        // message names the field, not which of several `--set`s gave it).
+        for (i, (key, value)) in sets.iter().enumerate() {
+            let others: Vec<(String, String)> =
+                sets.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, s)| s.clone()).collect();
+            if sets.len() == 1 || self.apply_overrides(&others).is_ok() {
+                return Err(ConfigError::Override { key: key.clone(), value: value.clone(), reason: e.to_string() });
+            }
+        }
+        Err(e)
+    }
+
+    /// [`DriveConfig::with_overrides`] without naming the override to blame.
+    fn apply_overrides(&self, sets: &[(String, String)]) -> Result<DriveConfig, ConfigError> {
         if sets.is_empty() {
             return Ok(self.clone());
         }
@@ -523,24 +541,7 @@ impl DriveConfig {
             self.name,
             sets.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
         );
-        match DriveConfig::from_toml(&text, &origin) {
-            Ok(c) => Ok(c),
-            Err(e) => {
-                if let [(key, value)] = sets {
-                    return Err(ConfigError::Override {
-                        key: key.clone(),
-                        value: value.clone(),
-                        reason: e.to_string(),
-                    });
-                }
-                // Name the override to blame, when one alone breaks the config (the parser's
-                // message names the field, not which of several `--set`s gave it).
-                for s in sets {
-                    self.with_overrides(std::slice::from_ref(s))?;
-                }
-                Err(e)
-            }
-        }
+        DriveConfig::from_toml(&text, &origin)
     }
 
     /// Read and parse a TOML file.
@@ -843,6 +844,20 @@ t_bers_ns = 1500000
         assert!(e.contains("`t_r_ns` is a value, not a table"), "{e}");
         let e = set(&[("ftl..x", "1")]).unwrap_err();
         assert!(e.contains("a dotted key"), "{e}");
+        // Of several overrides, the one blamed is the one without which the others load, not
+        // one that is invalid only alone (removing `share` needs `extra_blocks_per_plane`).
+        let sets: Vec<(String, String)> = [
+            ("overprovisioning.share", ""),
+            ("overprovisioning.extra_blocks_per_plane", "16"),
+            ("geometry.pages_per_block", "0"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        match DriveConfig::from_toml(&tiny_toml(), "t").unwrap().with_overrides(&sets) {
+            Err(ConfigError::Override { key, .. }) => assert_eq!(key, "geometry.pages_per_block"),
+            other => panic!("{other:?}"),
+        }
     }
 
     fn err_of(text: &str) -> String {

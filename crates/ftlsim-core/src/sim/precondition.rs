@@ -121,7 +121,7 @@ impl Simulator {
             self.unbuffer(lpn as Lpn);
             self.ftl_write(lpn as Lpn, v, false)?;
             if lpn % 65_536 == 0 {
-                obs.precondition(lpn, most);
+                obs.precondition(lpn - start, most);
                 if obs.interrupted() {
                     return Err(SimError::Interrupted);
                 }
