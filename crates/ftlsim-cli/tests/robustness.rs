@@ -364,3 +364,36 @@ fn compare_reports_the_runs_that_worked_and_marks_the_one_that_failed() {
     let failed = std::fs::read_to_string(out.join("compare-failed.csv")).unwrap();
     assert!(failed.starts_with("trace,ftl,error\nfig8,dloop,"), "{failed}");
 }
+
+/// Issue 14: on a full drive with one block per plane of room (the `pcftl` preset at
+/// `--fill 1`), round-robin writes could leave a plane with nothing to reclaim; the page FTL
+/// then let the host take its last free block, and GC, once victims appeared there, had
+/// nowhere to relocate into: "plane 5 has no free block left" in the middle of the run.
+#[test]
+fn issue_14_page_ftl_keeps_a_block_for_gc_on_a_drive_without_slack() {
+    let d = tmp("noslack");
+    let o = ftlsim(&[
+        "run",
+        "--preset",
+        "pcftl",
+        "--ftl",
+        "page",
+        "--set",
+        "geometry.blocks_per_plane=128",
+        "--set",
+        "overprovisioning.extra_blocks_per_plane=10",
+        "--set",
+        "ftl.gc_threshold_blocks=5",
+        "--workload",
+        "pattern=uniform,read=0,size=2k,requests=3e5",
+        "--quiet",
+        "--json",
+        "--out",
+        d.join("o").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let waf = v["report"]["write_amplification"]["total"].as_f64().unwrap();
+    // One block of room in 118 usable per plane: greedy victims are ~95% valid.
+    assert!(waf > 5.0 && waf < 40.0, "WAF {waf}");
+}

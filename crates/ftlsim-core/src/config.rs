@@ -677,17 +677,26 @@ impl DriveConfig {
                 ),
             ));
         }
-        // Blocks in use by data must leave room for the reserve, or GC can never reclaim.
+        // Blocks in use by data must leave room for the reserve and one block per plane more:
+        // then a full plane still holds a block's worth of invalid pages, so its greedy victim
+        // has at least one and every collection gains (slowly: a WAF near pages per block when
+        // the drive is full). With less, GC on a full plane can only move valid pages around,
+        // and the run would stop in the middle.
         let usable_pages = u64::from(g.blocks_per_plane - held_back - gc_threshold - open_blocks)
             * u64::from(g.pages_per_block)
             * u64::from(g.planes());
-        if u64::from(logical_pages) >= usable_pages {
+        let room_pages = u64::from(g.pages_per_block) * u64::from(g.planes());
+        if u64::from(logical_pages) + room_pages > usable_pages {
             return Err(invalid(
                 "overprovisioning",
                 format!("{logical_pages} logical pages"),
                 format!(
-                    "must be fewer than the {usable_pages} pages left after the GC reserve ({gc_threshold} blocks/plane) and \
-                     {open_blocks} open blocks/plane; raise the over-provisioning or lower ftl.gc_threshold_blocks"
+                    "must be at most {} so that GC can make progress on a full drive: {} blocks/plane, less {held_back} \
+                     held back, the GC reserve ({gc_threshold}) and {open_blocks} open blocks, leave {usable_pages} pages, \
+                     of which one block per plane ({room_pages} pages) must stay free of data; raise the \
+                     over-provisioning or lower ftl.gc_threshold_blocks",
+                    usable_pages.saturating_sub(room_pages),
+                    g.blocks_per_plane
                 ),
             ));
         }
@@ -874,6 +883,11 @@ t_bers_ns = 1500000
         assert!(e.contains("give exactly one of"), "{e}");
         let e = err_of(&tiny_toml().replace("share = 0.125", "share = 0.001"));
         assert!(e.contains("raise the over-provisioning"), "{e}");
+        // 64 blocks x 16 pages x 4 planes, 4 blocks/plane of GC reserve and open blocks: 3840
+        // pages, of which 64 (a block per plane) must stay free of data.
+        let e = err_of(&tiny_toml().replace("share = 0.125", "share = 0.07"));
+        assert!(e.contains("3809 logical pages (must be at most 3776 so that GC can make progress"), "{e}");
+        assert!(DriveConfig::from_toml(&tiny_toml().replace("share = 0.125", "share = 0.08"), "t").is_ok());
         let e = err_of(&tiny_toml().replace("t_r_ns = 25000", "t_r_ns = 0"));
         assert_eq!(e, "invalid config: timing.t_r_ns = 0 (must be >= 1)");
         let e = err_of(&tiny_toml().replace("channel_mb_per_s = 80.0", "channel_mb_per_s = -1.0"));

@@ -221,11 +221,13 @@ impl PageFtl {
                 }
                 let mut job = match self.bm.next_job(&mut self.jobs[q as usize], ctx.flash(), q, true) {
                     Some(j) => j,
-                    None if q == plane && self.bm.free_blocks(q) == 0 => {
+                    // Nothing to reclaim: the write goes elsewhere unless this plane keeps a
+                    // block for GC beyond the host's (taking the last one would leave GC,
+                    // once victims appear, nowhere to relocate into).
+                    None if q == plane && self.bm.free_blocks(q) < MIN_FREE_BLOCKS => {
                         ctx.set_tag(prev);
                         return Ok(false);
                     }
-                    // Below the threshold but with a free block: the write can proceed.
                     None => break,
                 };
                 let mut steps = 0;
