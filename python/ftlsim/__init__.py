@@ -45,6 +45,7 @@ __all__ = [
     "run",
     "run_id",
     "sweep",
+    "trace_fit",
     "trace_stats",
 ]
 
@@ -69,3 +70,15 @@ def trace_stats(
     read share, sizes, footprint, sequentiality, timing, hot spots; the format is detected
     unless given."""
     return _native.trace_stats(os.fspath(path), format, page_size, skip_bad_lines)
+
+
+def trace_fit(path: "str | os.PathLike[str]", out: "str | os.PathLike[str] | None" = None,
+              extent_bytes: int = 1 << 20, format: Optional[str] = None) -> dict[str, Any]:
+    """A trace's shape as a synthetic workload, as ``ftlsim trace fit`` writes it: mix,
+    sizes, per-extent popularity, sequential runs, inter-arrival quantiles (docs/workloads.md).
+    With ``out``, the TOML is written there, for ``run(workload=f"file:{out}")``."""
+    text, fitted = _native.trace_fit(os.fspath(path), extent_bytes, format)
+    if out is not None:
+        with open(out, "w") as f:
+            f.write(text)
+    return fitted

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-#: The default drive with 64 blocks per plane (2 GiB raw): full runs in well under a second.
-SMALL = {"geometry.blocks_per_plane": 64}
+#: The default drive with 128 blocks per plane (4 GiB raw): full runs in well under a second.
+SMALL = {"geometry.blocks_per_plane": 128}
 TRACES = REPO.parent / "shared" / "traces"
 
 

@@ -51,7 +51,7 @@ def test_report_files(sweep_df, tmp_path):
 
 def test_report_of_cli_run_directories(cli, tmp_path):
     for ftl in ("page", "dftl"):
-        run_cli(cli, "run", "--ftl", ftl, "--set", "geometry.blocks_per_plane=64", "--workload", "requests=3000",
+        run_cli(cli, "run", "--ftl", ftl, "--set", "geometry.blocks_per_plane=128", "--workload", "requests=3000",
                 "--out", str(tmp_path / ftl), "--quiet")
     p = run_cli(cli, "report", str(tmp_path / "page"), str(tmp_path / "dftl"), "-o", str(tmp_path / "cli.html"))
     assert "report:" in p.stdout

@@ -32,7 +32,7 @@ def test_run_returns_every_view():
     row = r.to_pandas()
     assert row.shape[0] == 1
     assert row.loc[0, "report.performance.iops"] == rep["performance"]["iops"]
-    assert row.loc[0, "config.geometry.blocks_per_plane"] == 64
+    assert row.loc[0, "config.geometry.blocks_per_plane"] == 128
     assert row.loc[0, "config.ftl.name"] == "dftl"
     ts = r.timeseries
     assert len(ts) >= 2 and ts.requests.sum() == 5000
@@ -51,7 +51,7 @@ def test_run_returns_every_view():
     pp = r.per_plane
     assert pp["programs"].shape == (32,) and pp["programs"].sum() == rep["flash"]["programs"]["total"] + rep["flash"]["copybacks"]["total"]
     assert pp["erases"].sum() == (r.erase_counts.erase_count * r.erase_counts.blocks).sum()
-    assert r.erase_counts.blocks.sum() == 32 * 64
+    assert r.erase_counts.blocks.sum() == 32 * 128
 
 
 def test_same_inputs_same_numbers():
@@ -62,7 +62,7 @@ def test_same_inputs_same_numbers():
 
 
 def test_matches_the_cli_byte_for_byte(cli, tmp_path):
-    args = ["--set", "geometry.blocks_per_plane=64", "--ftl", "page", "--workload", "requests=4000,read=0.5",
+    args = ["--set", "geometry.blocks_per_plane=128", "--ftl", "page", "--workload", "requests=4000,read=0.5",
             "--seed", "3", "--steady-state", "--interval", "10ms"]
     run_cli(cli, "run", *args, "--out", str(tmp_path), "--quiet")
     want = json.loads((tmp_path / "results.json").read_text())
@@ -75,7 +75,7 @@ def test_matches_the_cli_byte_for_byte(cli, tmp_path):
 
 def test_trace_run_and_trace_stats_match_the_cli(cli, traces, tmp_path):
     trace = traces / "msr-hm0-first1k.csv"
-    run_cli(cli, "run", "--trace", str(trace), "--set", "geometry.blocks_per_plane=64", "--max-requests", "500",
+    run_cli(cli, "run", "--trace", str(trace), "--set", "geometry.blocks_per_plane=128", "--max-requests", "500",
             "--overflow", "wrap", "--out", str(tmp_path), "--quiet")
     want = json.loads((tmp_path / "results.json").read_text())
     got = ftlsim.run(trace=trace, trace_options={"max_requests": 500, "overflow": "wrap"}, overrides=SMALL)
@@ -90,7 +90,7 @@ def test_errors_name_the_key_file_and_line(tmp_path):
         small_run(overrides={"ftl.gc_victim": "bogus"})
     assert e.value.key == "ftl.gc_victim" and "greedy" in str(e.value)
     with pytest.raises(ftlsim.ConfigError) as e:
-        small_run(overrides={"geometry.blocks_per_plane": 64, "ftl.gc_victimm": "fifo"})
+        small_run(overrides={"geometry.blocks_per_plane": 128, "ftl.gc_victimm": "fifo"})
     assert e.value.key == "ftl.gc_victimm" and "unknown field" in str(e.value)
     with pytest.raises(ftlsim.ConfigError) as e:
         small_run(overrides={"geometry.pages_per_block": 0})
@@ -185,3 +185,15 @@ def test_ctrl_c_interrupts_a_run(stage):
         ftlsim.run(workload="requests=50000000", progress=progress, **kw)
     assert seen[-1] == stage
     assert sent and time.time() - sent[0] < 1.0, "the interrupt took effect within a second"
+
+
+def test_trace_fit_replays_the_trace_shape(traces, tmp_path):
+    out = tmp_path / "w.toml"
+    w = ftlsim.trace_fit(traces / "msr-hm0-first1k.csv", out)
+    assert w["requests"] == 1000 and 0.4 < w["read_share"] < 0.6 and out.exists()
+    r = ftlsim.run(workload=f"file:{out},requests=3000", overrides=SMALL, fill=0.5)
+    assert r.summary["run"]["workload"]["pattern"]["fitted"]["file"] == str(out)
+    reads = r.report["host"]["reads"] / 3000
+    assert abs(reads - w["read_share"]) < 0.05
+    with pytest.raises(ftlsim.WorkloadError, match="rate and speed apply to a fitted workload"):
+        ftlsim.run(workload="rate=10", overrides=SMALL)

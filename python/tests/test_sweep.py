@@ -25,7 +25,7 @@ def test_expand_is_a_cartesian_product_or_a_list():
     runs = expand(GRID)
     assert len(runs) == 16
     assert runs[0] == {"ftl": "page", "workload": "requests=3000", "seed": 1,
-                       "overrides": {"geometry.blocks_per_plane": 64, "ftl.gc_victim": "greedy"}}
+                       "overrides": {"geometry.blocks_per_plane": 128, "ftl.gc_victim": "greedy"}}
     assert len({run_id(r) for r in runs}) == 16
     explicit = [{"ftl": "page"}, {"ftl": "dftl", "seed": 3}]
     assert expand(explicit) == explicit
@@ -47,7 +47,7 @@ def test_local_sweep_rows_resume_and_failures(tmp_path):
     assert len(ok) == 2 and len(bad) == 2, disk[["param.ftl", "param.workload", "status", "error"]]
     assert bad.error.str.contains("WorkloadError: invalid workload spec: read = `2`").all()
     assert (ok["report.host.requests"] == 2000).all()
-    assert (ok["config.geometry.blocks_per_plane"] == 64).all()
+    assert (ok["config.geometry.blocks_per_plane"] == 128).all()
     assert (ok["ftlsim_version"] == ftlsim.__version__).all()
     # The row equals a direct run's, and carries what the report plots.
     direct = ftlsim.run(ftl="dftl", workload="requests=2000", overrides=SMALL, fill=0.5).row()
@@ -84,7 +84,7 @@ def test_runs_sharing_a_drive_precondition_once_with_identical_results(tmp_path)
 def test_cli_sweep_file(cli, tmp_path):
     f = tmp_path / "sweep.toml"
     f.write_text('ftl = ["page", "fast"]\nworkload = "requests=1500"\nfill = 0.5\n'
-                 '[overrides]\n"geometry.blocks_per_plane" = 64\n')
+                 '[overrides]\n"geometry.blocks_per_plane" = 128\n')
     p = run_cli(cli, "sweep", str(f), "--out", str(tmp_path / "s.parquet"), "--quiet")
     assert "2 rows" in p.stdout
     df = pd.read_parquet(tmp_path / "s.parquet")
@@ -139,7 +139,7 @@ def test_dask_sweep_survives_a_killed_worker(cluster, tmp_path):
 def test_cli_sweep_on_a_dask_scheduler(cluster, cli, tmp_path):
     f = tmp_path / "sweep.toml"
     f.write_text('ftl = ["page", "dftl"]\nworkload = "requests=1500"\nfill = 0.5\n'
-                 '[overrides]\n"geometry.blocks_per_plane" = 64\n')
+                 '[overrides]\n"geometry.blocks_per_plane" = 128\n')
     addr = cluster.scheduler.address
     p = run_cli(cli, "sweep", str(f), "--scheduler", addr, "--out", str(tmp_path / "s.parquet"), "--quiet")
     assert "2 rows" in p.stdout and "(0 failed)" in p.stdout

@@ -104,6 +104,24 @@ pub enum TraceCmd {
     Stats(StatsArgs),
     /// Convert a trace to MQSim, SSDsim or DiskSim ASCII.
     Convert(ConvertArgs),
+    /// Fit a trace's shape (mix, sizes, where requests land, sequential runs, inter-arrival
+    /// times) as a synthetic workload: `--workload file:W.toml` replays it at any length,
+    /// capacity and rate.
+    Fit(FitArgs),
+}
+
+/// Arguments of `ftlsim trace fit`.
+#[derive(Args, Debug)]
+pub struct FitArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Output TOML file.
+    #[arg(short, long)]
+    out: PathBuf,
+    /// Extent size of the popularity map (doubled until the trace's range has at most
+    /// 65,536 extents).
+    #[arg(long, default_value = "1m")]
+    extent: String,
 }
 
 /// Input flags shared by the `trace` subcommands.
@@ -189,6 +207,32 @@ pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
                 println!("format         {format} ({})", format.units());
                 print_stats(&s);
             }
+            Ok(())
+        }
+        TraceCmd::Fit(a) => {
+            let extent = ftlsim_core::workload::parse_bytes("--extent", &a.extent)?;
+            if extent < 4096 || extent % 4096 != 0 {
+                return Err(WorkloadError::new("--extent", a.extent.clone(), "must be a multiple of 4 KiB").into());
+            }
+            let reader = a.input.open(false)?;
+            let source = a.input.file.display().to_string();
+            let w = ftlsim_core::fitted::fit(reader, &source, extent)?;
+            let text = toml::to_string(&w).map_err(|e| SimError::Input(format!("cannot serialise the fit: {e}")))?;
+            write_atomically(&a.out, |f| std::io::Write::write_all(f, text.as_bytes())).map_err(SimError::Input)?;
+            println!(
+                "{}: {} requests, read {:.1}%, sequential {:.1}%, updates {:.1}% of page writes, {} extents of {} \
+                 touched (top 10% take {:.1}%), mean inter-arrival {:.1} us -> {}",
+                source,
+                w.requests,
+                w.read_share * 100.0,
+                w.sequential_share * 100.0,
+                w.update_share * 100.0,
+                w.space.touched.len(),
+                ftlsim_run::memory::bytes(w.space.extent_bytes),
+                w.space.top_10pct_share * 100.0,
+                w.arrival.mean_ns / 1e3,
+                a.out.display()
+            );
             Ok(())
         }
         TraceCmd::Convert(a) => {

@@ -12,6 +12,7 @@ pub mod atomic_file;
 pub mod big_array;
 pub mod config;
 pub mod error;
+pub mod fitted;
 pub mod flash;
 pub mod ftl;
 pub mod gc;

@@ -9,6 +9,7 @@
 //! Keys and defaults: see [`WorkloadSpec::parse`] and docs/workloads.md.
 
 use crate::error::WorkloadError;
+use crate::fitted::{FittedSampler, FittedWorkload};
 use crate::host::{IoOp, Request};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, Zipf};
@@ -35,6 +36,15 @@ pub enum Pattern {
         /// Exponent.
         theta: f64,
     },
+    /// A trace's shape fitted by `ftlsim trace fit` (crate::fitted): mix, sizes, places,
+    /// sequential runs.
+    Fitted {
+        /// The TOML file it was read from.
+        file: String,
+        /// The fitted shape.
+        #[serde(skip)]
+        model: std::sync::Arc<FittedWorkload>,
+    },
 }
 
 /// When requests arrive.
@@ -55,6 +65,12 @@ pub enum Arrival {
     Poisson {
         /// Mean inter-arrival time, ns.
         mean_ns: u64,
+    },
+    /// Open loop, inter-arrival times drawn from a fitted trace's distribution, multiplied by
+    /// `scale` (`rate=` and `speed=` set it).
+    Fitted {
+        /// Factor on the trace's inter-arrival times.
+        scale: f64,
     },
 }
 
@@ -172,18 +188,54 @@ impl WorkloadSpec {
     /// `requests` = N; `duration` = DURATION; `span` = share; `align` = SIZE.
     pub fn parse(spec: &str) -> Result<WorkloadSpec, WorkloadError> {
         let mut w = WorkloadSpec::default();
+        let (mut arrival_given, mut read_given, mut trim_given) = (false, false, false);
+        let (mut rate, mut speed): (Option<f64>, Option<f64>) = (None, None);
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let part = match part.strip_prefix("file:") {
+                Some(path) => format!("file={path}"),
+                None => part.to_string(),
+            };
+            let part = part.as_str();
             let (k, v) = part
                 .split_once('=')
                 .ok_or_else(|| err("spec", part, "expected key=value (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align)"))?;
             let (k, v) = (k.trim(), v.trim());
             match k {
                 "pattern" => w.pattern = parse_pattern(v)?,
-                "read" => w.read_share = parse_share(k, v)?,
-                "trim" => w.trim_share = parse_share(k, v)?,
+                "file" => {
+                    let text = std::fs::read_to_string(v)
+                        .map_err(|e| err("file", v, &format!("cannot read the fitted workload: {e}")))?;
+                    let model = FittedWorkload::from_toml(&text, v).map_err(|e| err("file", v, &e))?;
+                    w.pattern = Pattern::Fitted { file: v.to_string(), model: std::sync::Arc::new(model) };
+                }
+                "rate" | "speed" => {
+                    let x: f64 = v.parse().map_err(|_| err(k, v, "expected a number > 0"))?;
+                    if !(x > 0.0 && x.is_finite()) {
+                        return Err(err(k, v, "must be > 0"));
+                    }
+                    if k == "rate" {
+                        rate = Some(x);
+                    } else {
+                        speed = Some(x);
+                    }
+                }
+                "read" => {
+                    read_given = true;
+                    w.read_share = parse_share(k, v)?
+                }
+                "trim" => {
+                    trim_given = true;
+                    w.trim_share = parse_share(k, v)?
+                }
                 "size" => w.sizes = parse_sizes(v)?,
-                "arrival" => w.arrival = parse_arrival(v)?,
-                "qd" => w.arrival = Arrival::Closed { queue_depth: parse_qd(v)? },
+                "arrival" => {
+                    arrival_given = true;
+                    w.arrival = parse_arrival(v)?
+                }
+                "qd" => {
+                    arrival_given = true;
+                    w.arrival = Arrival::Closed { queue_depth: parse_qd(v)? }
+                }
                 "requests" => w.limit = Limit::Requests(parse_count(k, v)?),
                 "duration" => {
                     let d = parse_duration_ns(k, v)?;
@@ -214,6 +266,29 @@ impl WorkloadSpec {
                     ))
                 }
             }
+        }
+        if let Pattern::Fitted { model, .. } = &w.pattern {
+            // The trace's mix and timing unless the spec says otherwise.
+            if !read_given {
+                w.read_share = model.read_share;
+            }
+            if !trim_given {
+                w.trim_share = model.trim_share;
+            }
+            if !arrival_given {
+                let mean = model.arrival.mean_ns.max(1.0);
+                let scale = match (rate, speed) {
+                    (Some(_), Some(_)) => return Err(err("rate", spec, "give rate or speed, not both")),
+                    (Some(r), None) => 1e9 / r / mean,
+                    (None, Some(s)) => 1.0 / s,
+                    (None, None) => 1.0,
+                };
+                w.arrival = Arrival::Fitted { scale };
+            } else if rate.is_some() || speed.is_some() {
+                return Err(err("rate", spec, "rate and speed scale the trace's timing: not with arrival or qd"));
+            }
+        } else if rate.is_some() || speed.is_some() {
+            return Err(err("rate", spec, "rate and speed apply to a fitted workload (file:W.toml)"));
         }
         if w.read_share + w.trim_share > 1.0 + 1e-12 {
             return Err(err("trim", &w.trim_share.to_string(), "read + trim must be <= 1"));
@@ -305,6 +380,7 @@ pub struct Generator {
     size_cdf: Vec<(u64, f64)>,
     zipf: Option<Zipf<f64>>,
     exp: Option<Exp<f64>>,
+    fitted: Option<FittedSampler>,
     issued: u64,
     clock_ns: u64,
     seq_next: u64,
@@ -344,6 +420,16 @@ impl Generator {
             Arrival::Poisson { mean_ns } => Some(Exp::new(1.0 / mean_ns as f64).expect("mean > 0 checked at parse")),
             _ => None,
         };
+        let fitted = match &spec.pattern {
+            Pattern::Fitted { model, .. } => {
+                let mut m = (**model).clone();
+                // The spec's mix wins over the trace's (`read=`, `trim=`).
+                m.read_share = spec.read_share;
+                m.trim_share = spec.trim_share;
+                Some(FittedSampler::new(&m, span_bytes, spec.align_bytes))
+            }
+            _ => None,
+        };
         Ok(Generator {
             spec: spec.clone(),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
@@ -351,6 +437,7 @@ impl Generator {
             size_cdf,
             zipf,
             exp,
+            fitted,
             issued: 0,
             clock_ns: 0,
             seq_next: 0,
@@ -389,6 +476,7 @@ impl Generator {
                 let z = self.zipf.as_ref().expect("zipf built for zipf pattern");
                 ((z.sample(&mut self.rng) as u64).saturating_sub(1)).min(fit - 1)
             }
+            Pattern::Fitted { .. } => unreachable!("fitted requests come from their sampler"),
         };
         debug_assert!(slot < self.slots);
         slot * align
@@ -408,6 +496,16 @@ impl Iterator for Generator {
                 }
                 self.clock_ns
             }
+            Arrival::Fitted { scale } => {
+                if self.issued > 0 {
+                    let gap = match &self.fitted {
+                        Some(f) => f.gap_ns(&mut self.rng),
+                        None => 0.0,
+                    };
+                    self.clock_ns += (gap * scale).round() as u64;
+                }
+                self.clock_ns
+            }
         };
         match self.spec.limit {
             Limit::Requests(n) if self.issued >= n => return None,
@@ -417,6 +515,16 @@ impl Iterator for Generator {
             _ => {}
         }
         self.issued += 1;
+        if let Some(f) = self.fitted.as_mut() {
+            let (op, offset, size) = f.next(&mut self.rng);
+            return Some(Request {
+                arrival_ns,
+                device: 0,
+                offset_sector: offset / 512,
+                sectors: (size / 512) as u32,
+                op,
+            });
+        }
         let size = self.size();
         let offset = self.offset(size);
         let u: f64 = self.rng.gen();

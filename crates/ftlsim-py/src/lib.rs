@@ -274,6 +274,37 @@ fn trace_stats(
     json_to_py(py, &v)
 }
 
+/// A trace's shape as a synthetic workload (`ftlsim trace fit`): the fitted TOML text and
+/// the same as a dict.
+#[pyfunction]
+#[pyo3(signature = (path, extent_bytes=1 << 20, format=None))]
+fn trace_fit(
+    py: Python<'_>,
+    path: PathBuf,
+    extent_bytes: u64,
+    format: Option<String>,
+) -> PyResult<(String, Py<PyAny>)> {
+    if extent_bytes < 4096 || !extent_bytes.is_multiple_of(4096) {
+        return Err(PyValueError::new_err(format!("extent_bytes = {extent_bytes} must be a multiple of 4096")));
+    }
+    let opts = ParserOptions::default();
+    let w = py
+        .detach(|| -> Result<ftlsim_core::fitted::FittedWorkload, SimError> {
+            let format = match &format {
+                Some(f) => {
+                    TraceFormat::from_name(f).ok_or_else(|| SimError::Input(format!("unknown trace format `{f}`")))?
+                }
+                None => detect(&path, &opts)?,
+            };
+            let reader = RecordReader::new(&path, format, &opts, false)?;
+            Ok(ftlsim_core::fitted::fit(reader, &path.display().to_string(), extent_bytes)?)
+        })
+        .map_err(|e| to_py(py, e))?;
+    let text = toml::to_string(&w).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let v = serde_json::to_value(&w).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((text, json_to_py(py, &v)?))
+}
+
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -284,6 +315,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ftls, m)?)?;
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_fit, m)?)?;
     m.add("FtlsimError", py.get_type::<FtlsimError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("WorkloadError", py.get_type::<WorkloadError>())?;

@@ -1,0 +1,379 @@
+//! Trace-shaped synthetic workloads (issue 14): [`fit`] reads a trace once and keeps what an
+//! FTL responds to — the read/write/trim mix, the request sizes, where requests land (the
+//! request count of every touched extent, in address order), how long sequential runs are and
+//! the inter-arrival times — as a [`FittedWorkload`] (TOML, `ftlsim trace fit`). A
+//! [`FittedSampler`] replays that shape at any length, drive capacity and rate
+//! (`--workload file:W.toml,requests=N,rate=R`): extent `i` of the trace's address range lands
+//! at the same relative position of the addressed span, so hot spots keep their place.
+//!
+//! Kept as summaries rather than the trace itself: sizes (the 64 most frequent), extents
+//! (at most 65,536: the extent doubles until the range fits), run lengths (power-of-two
+//! buckets) and inter-arrival times (129 quantiles). Not kept: which extent a run continues
+//! into, correlations between size and place, and temporal locality beyond popularity.
+
+use crate::error::TraceError;
+use crate::host::IoOp;
+use crate::trace::RecordReader;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// Format version of the TOML file.
+pub const FIT_VERSION: u32 = 1;
+/// Most extents kept; a wider address range doubles the extent size.
+const MAX_EXTENTS: u64 = 65_536;
+/// Most distinct request sizes kept; the rest join the nearest kept size.
+const MAX_SIZES: usize = 64;
+/// Inter-arrival quantiles kept (0, 1/128, ..., 1).
+const QUANTILES: usize = 129;
+
+/// A trace's shape (`ftlsim trace fit`; docs/workloads.md, "Trace-shaped workloads").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FittedWorkload {
+    /// [`FIT_VERSION`].
+    pub version: u32,
+    /// The trace it was fitted from.
+    pub source: String,
+    /// Requests in the trace.
+    pub requests: u64,
+    /// Share of read requests.
+    pub read_share: f64,
+    /// Share of trim requests.
+    pub trim_share: f64,
+    /// Share of page writes that rewrite a page written before in the trace.
+    pub update_share: f64,
+    /// Share of requests that start where the previous one (same device) ended.
+    pub sequential_share: f64,
+    /// Request sizes.
+    pub sizes: Weighted,
+    /// Sequential run lengths in requests: each value is a power-of-two bucket's upper bound.
+    pub run_lengths: Weighted,
+    /// Where requests land.
+    pub space: Space,
+    /// Inter-arrival times.
+    pub arrival: ArrivalShape,
+}
+
+/// Values with weights.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Weighted {
+    /// Values.
+    pub values: Vec<u64>,
+    /// Weight of each value.
+    pub weights: Vec<u64>,
+}
+
+/// Popularity of the trace's address range, extent by extent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Space {
+    /// Extent size, bytes.
+    pub extent_bytes: u64,
+    /// Extents in the trace's address range (devices laid side by side).
+    pub extents: u64,
+    /// `[extent index, requests starting there]` for every touched extent, in address order.
+    pub touched: Vec<[u64; 2]>,
+    /// Share of requests to the hottest 1% of touched extents.
+    pub top_1pct_share: f64,
+    /// Share of requests to the hottest 10% of touched extents.
+    pub top_10pct_share: f64,
+}
+
+/// Inter-arrival times in file order (out-of-order gaps count as 0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArrivalShape {
+    /// Mean, ns.
+    pub mean_ns: f64,
+    /// Quantiles at 0, 1/128, ..., 1, ns.
+    pub quantiles_ns: Vec<u64>,
+}
+
+/// Fit `reader`'s trace with popularity at `extent_bytes` (a multiple of 4 KiB; doubled until
+/// the address range has at most 65,536 extents).
+pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<FittedWorkload, TraceError> {
+    let whole = |text: &str, rule: &str| TraceError {
+        file: source.into(),
+        line: 0,
+        field: "file".into(),
+        text: text.into(),
+        rule: rule.into(),
+    };
+    let (mut reads, mut trims, mut requests) = (0u64, 0u64, 0u64);
+    let mut sizes: HashMap<u64, u64> = HashMap::new();
+    let mut per_extent: HashMap<(u32, u64), u64> = HashMap::new();
+    let mut device_end: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut last_end: HashMap<u32, u64> = HashMap::new();
+    let mut written: std::collections::HashSet<(u32, u64)> = std::collections::HashSet::new();
+    let (mut page_writes, mut rewrites) = (0u64, 0u64);
+    let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
+    let (mut run, mut sequential) = (0u64, 0u64);
+    let mut gaps: Vec<u64> = Vec::new();
+    let mut prev_t: Option<u64> = None;
+    // Popularity is counted at 4 KiB first and regrouped once the range is known.
+    const UNIT: u64 = 4096;
+    for rec in reader.by_ref() {
+        let (_, r) = rec?;
+        requests += 1;
+        match r.op {
+            IoOp::Read => reads += 1,
+            IoOp::Trim => trims += 1,
+            IoOp::Write => {}
+        }
+        let bytes = u64::from(r.sectors) * 512;
+        *sizes.entry(bytes).or_insert(0) += 1;
+        let start = r.offset_sector * 512;
+        let end = start + bytes;
+        *per_extent.entry((r.device, start / UNIT)).or_insert(0) += 1;
+        let e = device_end.entry(r.device).or_insert(0);
+        *e = (*e).max(end);
+        if last_end.insert(r.device, r.offset_sector + u64::from(r.sectors)) == Some(r.offset_sector) {
+            sequential += 1;
+            run += 1;
+        } else {
+            if run > 0 {
+                *runs.entry(run.next_power_of_two()).or_insert(0) += 1;
+            }
+            run = 1;
+        }
+        if r.op == IoOp::Write {
+            for p in start / UNIT..end.div_ceil(UNIT) {
+                page_writes += 1;
+                if !written.insert((r.device, p)) {
+                    rewrites += 1;
+                }
+            }
+        }
+        if let Some(p) = prev_t {
+            gaps.push(r.time_ns.saturating_sub(p));
+        }
+        prev_t = Some(r.time_ns);
+    }
+    if run > 0 {
+        *runs.entry(run.next_power_of_two()).or_insert(0) += 1;
+    }
+    if requests == 0 {
+        return Err(whole("no request", "the trace has no request to fit"));
+    }
+    // Devices side by side, each from 0 to the end of its last request.
+    let mut device_base: HashMap<u32, u64> = HashMap::new();
+    let mut range_units = 0u64;
+    for (&dev, &end) in &device_end {
+        device_base.insert(dev, range_units);
+        range_units += end.div_ceil(UNIT);
+    }
+    let mut extent = extent_bytes.max(UNIT) / UNIT * UNIT;
+    while range_units.div_ceil(extent / UNIT) > MAX_EXTENTS {
+        extent *= 2;
+    }
+    let per = extent / UNIT;
+    let mut counts: BTreeMap<u64, u64> = BTreeMap::new();
+    for ((dev, unit), n) in per_extent {
+        *counts.entry((device_base[&dev] + unit) / per).or_insert(0) += n;
+    }
+    let touched: Vec<[u64; 2]> = counts.into_iter().map(|(i, n)| [i, n]).collect();
+    let mut ranked: Vec<u64> = touched.iter().map(|t| t[1]).collect();
+    ranked.sort_unstable_by(|a, b| b.cmp(a));
+    let top = |share: f64| {
+        let n = ((ranked.len() as f64 * share).ceil() as usize).max(1);
+        crate::metrics::r6(ranked[..n].iter().sum::<u64>() as f64 / requests as f64)
+    };
+    let space = Space {
+        extent_bytes: extent,
+        extents: range_units.div_ceil(per).max(1),
+        top_1pct_share: top(0.01),
+        top_10pct_share: top(0.10),
+        touched,
+    };
+    Ok(FittedWorkload {
+        version: FIT_VERSION,
+        source: source.into(),
+        requests,
+        read_share: crate::metrics::r6(reads as f64 / requests as f64),
+        trim_share: crate::metrics::r6(trims as f64 / requests as f64),
+        update_share: crate::metrics::r6(rewrites as f64 / page_writes.max(1) as f64),
+        sequential_share: crate::metrics::r6(sequential as f64 / requests as f64),
+        sizes: top_sizes(sizes),
+        run_lengths: Weighted { values: runs.keys().copied().collect(), weights: runs.values().copied().collect() },
+        space,
+        arrival: arrival_shape(gaps),
+    })
+}
+
+/// The most frequent sizes; each other size joins the nearest kept one.
+fn top_sizes(sizes: HashMap<u64, u64>) -> Weighted {
+    let mut all: Vec<(u64, u64)> = sizes.into_iter().collect();
+    all.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let (kept, rest) = all.split_at(all.len().min(MAX_SIZES));
+    let mut kept: BTreeMap<u64, u64> = kept.iter().copied().collect();
+    for &(s, n) in rest {
+        let near = *kept.keys().min_by_key(|&&k| k.abs_diff(s)).expect("at least one size is kept");
+        *kept.get_mut(&near).expect("kept") += n;
+    }
+    Weighted { values: kept.keys().copied().collect(), weights: kept.values().copied().collect() }
+}
+
+fn arrival_shape(mut gaps: Vec<u64>) -> ArrivalShape {
+    if gaps.is_empty() {
+        return ArrivalShape { mean_ns: 0.0, quantiles_ns: vec![0; QUANTILES] };
+    }
+    let mean_ns = gaps.iter().map(|&g| g as f64).sum::<f64>() / gaps.len() as f64;
+    gaps.sort_unstable();
+    let quantiles_ns = (0..QUANTILES)
+        .map(|i| gaps[((gaps.len() - 1) as f64 * i as f64 / (QUANTILES - 1) as f64).round() as usize])
+        .collect();
+    ArrivalShape { mean_ns, quantiles_ns }
+}
+
+impl FittedWorkload {
+    /// Read a fitted workload from TOML, checked.
+    pub fn from_toml(text: &str, origin: &str) -> Result<FittedWorkload, String> {
+        let w: FittedWorkload = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+        let bad = |what: &str| Err(format!("{origin}: {what}"));
+        if w.version != FIT_VERSION {
+            return bad(&format!(
+                "version {} (this ftlsim reads version {FIT_VERSION}; fit the trace again)",
+                w.version
+            ));
+        }
+        if w.sizes.values.is_empty() || w.sizes.values.len() != w.sizes.weights.len() {
+            return bad("sizes: values and weights must be non-empty and of one length");
+        }
+        if w.sizes.values.iter().any(|&s| s == 0 || s % 512 != 0) {
+            return bad("sizes: every size must be a positive multiple of 512 bytes");
+        }
+        if w.run_lengths.values.len() != w.run_lengths.weights.len() || w.run_lengths.values.contains(&0) {
+            return bad("run_lengths: values (>= 1) and weights must be of one length");
+        }
+        if w.space.touched.is_empty() || w.space.touched.iter().any(|t| t[0] >= w.space.extents || t[1] == 0) {
+            return bad("space.touched: [extent < extents, requests > 0] pairs, at least one");
+        }
+        if w.space.extent_bytes == 0 || !w.space.extent_bytes.is_multiple_of(4096) {
+            return bad("space.extent_bytes must be a positive multiple of 4096");
+        }
+        if w.arrival.quantiles_ns.len() < 2 || w.arrival.quantiles_ns.windows(2).any(|q| q[0] > q[1]) {
+            return bad("arrival.quantiles_ns: at least 2, in increasing order");
+        }
+        if !(0.0..=1.0).contains(&w.read_share) || !(0.0..=1.0 - w.read_share + 1e-9).contains(&w.trim_share) {
+            return bad("read_share and trim_share must be shares summing to at most 1");
+        }
+        Ok(w)
+    }
+}
+
+/// Draws requests of a fitted workload's shape on a span of `span_bytes`.
+#[derive(Debug, Clone)]
+pub struct FittedSampler {
+    sizes: Vec<(u64, u64)>,
+    size_total: u64,
+    runs: Vec<(u64, u64)>,
+    run_total: u64,
+    /// Cumulative request counts of the touched extents, for a binary search.
+    cum: Vec<u64>,
+    /// Each touched extent's first byte and length on the target span.
+    place: Vec<(u64, u64)>,
+    read_share: f64,
+    trim_share: f64,
+    quantiles: Vec<u64>,
+    /// Factor that gives the drawn gaps the trace's mean (the quantiles alone miss most of a
+    /// long tail between the last two).
+    gap_correction: f64,
+    span_bytes: u64,
+    align: u64,
+    /// The current run: requests left, next offset, its op.
+    run_left: u64,
+    next_offset: u64,
+    op: IoOp,
+}
+
+impl FittedSampler {
+    /// A sampler for `w` on a span of `span_bytes`, offsets aligned to `align` bytes.
+    pub fn new(w: &FittedWorkload, span_bytes: u64, align: u64) -> FittedSampler {
+        let scale = span_bytes as f64 / (w.space.extents as f64 * w.space.extent_bytes as f64);
+        let mut cum = Vec::with_capacity(w.space.touched.len());
+        let mut place = Vec::with_capacity(w.space.touched.len());
+        let mut acc = 0;
+        for &[i, n] in &w.space.touched {
+            acc += n;
+            cum.push(acc);
+            let start = ((i as f64 * w.space.extent_bytes as f64 * scale) as u64) / align * align;
+            let len = ((w.space.extent_bytes as f64 * scale) as u64 / align * align).max(align);
+            place.push((start.min(span_bytes.saturating_sub(align)), len));
+        }
+        let pairs = |v: &Weighted| v.values.iter().copied().zip(v.weights.iter().copied()).collect::<Vec<_>>();
+        let runs = if w.run_lengths.values.is_empty() { vec![(1, 1)] } else { pairs(&w.run_lengths) };
+        FittedSampler {
+            size_total: w.sizes.weights.iter().sum(),
+            sizes: pairs(&w.sizes),
+            run_total: runs.iter().map(|r| r.1).sum(),
+            runs,
+            cum,
+            place,
+            read_share: w.read_share,
+            trim_share: w.trim_share,
+            quantiles: w.arrival.quantiles_ns.clone(),
+            gap_correction: {
+                let q = &w.arrival.quantiles_ns;
+                let drawn = q.windows(2).map(|p| (p[0] + p[1]) as f64 / 2.0).sum::<f64>() / (q.len() - 1) as f64;
+                if drawn > 0.0 {
+                    w.arrival.mean_ns / drawn
+                } else {
+                    1.0
+                }
+            },
+            span_bytes,
+            align,
+            run_left: 0,
+            next_offset: 0,
+            op: IoOp::Write,
+        }
+    }
+
+    fn weighted<R: Rng>(rng: &mut R, items: &[(u64, u64)], total: u64) -> u64 {
+        let mut u = rng.gen_range(0..total.max(1));
+        for &(v, w) in items {
+            if u < w {
+                return v;
+            }
+            u -= w;
+        }
+        items.last().map_or(1, |i| i.0)
+    }
+
+    /// The next request's op, offset and size in bytes.
+    pub fn next<R: Rng>(&mut self, rng: &mut R) -> (IoOp, u64, u64) {
+        let size = Self::weighted(rng, &self.sizes, self.size_total).min(self.span_bytes);
+        if self.run_left == 0 || self.next_offset + size > self.span_bytes {
+            // A new run: its length from the run-length buckets (uniform within a bucket),
+            // its op from the mix, its start in an extent drawn by popularity.
+            let upper = Self::weighted(rng, &self.runs, self.run_total).max(1);
+            self.run_left = rng.gen_range(upper / 2 + 1..=upper);
+            let u: f64 = rng.gen();
+            self.op = if u < self.read_share {
+                IoOp::Read
+            } else if u < self.read_share + self.trim_share {
+                IoOp::Trim
+            } else {
+                IoOp::Write
+            };
+            let pick = rng.gen_range(0..*self.cum.last().expect("at least one extent"));
+            let k = self.cum.partition_point(|&c| c <= pick);
+            let (start, len) = self.place[k];
+            let slots = (len / self.align).max(1);
+            self.next_offset = (start + rng.gen_range(0..slots) * self.align).min(self.span_bytes - size);
+            self.next_offset = self.next_offset / 512 * 512;
+        }
+        let offset = self.next_offset;
+        self.next_offset += size;
+        self.run_left -= 1;
+        (self.op, offset, size)
+    }
+
+    /// An inter-arrival time drawn from the fitted quantiles (linear between them), scaled so
+    /// that the gaps' mean is the trace's, ns.
+    pub fn gap_ns<R: Rng>(&self, rng: &mut R) -> f64 {
+        let q = &self.quantiles;
+        let x = rng.gen::<f64>() * (q.len() - 1) as f64;
+        let i = (x as usize).min(q.len() - 2);
+        let f = x - i as f64;
+        (q[i] as f64 + (q[i + 1] as f64 - q[i] as f64) * f) * self.gap_correction
+    }
+}

@@ -1,0 +1,93 @@
+//! Issue 14: a trace fitted by `ftlsim trace fit` and replayed by the generator keeps the
+//! trace's shape: the same mix, request sizes, sequential share and skew within a documented
+//! tolerance (docs/workloads.md, "Trace-shaped workloads"), on every shared trace sample.
+
+use ftlsim_core::fitted::{fit, FittedWorkload};
+use ftlsim_core::host::IoOp;
+use ftlsim_core::trace::{detect, ParserOptions, RecordReader};
+use ftlsim_core::workload::{Generator, WorkloadSpec};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+fn shared(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(name)
+}
+
+/// What the round trip compares: read share, mean size, sequential share, top-10% extent
+/// share.
+fn shape(reqs: &[(IoOp, u64, u64)], extent: u64) -> (f64, f64, f64, f64) {
+    let n = reqs.len() as f64;
+    let reads = reqs.iter().filter(|r| r.0 == IoOp::Read).count() as f64 / n;
+    let mean_size = reqs.iter().map(|r| r.2 as f64).sum::<f64>() / n;
+    // Sequential: a request starting where the previous one of its device ended (devices are
+    // 2^40 bytes apart in the original's layout), as `trace stats` counts it.
+    let mut last_end: HashMap<u64, u64> = HashMap::new();
+    let seq = reqs.iter().filter(|r| last_end.insert(r.1 >> 40, r.1 + r.2) == Some(r.1)).count() as f64 / n;
+    let mut per: HashMap<u64, u64> = HashMap::new();
+    for r in reqs {
+        *per.entry(r.1 / extent).or_insert(0) += 1;
+    }
+    let mut c: Vec<u64> = per.into_values().collect();
+    c.sort_unstable_by(|a, b| b.cmp(a));
+    let top = c[..(c.len() as f64 * 0.1).ceil() as usize].iter().sum::<u64>() as f64 / n;
+    (reads, mean_size, seq, top)
+}
+
+#[test]
+fn fitted_traces_replay_with_their_shape() {
+    for name in [
+        "financial1-first10k.ssdsim.ascii",
+        "msr-hm0-first1k.csv",
+        "websearch-small.mqsim.trace",
+        "systor17-sample.csv",
+    ] {
+        let path = shared(name);
+        let opts = ParserOptions::default();
+        let format = detect(&path, &opts).unwrap();
+        let w = fit(RecordReader::new(&path, format, &opts, false).unwrap(), name, 1 << 20).unwrap();
+        // The original, on the fitted layout (one device; multi-device traces side by side).
+        let mut orig = Vec::new();
+        let mut reader = RecordReader::new(&path, format, &opts, false).unwrap();
+        for rec in reader.by_ref() {
+            let (_, r) = rec.unwrap();
+            orig.push((r.op, r.offset_sector * 512 + u64::from(r.device) * (1 << 40), u64::from(r.sectors) * 512));
+        }
+        // Replayed from the TOML file on a span of exactly the trace's range, 4x as long.
+        let file = std::env::temp_dir().join(format!("ftlsim-fit-{}-{name}.toml", std::process::id()));
+        std::fs::write(&file, toml::to_string(&w).unwrap()).unwrap();
+        let back = FittedWorkload::from_toml(&std::fs::read_to_string(&file).unwrap(), "f").unwrap();
+        assert_eq!(back, w, "{name}: the TOML round trip keeps every field");
+        let spec =
+            WorkloadSpec::parse(&format!("file:{},requests={},align=512", file.display(), 4 * w.requests)).unwrap();
+        let span = w.space.extents * w.space.extent_bytes;
+        let gen: Vec<(IoOp, u64, u64)> = Generator::new(&spec, span, 7)
+            .unwrap()
+            .map(|r| (r.op, r.offset_sector * 512, u64::from(r.sectors) * 512))
+            .collect();
+        assert_eq!(gen.len() as u64, 4 * w.requests);
+        assert!(gen.iter().all(|r| r.1 + r.2 <= span), "{name}: inside the span");
+        let (r0, s0, q0, t0) = shape(&orig, w.space.extent_bytes);
+        let (r1, s1, q1, t1) = shape(&gen, w.space.extent_bytes);
+        let msg = format!("{name}: original read {r0:.3} size {s0:.0} seq {q0:.3} top10 {t0:.3}, fitted read {r1:.3} size {s1:.0} seq {q1:.3} top10 {t1:.3}");
+        assert!((r0 - r1).abs() <= 0.03, "{msg}");
+        assert!((s0 - s1).abs() <= 0.10 * s0, "{msg}");
+        assert!((q0 - q1).abs() <= 0.05, "{msg}");
+        assert!((t0 - t1).abs() <= 0.10, "{msg}");
+        eprintln!("{msg}");
+        // Timing: the trace's mean inter-arrival time, and `rate=` sets the mean rate.
+        let mean_gap = |spec: &WorkloadSpec| {
+            let t: Vec<u64> = Generator::new(spec, span, 3).unwrap().map(|r| r.arrival_ns).collect();
+            t[t.len() - 1] as f64 / (t.len() - 1) as f64
+        };
+        let same = mean_gap(&spec);
+        assert!(
+            (same - w.arrival.mean_ns).abs() <= 0.15 * w.arrival.mean_ns,
+            "{name}: mean gap {same} vs {}",
+            w.arrival.mean_ns
+        );
+        let fast = WorkloadSpec::parse(&format!("file:{},requests=20000,rate=5000", file.display())).unwrap();
+        let g = mean_gap(&fast);
+        assert!((g - 200_000.0).abs() <= 0.15 * 200_000.0, "{name}: rate 5000/s gives a mean gap of {g} ns");
+        let _ = std::fs::remove_file(&file);
+    }
+}
