@@ -8,8 +8,10 @@
 //!
 //! Kept as summaries rather than the trace itself: sizes (the 64 most frequent), extents
 //! (at most 65,536: the extent doubles until the range fits), run lengths (power-of-two
-//! buckets) and inter-arrival times (129 quantiles). Not kept: which extent a run continues
-//! into, correlations between size and place, and temporal locality beyond popularity.
+//! buckets), re-references (how many runs ago a run's start offset last started one, in
+//! power-of-two buckets up to 65,536: temporal locality) and inter-arrival times (16 buckets
+//! of equal count with the transitions between consecutive gaps' buckets: bursts). Not kept:
+//! correlations between size, op and place.
 
 use crate::error::TraceError;
 use crate::host::IoOp;
@@ -19,13 +21,15 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 /// Format version of the TOML file.
-pub const FIT_VERSION: u32 = 1;
+pub const FIT_VERSION: u32 = 2;
 /// Most extents kept; a wider address range doubles the extent size.
 const MAX_EXTENTS: u64 = 65_536;
 /// Most distinct request sizes kept; the rest join the nearest kept size.
 const MAX_SIZES: usize = 64;
-/// Inter-arrival quantiles kept (0, 1/128, ..., 1).
-const QUANTILES: usize = 129;
+/// Inter-arrival buckets (equal counts of the trace's gaps).
+const GAP_BUCKETS: usize = 16;
+/// Longest re-reference distance kept, in runs; older ones count as first references.
+const MAX_REUSE: u64 = 65_536;
 
 /// A trace's shape (`ftlsim trace fit`; docs/workloads.md, "Trace-shaped workloads").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,6 +52,11 @@ pub struct FittedWorkload {
     pub sizes: Weighted,
     /// Sequential run lengths in requests: each value is a power-of-two bucket's upper bound.
     pub run_lengths: Weighted,
+    /// Runs whose start offset started a run before: how many runs ago, as power-of-two
+    /// buckets' upper bounds (at most 65,536).
+    pub reuse: Weighted,
+    /// Runs starting at an offset no run started at in the last 65,536 runs.
+    pub first_references: u64,
     /// Where requests land.
     pub space: Space,
     /// Inter-arrival times.
@@ -83,8 +92,11 @@ pub struct Space {
 pub struct ArrivalShape {
     /// Mean, ns.
     pub mean_ns: f64,
-    /// Quantiles at 0, 1/128, ..., 1, ns.
-    pub quantiles_ns: Vec<u64>,
+    /// Edges of 16 buckets holding equal shares of the gaps (17 values, min to max), ns.
+    pub edges_ns: Vec<u64>,
+    /// `transitions[a][b]`: gaps in bucket `b` right after one in bucket `a` (bursts are
+    /// short gaps following short gaps).
+    pub transitions: Vec<Vec<u64>>,
 }
 
 /// Fit `reader`'s trace with popularity at `extent_bytes` (a multiple of 4 KiB; doubled until
@@ -107,6 +119,10 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
     let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
     let (mut run, mut sequential) = (0u64, 0u64);
     let mut gaps: Vec<u64> = Vec::new();
+    let mut run_starts = 0u64;
+    let mut last_start: HashMap<(u32, u64), u64> = HashMap::new();
+    let mut reuse: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut first_references = 0u64;
     let mut prev_t: Option<u64> = None;
     // Popularity is counted at 4 KiB first and regrouped once the range is known.
     const UNIT: u64 = 4096;
@@ -133,6 +149,13 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
                 *runs.entry(run.next_power_of_two()).or_insert(0) += 1;
             }
             run = 1;
+            match last_start.insert((r.device, r.offset_sector), run_starts) {
+                Some(before) if run_starts - before <= MAX_REUSE => {
+                    *reuse.entry((run_starts - before).next_power_of_two()).or_insert(0) += 1
+                }
+                _ => first_references += 1,
+            }
+            run_starts += 1;
         }
         if r.op == IoOp::Write {
             for p in start / UNIT..end.div_ceil(UNIT) {
@@ -193,6 +216,8 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
         sequential_share: crate::metrics::r6(sequential as f64 / requests as f64),
         sizes: top_sizes(sizes),
         run_lengths: Weighted { values: runs.keys().copied().collect(), weights: runs.values().copied().collect() },
+        reuse: Weighted { values: reuse.keys().copied().collect(), weights: reuse.values().copied().collect() },
+        first_references,
         space,
         arrival: arrival_shape(gaps),
     })
@@ -211,16 +236,32 @@ fn top_sizes(sizes: HashMap<u64, u64>) -> Weighted {
     Weighted { values: kept.keys().copied().collect(), weights: kept.values().copied().collect() }
 }
 
-fn arrival_shape(mut gaps: Vec<u64>) -> ArrivalShape {
+fn arrival_shape(gaps: Vec<u64>) -> ArrivalShape {
     if gaps.is_empty() {
-        return ArrivalShape { mean_ns: 0.0, quantiles_ns: vec![0; QUANTILES] };
+        return ArrivalShape {
+            mean_ns: 0.0,
+            edges_ns: vec![0; GAP_BUCKETS + 1],
+            transitions: vec![vec![0; GAP_BUCKETS]; GAP_BUCKETS],
+        };
     }
     let mean_ns = gaps.iter().map(|&g| g as f64).sum::<f64>() / gaps.len() as f64;
-    gaps.sort_unstable();
-    let quantiles_ns = (0..QUANTILES)
-        .map(|i| gaps[((gaps.len() - 1) as f64 * i as f64 / (QUANTILES - 1) as f64).round() as usize])
+    let mut sorted = gaps.clone();
+    sorted.sort_unstable();
+    let edges_ns: Vec<u64> = (0..=GAP_BUCKETS)
+        .map(|i| sorted[((sorted.len() - 1) as f64 * i as f64 / GAP_BUCKETS as f64).round() as usize])
         .collect();
-    ArrivalShape { mean_ns, quantiles_ns }
+    let mut transitions = vec![vec![0u64; GAP_BUCKETS]; GAP_BUCKETS];
+    let bucket = |g: u64| gap_bucket(&edges_ns, g);
+    for w in gaps.windows(2) {
+        transitions[bucket(w[0])][bucket(w[1])] += 1;
+    }
+    ArrivalShape { mean_ns, edges_ns, transitions }
+}
+
+/// The bucket of a gap: the first whose upper edge is at least the gap (ties to the lowest,
+/// so a run of equal gaps, such as the zeros of a burst, shares one bucket).
+fn gap_bucket(edges: &[u64], g: u64) -> usize {
+    edges[1..].partition_point(|&e| e < g).min(edges.len() - 2)
 }
 
 impl FittedWorkload {
@@ -249,8 +290,16 @@ impl FittedWorkload {
         if w.space.extent_bytes == 0 || !w.space.extent_bytes.is_multiple_of(4096) {
             return bad("space.extent_bytes must be a positive multiple of 4096");
         }
-        if w.arrival.quantiles_ns.len() < 2 || w.arrival.quantiles_ns.windows(2).any(|q| q[0] > q[1]) {
-            return bad("arrival.quantiles_ns: at least 2, in increasing order");
+        let a = &w.arrival;
+        if a.edges_ns.len() < 2
+            || a.edges_ns.windows(2).any(|q| q[0] > q[1])
+            || a.transitions.len() != a.edges_ns.len() - 1
+            || a.transitions.iter().any(|row| row.len() != a.edges_ns.len() - 1)
+        {
+            return bad("arrival: increasing edges_ns and a square transitions table of one row per bucket");
+        }
+        if w.reuse.values.len() != w.reuse.weights.len() || w.reuse.values.iter().any(|&d| d == 0 || d > MAX_REUSE) {
+            return bad("reuse: values in [1, 65536] and weights of one length");
         }
         if !(0.0..=1.0).contains(&w.read_share) || !(0.0..=1.0 - w.read_share + 1e-9).contains(&w.trim_share) {
             return bad("read_share and trim_share must be shares summing to at most 1");
@@ -272,10 +321,21 @@ pub struct FittedSampler {
     place: Vec<(u64, u64)>,
     read_share: f64,
     trim_share: f64,
-    quantiles: Vec<u64>,
-    /// Factor that gives the drawn gaps the trace's mean (the quantiles alone miss most of a
-    /// long tail between the last two).
+    edges: Vec<u64>,
+    /// Cumulative transition counts per row (a row without any takes the overall counts).
+    transitions: Vec<Vec<u64>>,
+    /// The bucket of the last gap drawn.
+    gap_state: usize,
+    /// Factor that gives the drawn gaps the trace's mean (drawing uniformly inside a bucket
+    /// misses most of a long tail).
     gap_correction: f64,
+    /// Re-reference distances in runs (bucket upper bounds) with counts; the last entry, with
+    /// distance 0, stands for first references.
+    reuse: Vec<(u64, u64)>,
+    reuse_total: u64,
+    /// Start offsets of the last 65,536 runs, a ring.
+    recent: Vec<u64>,
+    runs_started: u64,
     span_bytes: u64,
     align: u64,
     /// The current run: requests left, next offset, its op.
@@ -309,16 +369,47 @@ impl FittedSampler {
             place,
             read_share: w.read_share,
             trim_share: w.trim_share,
-            quantiles: w.arrival.quantiles_ns.clone(),
+            edges: w.arrival.edges_ns.clone(),
+            transitions: {
+                let n = w.arrival.transitions.len();
+                let overall: Vec<u64> = (0..n).map(|b| w.arrival.transitions.iter().map(|r| r[b]).sum()).collect();
+                w.arrival
+                    .transitions
+                    .iter()
+                    .map(|row| {
+                        let row = if row.iter().sum::<u64>() == 0 { &overall } else { row };
+                        row.iter()
+                            .scan(0u64, |acc, &c| {
+                                *acc += c;
+                                Some(*acc)
+                            })
+                            .collect()
+                    })
+                    .collect()
+            },
+            gap_state: 0,
             gap_correction: {
-                let q = &w.arrival.quantiles_ns;
-                let drawn = q.windows(2).map(|p| (p[0] + p[1]) as f64 / 2.0).sum::<f64>() / (q.len() - 1) as f64;
-                if drawn > 0.0 {
+                let e = &w.arrival.edges_ns;
+                let counts: Vec<u64> =
+                    (0..e.len() - 1).map(|b| w.arrival.transitions.iter().map(|r| r[b]).sum()).collect();
+                let total = counts.iter().sum::<u64>() as f64;
+                let drawn =
+                    counts.iter().enumerate().map(|(b, &c)| c as f64 * (e[b] + e[b + 1]) as f64 / 2.0).sum::<f64>()
+                        / total.max(1.0);
+                if drawn > 0.0 && total > 0.0 {
                     w.arrival.mean_ns / drawn
                 } else {
                     1.0
                 }
             },
+            reuse: {
+                let mut r = pairs(&w.reuse);
+                r.push((0, w.first_references.max(1)));
+                r
+            },
+            reuse_total: w.reuse.weights.iter().sum::<u64>() + w.first_references.max(1),
+            recent: vec![0; MAX_REUSE as usize],
+            runs_started: 0,
             span_bytes,
             align,
             run_left: 0,
@@ -354,12 +445,24 @@ impl FittedSampler {
             } else {
                 IoOp::Write
             };
-            let pick = rng.gen_range(0..*self.cum.last().expect("at least one extent"));
-            let k = self.cum.partition_point(|&c| c <= pick);
-            let (start, len) = self.place[k];
-            let slots = (len / self.align).max(1);
-            self.next_offset = (start + rng.gen_range(0..slots) * self.align).min(self.span_bytes - size);
-            self.next_offset = self.next_offset / 512 * 512;
+            // A re-reference: the start of a run that many runs ago; else a place by popularity.
+            let upper = Self::weighted(rng, &self.reuse, self.reuse_total);
+            let reused = (upper > 0 && upper <= self.runs_started).then(|| {
+                let d = rng.gen_range(upper / 2 + 1..=upper).min(self.runs_started);
+                self.recent[((self.runs_started - d) % MAX_REUSE) as usize]
+            });
+            self.next_offset = match reused {
+                Some(o) => o.min(self.span_bytes - size),
+                None => {
+                    let pick = rng.gen_range(0..*self.cum.last().expect("at least one extent"));
+                    let k = self.cum.partition_point(|&c| c <= pick);
+                    let (start, len) = self.place[k];
+                    let slots = (len / self.align).max(1);
+                    (start + rng.gen_range(0..slots) * self.align).min(self.span_bytes - size) / 512 * 512
+                }
+            };
+            self.recent[(self.runs_started % MAX_REUSE) as usize] = self.next_offset;
+            self.runs_started += 1;
         }
         let offset = self.next_offset;
         self.next_offset += size;
@@ -367,13 +470,19 @@ impl FittedSampler {
         (self.op, offset, size)
     }
 
-    /// An inter-arrival time drawn from the fitted quantiles (linear between them), scaled so
-    /// that the gaps' mean is the trace's, ns.
-    pub fn gap_ns<R: Rng>(&self, rng: &mut R) -> f64 {
-        let q = &self.quantiles;
-        let x = rng.gen::<f64>() * (q.len() - 1) as f64;
-        let i = (x as usize).min(q.len() - 2);
-        let f = x - i as f64;
-        (q[i] as f64 + (q[i + 1] as f64 - q[i] as f64) * f) * self.gap_correction
+    /// An inter-arrival time: its bucket drawn given the last gap's (the trace's transitions),
+    /// uniform inside the bucket, scaled so that the gaps' mean is the trace's, ns.
+    pub fn gap_ns<R: Rng>(&mut self, rng: &mut R) -> f64 {
+        let row = &self.transitions[self.gap_state];
+        let total = *row.last().unwrap_or(&0);
+        let b = if total == 0 {
+            0
+        } else {
+            let pick = rng.gen_range(0..total);
+            row.partition_point(|&c| c <= pick)
+        };
+        self.gap_state = b.min(self.edges.len() - 2);
+        let (lo, hi) = (self.edges[self.gap_state] as f64, self.edges[self.gap_state + 1] as f64);
+        (lo + (hi - lo) * rng.gen::<f64>()) * self.gap_correction
     }
 }

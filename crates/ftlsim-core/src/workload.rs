@@ -498,7 +498,7 @@ impl Iterator for Generator {
             }
             Arrival::Fitted { scale } => {
                 if self.issued > 0 {
-                    let gap = match &self.fitted {
+                    let gap = match self.fitted.as_mut() {
                         Some(f) => f.gap_ns(&mut self.rng),
                         None => 0.0,
                     };
