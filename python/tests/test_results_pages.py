@@ -1,0 +1,38 @@
+"""Issue 14: every docs/results page regenerates from its script as committed: the numbers
+and sentences come from the run that writes the page (only the stated wall time differs)."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+#: (script, environment variable of its page, of its output directory, the committed page).
+PAGES = [
+    ("experiments/trace-fit/run", "TRACE_FIT_DOC", "TRACE_FIT_OUT", "docs/results/trace-fit.md"),
+    ("experiments/thesis-ch5/run", "THESIS_CH5_DOC", "THESIS_CH5_OUT", "docs/results/thesis-ch5.md"),
+    ("experiments/pcftl/run", "PCFTL_DOC", "PCFTL_OUT", "docs/results/pcftl.md"),
+]
+
+
+def without_wall_time(text: str) -> str:
+    """The page with its wall-clock figures (`40 s`) blanked: they are the run's, not the
+    simulation's."""
+    return re.sub(r"\b\d+ s\b", "N s", text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script,doc_var,out_var,page", PAGES, ids=[p[0].split("/")[1] for p in PAGES])
+def test_results_page_regenerates_as_committed(script, doc_var, out_var, page, tmp_path):
+    doc = tmp_path / Path(page).name
+    env = dict(os.environ, **{doc_var: str(doc), out_var: str(tmp_path / "out")})
+    p = subprocess.run([sys.executable, str(REPO / script)], env=env, capture_output=True, text=True, cwd=REPO)
+    assert p.returncode == 0, p.stderr[-3000:]
+    got, want = without_wall_time(doc.read_text()), without_wall_time((REPO / page).read_text())
+    if got != want:
+        diff = [f"- {a}\n+ {b}" for a, b in zip(want.splitlines(), got.splitlines()) if a != b]
+        pytest.fail(f"{page} differs from what {script} writes now:\n" + "\n".join(diff[:10]))
