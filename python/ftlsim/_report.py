@@ -9,7 +9,6 @@ import json
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union, cast
 import numpy as np
 import pandas as pd
 
+from ._config import Config
 from ._run import Result, RunDetail, latency_frame
 
 if TYPE_CHECKING:
@@ -69,17 +69,14 @@ class Entry:
 
 def _load_dir(path: Path) -> Result:
     """A run directory written by ``ftlsim run`` (results.json, timeseries.csv, config.toml)."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # Python < 3.11
-        import tomli as tomllib
     summary = json.loads((path / "results.json").read_text())
     ts_path = path / "timeseries.csv"
     # A CSV file's column names are strings.
     ts = (cast("dict[str, list[Any]]", pd.read_csv(ts_path).to_dict(orient="list"))
           if ts_path.exists() and ts_path.stat().st_size else {})
     cfg_path = path / "config.toml"
-    cfg = tomllib.loads(cfg_path.read_text()) if cfg_path.exists() else {}
+    # The same dict as Result.config: the config as the core reads it, defaults filled in.
+    cfg = Config.from_file(cfg_path).to_dict() if cfg_path.exists() else {}
     return Result(summary, ts, cfg)
 
 

@@ -65,16 +65,19 @@ fn a_failed_run_leaves_the_previous_results_untouched() {
     let cfg = d.join("small.toml");
     std::fs::write(&cfg, SMALL).unwrap();
     let out = d.join("out");
-    let ok = ftlsim(&[
-        "run",
-        "--config",
-        cfg.to_str().unwrap(),
-        "--workload",
-        "requests=500",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let run_ok = || {
+        ftlsim(&[
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--workload",
+            "requests=500",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let ok = run_ok();
     assert!(ok.status.success(), "{}", stderr(&ok));
     let read = |n: &str| std::fs::read(out.join(n)).unwrap();
     let before: Vec<Vec<u8>> = ["results.json", "timeseries.csv", "config.toml"].iter().map(|n| read(n)).collect();
@@ -101,16 +104,7 @@ fn a_failed_run_leaves_the_previous_results_untouched() {
     assert_eq!(files_in(&out), vec!["config.toml", "results.json", "timeseries.csv"], "no staging left");
     // Staging that a killed run left (its process is gone) is cleared by the next run.
     std::fs::create_dir(out.join(".ftlsim-partial-4000000000-x")).unwrap();
-    let ok = ftlsim(&[
-        "run",
-        "--config",
-        cfg.to_str().unwrap(),
-        "--workload",
-        "requests=500",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let ok = run_ok();
     assert!(ok.status.success(), "{}", stderr(&ok));
     assert_eq!(files_in(&out), vec!["config.toml", "results.json", "timeseries.csv"]);
     // Into a fresh directory: nothing that looks like a result.

@@ -308,31 +308,62 @@ impl FittedWorkload {
     }
 }
 
+/// Values drawn in proportion to their weights: cumulative weights and a binary search, so a
+/// draw costs O(log n) whatever the number of values.
+#[derive(Debug, Clone)]
+struct Cumulative {
+    values: Vec<u64>,
+    cum: Vec<u64>,
+}
+
+impl Cumulative {
+    fn new(pairs: impl IntoIterator<Item = (u64, u64)>) -> Cumulative {
+        let (mut values, mut cum, mut acc) = (Vec::new(), Vec::new(), 0u64);
+        for (v, w) in pairs {
+            acc += w;
+            values.push(v);
+            cum.push(acc);
+        }
+        Cumulative { values, cum }
+    }
+
+    /// The index of a value drawn by weight (0, without a draw, when all weights are 0).
+    fn index<R: Rng>(&self, rng: &mut R) -> usize {
+        let total = self.cum.last().copied().unwrap_or(0);
+        if total == 0 {
+            return 0;
+        }
+        let pick = rng.gen_range(0..total);
+        self.cum.partition_point(|&c| c <= pick)
+    }
+
+    fn draw<R: Rng>(&self, rng: &mut R) -> u64 {
+        self.values.get(self.index(rng)).copied().unwrap_or(1)
+    }
+}
+
 /// Draws requests of a fitted workload's shape on a span of `span_bytes`.
 #[derive(Debug, Clone)]
 pub struct FittedSampler {
-    sizes: Vec<(u64, u64)>,
-    size_total: u64,
-    runs: Vec<(u64, u64)>,
-    run_total: u64,
-    /// Cumulative request counts of the touched extents, for a binary search.
-    cum: Vec<u64>,
+    sizes: Cumulative,
+    runs: Cumulative,
+    /// The touched extents by request count.
+    extents: Cumulative,
     /// Each touched extent's first byte and length on the target span.
     place: Vec<(u64, u64)>,
     read_share: f64,
     trim_share: f64,
     edges: Vec<u64>,
-    /// Cumulative transition counts per row (a row without any takes the overall counts).
-    transitions: Vec<Vec<u64>>,
+    /// The next gap's bucket by the last one's (a row without any takes the overall counts).
+    transitions: Vec<Cumulative>,
     /// The bucket of the last gap drawn.
     gap_state: usize,
     /// Factor that gives the drawn gaps the trace's mean (drawing uniformly inside a bucket
     /// misses most of a long tail).
     gap_correction: f64,
-    /// Re-reference distances in runs (bucket upper bounds) with counts; the last entry, with
-    /// distance 0, stands for first references.
-    reuse: Vec<(u64, u64)>,
-    reuse_total: u64,
+    /// Re-reference distances in runs (bucket upper bounds) by count; distance 0 stands for
+    /// first references.
+    reuse: Cumulative,
     /// Start offsets of the last 65,536 runs, a ring.
     recent: Vec<u64>,
     runs_started: u64,
@@ -348,66 +379,46 @@ impl FittedSampler {
     /// A sampler for `w` on a span of `span_bytes`, offsets aligned to `align` bytes.
     pub fn new(w: &FittedWorkload, span_bytes: u64, align: u64) -> FittedSampler {
         let scale = span_bytes as f64 / (w.space.extents as f64 * w.space.extent_bytes as f64);
-        let mut cum = Vec::with_capacity(w.space.touched.len());
-        let mut place = Vec::with_capacity(w.space.touched.len());
-        let mut acc = 0;
-        for &[i, n] in &w.space.touched {
-            acc += n;
-            cum.push(acc);
-            let start = ((i as f64 * w.space.extent_bytes as f64 * scale) as u64) / align * align;
-            let len = ((w.space.extent_bytes as f64 * scale) as u64 / align * align).max(align);
-            place.push((start.min(span_bytes.saturating_sub(align)), len));
-        }
+        let place = w
+            .space
+            .touched
+            .iter()
+            .map(|&[i, _]| {
+                let start = ((i as f64 * w.space.extent_bytes as f64 * scale) as u64) / align * align;
+                let len = ((w.space.extent_bytes as f64 * scale) as u64 / align * align).max(align);
+                (start.min(span_bytes.saturating_sub(align)), len)
+            })
+            .collect();
         let pairs = |v: &Weighted| v.values.iter().copied().zip(v.weights.iter().copied()).collect::<Vec<_>>();
         let runs = if w.run_lengths.values.is_empty() { vec![(1, 1)] } else { pairs(&w.run_lengths) };
+        let a = &w.arrival;
+        // How many gaps fall in each bucket: the rows' sums column by column.
+        let per_bucket: Vec<u64> =
+            (0..a.edges_ns.len() - 1).map(|b| a.transitions.iter().map(|r| r[b]).sum()).collect();
+        let total = per_bucket.iter().sum::<u64>() as f64;
+        let drawn = per_bucket
+            .iter()
+            .enumerate()
+            .map(|(b, &c)| c as f64 * (a.edges_ns[b] + a.edges_ns[b + 1]) as f64 / 2.0)
+            .sum::<f64>()
+            / total.max(1.0);
+        let by_bucket = |row: &[u64]| Cumulative::new(row.iter().copied().enumerate().map(|(b, c)| (b as u64, c)));
         FittedSampler {
-            size_total: w.sizes.weights.iter().sum(),
-            sizes: pairs(&w.sizes),
-            run_total: runs.iter().map(|r| r.1).sum(),
-            runs,
-            cum,
+            sizes: Cumulative::new(pairs(&w.sizes)),
+            runs: Cumulative::new(runs),
+            extents: Cumulative::new(w.space.touched.iter().enumerate().map(|(k, t)| (k as u64, t[1]))),
             place,
             read_share: w.read_share,
             trim_share: w.trim_share,
-            edges: w.arrival.edges_ns.clone(),
-            transitions: {
-                let n = w.arrival.transitions.len();
-                let overall: Vec<u64> = (0..n).map(|b| w.arrival.transitions.iter().map(|r| r[b]).sum()).collect();
-                w.arrival
-                    .transitions
-                    .iter()
-                    .map(|row| {
-                        let row = if row.iter().sum::<u64>() == 0 { &overall } else { row };
-                        row.iter()
-                            .scan(0u64, |acc, &c| {
-                                *acc += c;
-                                Some(*acc)
-                            })
-                            .collect()
-                    })
-                    .collect()
-            },
+            edges: a.edges_ns.clone(),
+            transitions: a
+                .transitions
+                .iter()
+                .map(|row| by_bucket(if row.iter().sum::<u64>() == 0 { &per_bucket } else { row }))
+                .collect(),
             gap_state: 0,
-            gap_correction: {
-                let e = &w.arrival.edges_ns;
-                let counts: Vec<u64> =
-                    (0..e.len() - 1).map(|b| w.arrival.transitions.iter().map(|r| r[b]).sum()).collect();
-                let total = counts.iter().sum::<u64>() as f64;
-                let drawn =
-                    counts.iter().enumerate().map(|(b, &c)| c as f64 * (e[b] + e[b + 1]) as f64 / 2.0).sum::<f64>()
-                        / total.max(1.0);
-                if drawn > 0.0 && total > 0.0 {
-                    w.arrival.mean_ns / drawn
-                } else {
-                    1.0
-                }
-            },
-            reuse: {
-                let mut r = pairs(&w.reuse);
-                r.push((0, w.first_references.max(1)));
-                r
-            },
-            reuse_total: w.reuse.weights.iter().sum::<u64>() + w.first_references.max(1),
+            gap_correction: if drawn > 0.0 && total > 0.0 { a.mean_ns / drawn } else { 1.0 },
+            reuse: Cumulative::new(pairs(&w.reuse).into_iter().chain([(0, w.first_references.max(1))])),
             recent: vec![0; MAX_REUSE as usize],
             runs_started: 0,
             span_bytes,
@@ -418,24 +429,13 @@ impl FittedSampler {
         }
     }
 
-    fn weighted<R: Rng>(rng: &mut R, items: &[(u64, u64)], total: u64) -> u64 {
-        let mut u = rng.gen_range(0..total.max(1));
-        for &(v, w) in items {
-            if u < w {
-                return v;
-            }
-            u -= w;
-        }
-        items.last().map_or(1, |i| i.0)
-    }
-
     /// The next request's op, offset and size in bytes.
     pub fn next<R: Rng>(&mut self, rng: &mut R) -> (IoOp, u64, u64) {
-        let size = Self::weighted(rng, &self.sizes, self.size_total).min(self.span_bytes);
+        let size = self.sizes.draw(rng).min(self.span_bytes);
         if self.run_left == 0 || self.next_offset + size > self.span_bytes {
             // A new run: its length from the run-length buckets (uniform within a bucket),
             // its op from the mix, its start in an extent drawn by popularity.
-            let upper = Self::weighted(rng, &self.runs, self.run_total).max(1);
+            let upper = self.runs.draw(rng).max(1);
             self.run_left = rng.gen_range(upper / 2 + 1..=upper);
             let u: f64 = rng.gen();
             self.op = if u < self.read_share {
@@ -446,7 +446,7 @@ impl FittedSampler {
                 IoOp::Write
             };
             // A re-reference: the start of a run that many runs ago; else a place by popularity.
-            let upper = Self::weighted(rng, &self.reuse, self.reuse_total);
+            let upper = self.reuse.draw(rng);
             let reused = (upper > 0 && upper <= self.runs_started).then(|| {
                 let d = rng.gen_range(upper / 2 + 1..=upper).min(self.runs_started);
                 self.recent[((self.runs_started - d) % MAX_REUSE) as usize]
@@ -454,9 +454,7 @@ impl FittedSampler {
             self.next_offset = match reused {
                 Some(o) => o.min(self.span_bytes - size),
                 None => {
-                    let pick = rng.gen_range(0..*self.cum.last().expect("at least one extent"));
-                    let k = self.cum.partition_point(|&c| c <= pick);
-                    let (start, len) = self.place[k];
+                    let (start, len) = self.place[self.extents.index(rng)];
                     let slots = (len / self.align).max(1);
                     (start + rng.gen_range(0..slots) * self.align).min(self.span_bytes - size) / 512 * 512
                 }
@@ -473,15 +471,7 @@ impl FittedSampler {
     /// An inter-arrival time: its bucket drawn given the last gap's (the trace's transitions),
     /// uniform inside the bucket, scaled so that the gaps' mean is the trace's, ns.
     pub fn gap_ns<R: Rng>(&mut self, rng: &mut R) -> f64 {
-        let row = &self.transitions[self.gap_state];
-        let total = *row.last().unwrap_or(&0);
-        let b = if total == 0 {
-            0
-        } else {
-            let pick = rng.gen_range(0..total);
-            row.partition_point(|&c| c <= pick)
-        };
-        self.gap_state = b.min(self.edges.len() - 2);
+        self.gap_state = self.transitions[self.gap_state].index(rng).min(self.edges.len() - 2);
         let (lo, hi) = (self.edges[self.gap_state] as f64, self.edges[self.gap_state + 1] as f64);
         (lo + (hi - lo) * rng.gen::<f64>()) * self.gap_correction
     }
