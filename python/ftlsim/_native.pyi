@@ -45,7 +45,7 @@ def run(
     trace: Optional[str] = None,
     trace_options: Optional[dict[str, Any]] = None,
     seed: int = 1,
-    fill: float = 1.0,
+    fill: Optional[float] = None,
     fill_offset: float = 0.0,
     steady_state: bool = False,
     load_state: Optional[str] = None,

@@ -158,7 +158,7 @@ def run(
     workload: Optional[str] = None,
     trace: Optional[PathLike] = None,
     trace_options: Optional[Mapping[str, Any]] = None,
-    fill: float = 1.0,
+    fill: Optional[float] = None,
     fill_offset: float = 0.0,
     steady_state: bool = False,
     seed: int = 1,
@@ -184,7 +184,8 @@ def run(
             ``max_requests``, ``time_window`` ("10s..20s"), ``repeat``, ``skip_bad_lines``,
             ``blkparse_queue``.
         fill, fill_offset, steady_state: preconditioning, as ``--fill``, ``--fill-offset``,
-            ``--steady-state``.
+            ``--steady-state``; ``fill=None`` takes the config's ``precondition.fill`` (1
+            unless the preset says otherwise).
         seed: seed of the workload and preconditioning.
         overrides: config keys to set, ``{"ftl.gc_victim": "fifo"}`` (the CLI's ``--set``),
             validated as the TOML file is.
@@ -229,7 +230,7 @@ def run(
             trace=os.fspath(trace) if trace is not None else None,
             trace_options=dict(trace_options) if trace_options else None,
             seed=int(seed),
-            fill=float(fill),
+            fill=None if fill is None else float(fill),
             fill_offset=float(fill_offset),
             steady_state=bool(steady_state),
             load_state=os.fspath(load_state) if load_state is not None else None,

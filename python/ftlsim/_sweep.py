@@ -163,15 +163,19 @@ def _snapshot_key(run: Mapping[str, Any]) -> Optional[str]:
     preconditions nothing worth sharing: a sequential fill alone is redone faster than a
     snapshot is saved and loaded (12 M pages/s against about 1 s for 8 GiB; python/bench.py),
     so only steady-state preconditioning is shared."""
-    if float(run.get("fill", 1.0)) <= 0.0 or not run.get("steady_state", False):
+    if not run.get("steady_state", False):
         return None
     try:
         cfg = _effective_config(run)
     except Exception:  # a bad point: it runs alone and its row says why
         return None
+    fill = run.get("fill")
+    fill = float(cfg["precondition"]["fill"] if fill is None else fill)
+    if fill <= 0.0:
+        return None
     key = {
         "config": {k: cfg[k] for k in _STATE_SHAPING},
-        "fill": float(run.get("fill", 1.0)),
+        "fill": fill,
         "fill_offset": float(run.get("fill_offset", 0.0)),
         "steady_state": bool(run.get("steady_state", False)),
         "seed": int(run.get("seed", 1)),

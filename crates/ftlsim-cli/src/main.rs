@@ -76,9 +76,10 @@ pub struct RunArgs {
     /// Seed of the workload and preconditioning.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Share of the logical space filled sequentially before measuring.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    fill: f64,
+    /// Share of the logical space filled sequentially before measuring [default: the
+    /// config's precondition.fill, 1 unless the preset says otherwise]
+    #[arg(long, allow_negative_numbers = true)]
+    fill: Option<f64>,
     /// Share of the logical space, from its start, left unwritten before the fill begins
     /// (fill + fill-offset <= 1): the workload's region starts empty on an otherwise full drive.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]

@@ -312,9 +312,9 @@ fn compare_reports_the_runs_that_worked_and_marks_the_one_that_failed() {
     let cfg = SMALL
         .replace("channels = 2", "channels = 1")
         .replace("planes_per_die = 2", "planes_per_die = 1")
-        .replace("blocks_per_plane = 64", "blocks_per_plane = 16")
+        .replace("blocks_per_plane = 64", "blocks_per_plane = 18")
         .replace("pages_per_block = 32", "pages_per_block = 4")
-        .replace("share = 0.1", "share = 0.3125")
+        .replace("share = 0.1", "share = 0.38")
         + "[nand]\ncopyback_same_parity = true\n[ftl]\ngc_threshold_blocks = 2\n[host]\nwrite_buffer_bytes = 0\n";
     std::fs::write(d.join("fig8.toml"), cfg).unwrap();
     let pages = (0..44u32).chain((0..44).filter(|l| l % 4 == 0 || l % 4 == 2));
@@ -378,6 +378,8 @@ fn issue_14_page_ftl_keeps_a_block_for_gc_on_a_drive_without_slack() {
         "overprovisioning.extra_blocks_per_plane=10",
         "--set",
         "ftl.gc_threshold_blocks=5",
+        "--fill",
+        "1",
         "--workload",
         "pattern=uniform,read=0,size=2k,requests=3e5",
         "--quiet",

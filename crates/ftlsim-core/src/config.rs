@@ -42,6 +42,24 @@ pub struct DriveConfig {
     /// Host interface.
     #[serde(default)]
     pub host: HostConfig,
+    /// The state the drive starts a run in, unless the run says otherwise.
+    #[serde(default)]
+    pub precondition: PreconditionDefaults,
+}
+
+/// `[precondition]`: the drive state a run starts from when `--fill` (Python `fill=`) is
+/// not given. A preset sets it where its paper implies a drive that is not full.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PreconditionDefaults {
+    /// Share of the logical space written sequentially before the run, in [0, 1].
+    pub fill: f64,
+}
+
+impl Default for PreconditionDefaults {
+    fn default() -> Self {
+        PreconditionDefaults { fill: 1.0 }
+    }
 }
 
 /// Over-provisioning; exactly one convention must be given (see module header).
@@ -457,6 +475,97 @@ pub struct Derived {
     pub write_buffer_pages: Option<u32>,
 }
 
+/// Whether GC can make progress on a full drive: the check `derive` makes for an FTL with
+/// one open block per host stream plus GC's, and each FTL repeats with its own open blocks
+/// and mapping metadata (demand-based FTLs keep translation pages in the planes too).
+pub struct GcRoom<'a> {
+    /// The drive.
+    pub geometry: &'a Geometry,
+    /// Host-visible pages: all of them hold data on a full drive.
+    pub logical_pages: u32,
+    /// Blocks per plane never allocated.
+    pub held_back: u32,
+    /// Foreground GC threshold, free blocks per plane.
+    pub gc_threshold: u32,
+    /// `ftl.background_gc_threshold_blocks` as the config gives it.
+    pub background_gc_threshold: Option<u32>,
+}
+
+impl GcRoom<'_> {
+    /// The most free blocks a plane can have on a full drive (every other block holding
+    /// valid pages only): what is left after the held-back and `open_blocks` blocks, the
+    /// plane's share of the data and its `metadata_pages` (rounded up to blocks).
+    pub fn max_free_blocks(&self, open_blocks: u32, metadata_pages: u64) -> i64 {
+        let g = self.geometry;
+        let per_plane = u64::from(self.logical_pages).div_ceil(u64::from(g.planes())) + metadata_pages;
+        let used = per_plane.div_ceil(u64::from(g.pages_per_block));
+        i64::from(g.blocks_per_plane) - i64::from(self.held_back) - i64::from(open_blocks) - used as i64
+    }
+
+    /// Check that a full plane keeps one block's worth of invalid pages beyond the GC reserve,
+    /// so that its greedy victim always has one and every collection gains (slowly: a WAF
+    /// near pages per block on a full drive), and that the background threshold can be
+    /// reached (idle-time GC would otherwise collect nearly valid blocks for ever). Returns
+    /// the background threshold: the configured one, else the foreground threshold + 2 or
+    /// what the drive can reach. `who` names the FTL in the error.
+    pub fn check(&self, who: &str, open_blocks: u32, metadata_pages: u64) -> Result<u32, ConfigError> {
+        let g = self.geometry;
+        let max_free = self.max_free_blocks(open_blocks, metadata_pages);
+        let t = self.gc_threshold;
+        let metadata = if metadata_pages == 0 {
+            String::new()
+        } else {
+            format!(" and {metadata_pages} pages of mapping metadata")
+        };
+        let data_blocks =
+            u64::from(self.logical_pages).div_ceil(u64::from(g.planes())).div_ceil(u64::from(g.pages_per_block));
+        let layout = format!(
+            "{who} on a full drive: {} blocks/plane, less {} held back, {open_blocks} open blocks and {data_blocks} \
+             blocks of data{metadata} per plane, leave at most {max_free} free blocks per plane",
+            g.blocks_per_plane, self.held_back,
+        );
+        if i64::from(t) + 1 > max_free {
+            // The most data that leaves the threshold one block of room: whole blocks per plane.
+            let room_blocks = i64::from(g.blocks_per_plane)
+                - i64::from(self.held_back)
+                - i64::from(open_blocks)
+                - i64::from(t)
+                - 1
+                - metadata_pages.div_ceil(u64::from(g.pages_per_block)) as i64;
+            let max_logical = room_blocks.max(0) as u64 * u64::from(g.pages_per_block) * u64::from(g.planes());
+            return Err(invalid(
+                "ftl.gc_threshold_blocks",
+                t,
+                format!(
+                    "GC cannot make progress with {} logical pages: one block per plane must stay free of valid \
+                     data beyond the GC reserve, and {layout}; lower {}the logical space to {max_logical} pages (raise \
+                     the over-provisioning)",
+                    self.logical_pages,
+                    if max_free > 2 { format!("the threshold to {} or ", max_free - 1) } else { String::new() },
+                ),
+            ));
+        }
+        let reachable = (max_free - 1) as u32;
+        match self.background_gc_threshold {
+            Some(bg) if bg < t => Err(invalid(
+                "ftl.background_gc_threshold_blocks",
+                bg,
+                format!("must be >= ftl.gc_threshold_blocks = {t}"),
+            )),
+            Some(bg) if bg > reachable => Err(invalid(
+                "ftl.background_gc_threshold_blocks",
+                bg,
+                format!(
+                    "must be at most {reachable}, or idle-time GC keeps collecting nearly valid blocks for a goal \
+                     it cannot reach: {layout}"
+                ),
+            )),
+            Some(bg) => Ok(bg),
+            None => Ok((t + 2).min(reachable)),
+        }
+    }
+}
+
 fn ge1(key: &str, v: u32) -> Result<(), ConfigError> {
     if v == 0 {
         return Err(invalid(key, v, "must be >= 1"));
@@ -677,37 +786,14 @@ impl DriveConfig {
                 ),
             ));
         }
-        // Blocks in use by data must leave room for the reserve and one block per plane more:
-        // then a full plane still holds a block's worth of invalid pages, so its greedy victim
-        // has at least one and every collection gains (slowly: a WAF near pages per block when
-        // the drive is full). With less, GC on a full plane can only move valid pages around,
-        // and the run would stop in the middle.
-        let usable_pages = u64::from(g.blocks_per_plane - held_back - gc_threshold - open_blocks)
-            * u64::from(g.pages_per_block)
-            * u64::from(g.planes());
-        let room_pages = u64::from(g.pages_per_block) * u64::from(g.planes());
-        if u64::from(logical_pages) + room_pages > usable_pages {
-            return Err(invalid(
-                "overprovisioning",
-                format!("{logical_pages} logical pages"),
-                format!(
-                    "must be at most {} so that GC can make progress on a full drive: {} blocks/plane, less {held_back} \
-                     held back, the GC reserve ({gc_threshold}) and {open_blocks} open blocks, leave {usable_pages} pages, \
-                     of which one block per plane ({room_pages} pages) must stay free of data; raise the \
-                     over-provisioning or lower ftl.gc_threshold_blocks",
-                    usable_pages.saturating_sub(room_pages),
-                    g.blocks_per_plane
-                ),
-            ));
-        }
-        let bg = self.ftl.background_gc_threshold_blocks.unwrap_or(gc_threshold + 2);
-        if bg < gc_threshold {
-            return Err(invalid(
-                "ftl.background_gc_threshold_blocks",
-                bg,
-                format!("must be >= ftl.gc_threshold_blocks = {gc_threshold}"),
-            ));
-        }
+        let room = GcRoom {
+            geometry: g,
+            logical_pages,
+            held_back,
+            gc_threshold,
+            background_gc_threshold: self.ftl.background_gc_threshold_blocks,
+        };
+        let bg = room.check("the FTL", open_blocks, 0)?;
         let t = &self.timing;
         if !(t.channel_mb_per_s > 0.0 && t.channel_mb_per_s.is_finite()) {
             return Err(invalid("timing.channel_mb_per_s", t.channel_mb_per_s, "must be > 0"));
@@ -767,6 +853,10 @@ impl DriveConfig {
         }
         if self.ftl.name.is_empty() {
             return Err(invalid("ftl.name", "\"\"", "must name a registered FTL"));
+        }
+        let fill = self.precondition.fill;
+        if !(0.0..=1.0).contains(&fill) {
+            return Err(invalid("precondition.fill", fill, "must be in [0, 1]"));
         }
         Ok(Derived {
             logical_pages,
@@ -886,7 +976,10 @@ t_bers_ns = 1500000
         // 64 blocks x 16 pages x 4 planes, 4 blocks/plane of GC reserve and open blocks: 3840
         // pages, of which 64 (a block per plane) must stay free of data.
         let e = err_of(&tiny_toml().replace("share = 0.125", "share = 0.07"));
-        assert!(e.contains("3809 logical pages (must be at most 3776 so that GC can make progress"), "{e}");
+        assert!(e.contains("ftl.gc_threshold_blocks = 2 (GC cannot make progress with 3809 logical pages"), "{e}");
+        assert!(e.contains("lower the logical space to 3776 pages"), "{e}");
+        let e = err_of(&tiny_toml().replace("share = 0.125", "share = 0.07") + "[ftl]\ngc_threshold_blocks = 3\n");
+        assert!(e.contains("leave at most 2 free blocks per plane; lower the logical space to 3712 pages"), "{e}");
         assert!(DriveConfig::from_toml(&tiny_toml().replace("share = 0.125", "share = 0.08"), "t").is_ok());
         let e = err_of(&tiny_toml().replace("t_r_ns = 25000", "t_r_ns = 0"));
         assert_eq!(e, "invalid config: timing.t_r_ns = 0 (must be >= 1)");

@@ -18,7 +18,7 @@
 //! conventional GC of PCFTL's DFTL baseline, with one active block per chip, moves through
 //! the controller into the chip's active block, and all host I/O held meanwhile.
 
-use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope};
+use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcRoom, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, GcCounts, OpRef};
@@ -266,8 +266,14 @@ pub(crate) struct DemandState {
     /// Per-chip mode: the plane holding each chip's active block, by `stream * chips + chip`.
     chip_plane: Vec<PlaneId>,
     threshold: u32,
-    /// The collection under way moves pages without copy-back (PCFTL's fallback).
-    no_copyback: bool,
+    /// Per plane: its next (or current) collection moves pages without copy-back, because
+    /// the last one there freed nothing (PCFTL's fallback).
+    no_copyback: Vec<bool>,
+    /// Per plane: its last idle-time collection freed nothing and the mode has no fallback
+    /// (DLOOP), so idle-time GC leaves it alone until foreground GC collects there again.
+    idle_stalled: Vec<bool>,
+    /// Per plane: free pages when the idle-time collection under way began.
+    idle_start_free_pages: Vec<u64>,
     bg_cursor: u32,
     pending_write_back: BTreeSet<u32>,
     jobs: Vec<Option<GcJob>>,
@@ -309,10 +315,25 @@ impl DemandState {
                     .into(),
             });
         }
+        let translation_pages = d.logical_pages.div_ceil(per_tp);
+        // Host, translation and GC blocks stay open, and the translation pages take room in
+        // the planes (round-robin): the drive-level check in `derive` counts neither.
+        let room = GcRoom {
+            geometry: g,
+            logical_pages: d.logical_pages,
+            held_back: d.held_back_blocks_per_plane,
+            gc_threshold: d.gc_threshold_blocks,
+            background_gc_threshold: cfg.ftl.background_gc_threshold_blocks,
+        };
+        let background_threshold = room.check(name, STREAMS, u64::from(translation_pages.div_ceil(g.planes())))?;
+        let mode = GcMode {
+            background_threshold: if mode.background_threshold == 0 { 0 } else { background_threshold },
+            ..mode
+        };
         Ok(DemandState {
             geo: g.clone(),
             per_tp,
-            directory: vec![NONE; d.logical_pages.div_ceil(per_tp) as usize],
+            directory: vec![NONE; translation_pages as usize],
             flash_map: ftlsim_core::big_array::filled(d.logical_pages as usize, NONE),
             bm: BlockManager::new(g, STREAMS, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
             in_gc: false,
@@ -324,7 +345,9 @@ impl DemandState {
             next_plane: [0; STREAMS as usize],
             chip_plane: (0..STREAMS).flat_map(|_| 0..g.chips()).collect(),
             threshold: d.gc_threshold_blocks,
-            no_copyback: false,
+            no_copyback: vec![false; g.planes() as usize],
+            idle_stalled: vec![false; g.planes() as usize],
+            idle_start_free_pages: vec![0; g.planes() as usize],
             bg_cursor: 0,
             pending_write_back: BTreeSet::new(),
             jobs: vec![None; g.planes() as usize],
@@ -467,7 +490,12 @@ impl DemandState {
     /// by copy-back under the same-parity rule (a fresh block starts even), else `None`.
     fn copyback_parity(&self, flash: &FlashArray, plane: PlaneId) -> Option<u32> {
         let m = &self.mode;
-        if !(m.copyback && m.waste_for_parity && !m.per_chip && !self.no_copyback && flash.copyback_same_parity()) {
+        if !(m.copyback
+            && m.waste_for_parity
+            && !m.per_chip
+            && !self.no_copyback[plane as usize]
+            && flash.copyback_same_parity())
+        {
             return None;
         }
         let wp = self.bm.active(plane, GC).map_or(0, |b| flash.write_pointer(b));
@@ -489,7 +517,7 @@ impl DemandState {
         loop {
             let dst = self.bm.allocate(ctx.flash(), plane, GC)?;
             let idx = self.geo.page_in_block(dst);
-            let copyback = self.mode.copyback && !self.no_copyback && plane == src_plane;
+            let copyback = self.mode.copyback && !self.no_copyback[src_plane as usize] && plane == src_plane;
             let parity_ok = !ctx.flash().copyback_same_parity() || idx % 2 == parity;
             // Wasting the last page of a block opens another; a plane down to its last free
             // block keeps that one for the rest of the collection.
@@ -507,6 +535,25 @@ impl DemandState {
             }
             return Ok((dst, copyback));
         }
+    }
+
+    /// Book a finished collection on `plane` that began with `before` free pages in its GC
+    /// unit; whether it freed any. One that freed nothing is the never-ending GC's symptom
+    /// (Fig. 9's `old_state == current_state`): with the fallback, the plane's next
+    /// collection moves without copy-back; a fallback collection clears it.
+    fn finish_collection(&mut self, flash: &FlashArray, plane: PlaneId, before: u64) -> bool {
+        let fallback = std::mem::take(&mut self.no_copyback[plane as usize]);
+        if fallback {
+            self.gc.fallbacks += 1;
+        }
+        let progress = self.unit_free_pages(flash, plane) > before;
+        if !progress {
+            self.moves.no_progress_collections += 1;
+            if self.mode.never_ending == NeverEnding::Fallback && self.mode.copyback && !fallback {
+                self.no_copyback[plane as usize] = true;
+            }
+        }
+        progress
     }
 
     /// The consistency of the map, the directory and the flash; `current` is the FTL's
@@ -751,7 +798,6 @@ pub(crate) trait DemandFtl {
         let r = self.collect_until_threshold(ctx, plane);
         let s = self.state_mut();
         s.in_gc = false;
-        s.no_copyback = false;
         ctx.block_scope(plane, s.mode.scope);
         ctx.set_tag(prev);
         r?;
@@ -799,7 +845,7 @@ pub(crate) trait DemandFtl {
             };
             let before = s.unit_free_pages(ctx.flash(), plane);
             best = best.max(before);
-            let fallback = s.no_copyback;
+            s.idle_stalled[q as usize] = false;
             let mut steps = 0;
             while self.gc_job_step(ctx, &mut job)? == GcStep::Moved {
                 steps += 1;
@@ -807,17 +853,8 @@ pub(crate) trait DemandFtl {
             }
             let s = self.state_mut();
             s.gc.foreground_collections += 1;
-            s.no_copyback = false;
-            if fallback {
-                s.gc.fallbacks += 1;
-            }
+            s.finish_collection(ctx.flash(), q, before);
             let after = s.unit_free_pages(ctx.flash(), plane);
-            if after <= before {
-                s.moves.no_progress_collections += 1;
-                if s.mode.never_ending == NeverEnding::Fallback && s.mode.copyback && !fallback {
-                    s.no_copyback = true;
-                }
-            }
             // Never-ending GC: the plane has not passed its best erased-page count for
             // blocks_per_plane collections (Fig. 8's State 1-4 loop, or a longer cycle
             // through several victims whose gains and waste cancel).
@@ -850,7 +887,7 @@ pub(crate) trait DemandFtl {
         for i in 0..planes {
             let q = (cursor + i) % planes;
             let s = self.state();
-            let wanted = s.jobs[q as usize].is_some() || s.bm.free_blocks(q) < t;
+            let wanted = s.jobs[q as usize].is_some() || (s.bm.free_blocks(q) < t && !s.idle_stalled[q as usize]);
             if wanted && self.collect_step(ctx, q)? {
                 self.state_mut().bg_cursor = q;
                 return Ok(true);
@@ -875,6 +912,9 @@ pub(crate) trait DemandFtl {
     /// [`ftlsim_core::ftl::Ftl::gc_step`]: start or continue a collection on `plane`.
     fn collect_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
         let s = self.state_mut();
+        if s.jobs[plane as usize].is_none() {
+            s.idle_start_free_pages[plane as usize] = s.unit_free_pages(ctx.flash(), plane);
+        }
         let mut job = match s.bm.next_job(&mut s.jobs[plane as usize], ctx.flash(), plane, false) {
             Some(j) => j,
             None => return Ok(false),
@@ -886,7 +926,14 @@ pub(crate) trait DemandFtl {
         ctx.set_tag(prev);
         match r? {
             GcStep::Moved => self.state_mut().jobs[plane as usize] = Some(job),
-            GcStep::Erased => self.state_mut().gc.background_collections += 1,
+            GcStep::Erased => {
+                let s = self.state_mut();
+                s.gc.background_collections += 1;
+                let before = s.idle_start_free_pages[plane as usize];
+                if !s.finish_collection(ctx.flash(), plane, before) && s.mode.never_ending == NeverEnding::Stop {
+                    s.idle_stalled[plane as usize] = true;
+                }
+            }
         }
         self.flush_write_backs(ctx, false)?;
         Ok(true)

@@ -8,7 +8,7 @@ use ftlsim_core::workload::{Generator, WorkloadSpec};
 use util::small_config;
 
 fn run(seed: u64, spec: &str, extra: &str) -> (String, usize) {
-    let cfg = small_config(32, 32, 0.17, extra);
+    let cfg = small_config(32, 32, 0.2, extra);
     let mut sim = ftlsim_ftl::simulator(cfg, false).unwrap();
     sim.precondition(&Precondition { fill: 1.0, steady_state: true, seed, ..Precondition::default() }).unwrap();
     let spec = WorkloadSpec::parse(spec).unwrap();

@@ -15,7 +15,7 @@ use std::path::Path;
 use util::small_config;
 
 fn cfg(ftl: &str, extra: &str) -> DriveConfig {
-    small_config(48, 16, 0.25, &format!("[ftl]\nname = \"{ftl}\"\n{extra}"))
+    small_config(48, 16, 0.3, &format!("[ftl]\nname = \"{ftl}\"\n{extra}"))
 }
 
 fn preconditioned(cfg: DriveConfig, verify: bool) -> Simulator {
@@ -126,7 +126,7 @@ fn small_snapshot() -> &'static [u8] {
     static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
     BYTES.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let mut sim = preconditioned(small_config(24, 8, 0.25, "[ftl]\nname = \"dftl\""), false);
+        let mut sim = preconditioned(small_config(24, 8, 0.3, "[ftl]\nname = \"dftl\""), false);
         std::fs::read(save(&mut sim, dir.path())).unwrap()
     })
 }
@@ -135,7 +135,7 @@ fn load_bytes(bytes: &[u8]) -> Result<(), String> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("x.snap");
     std::fs::write(&path, bytes).unwrap();
-    let mut sim = ftlsim_ftl::simulator(small_config(24, 8, 0.25, "[ftl]\nname = \"dftl\""), false).unwrap();
+    let mut sim = ftlsim_ftl::simulator(small_config(24, 8, 0.3, "[ftl]\nname = \"dftl\""), false).unwrap();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.load_state(&path))) {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => Err(e.to_string()),

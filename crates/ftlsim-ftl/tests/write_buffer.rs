@@ -133,7 +133,7 @@ fn run_case(ftl: &str, buffer_pages: u32, m: &Mix) -> Result<(), String> {
         "[ftl]\nname = \"{ftl}\"\n[host]\nqueue_depth = 8\nwrite_buffer_bytes = {}",
         u64::from(buffer_pages) * 4096
     );
-    let (sim, r) = run_oracle(small_config(24, 16, 0.25, &extra), m, 2000)?;
+    let (sim, r) = run_oracle(small_config(24, 16, 0.3, &extra), m, 2000)?;
     sim.check_invariants();
     sim.write_buffer().ok_or("no write buffer")?;
     // The buffer must have filled and evicted. (Its fill at the end says less: a trim of a

@@ -102,7 +102,7 @@ impl RunObserver for PyObserver {
 /// document, the time series by column and the effective config, as Python objects.
 #[pyfunction]
 #[pyo3(signature = (*, preset=None, config_toml=None, config_path=None, ftl=None, overrides=Vec::new(),
-    workload=String::new(), trace=None, trace_options=None, seed=1, fill=1.0, fill_offset=0.0,
+    workload=String::new(), trace=None, trace_options=None, seed=1, fill=None, fill_offset=0.0,
     steady_state=false, load_state=None, save_state=None, interval=String::from("100ms"), verify=false,
     max_memory=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
@@ -117,7 +117,7 @@ fn run(
     trace: Option<PathBuf>,
     trace_options: Option<Bound<'_, PyDict>>,
     seed: u64,
-    fill: f64,
+    fill: Option<f64>,
     fill_offset: f64,
     steady_state: bool,
     load_state: Option<PathBuf>,

@@ -72,8 +72,9 @@ pub struct RunSpec {
     pub source: Source,
     /// Seed of the workload and preconditioning.
     pub seed: u64,
-    /// Share of the logical space filled sequentially before measuring.
-    pub fill: f64,
+    /// Share of the logical space filled sequentially before measuring; `None`: the config's
+    /// `precondition.fill`.
+    pub fill: Option<f64>,
     /// Share left unwritten from the start before the fill begins.
     pub fill_offset: f64,
     /// Overwrite randomly after the fill until write amplification settles.
@@ -100,7 +101,7 @@ impl Default for RunSpec {
             ftl: None,
             source: Source::Synthetic(String::new()),
             seed: 1,
-            fill: 1.0,
+            fill: None,
             fill_offset: 0.0,
             steady_state: false,
             load_state: None,
@@ -158,7 +159,7 @@ impl RunSpec {
         };
         let opts = RunOptions { replay, max_sim_ns, interval_ns: self.interval_ns, ..RunOptions::default() };
         let precondition = Precondition {
-            fill: self.fill,
+            fill: self.fill.unwrap_or(cfg.precondition.fill),
             fill_offset: self.fill_offset,
             steady_state: self.steady_state,
             seed: self.seed,
