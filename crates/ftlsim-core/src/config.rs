@@ -978,7 +978,7 @@ t_bers_ns = 1500000
         let e = err_of(&tiny_toml().replace("share = 0.125", "share = 0.07"));
         assert!(e.contains("ftl.gc_threshold_blocks = 2 (GC cannot make progress with 3809 logical pages"), "{e}");
         assert!(e.contains("lower the logical space to 3776 pages"), "{e}");
-        let e = err_of(&tiny_toml().replace("share = 0.125", "share = 0.07") + "[ftl]\ngc_threshold_blocks = 3\n");
+        let e = err_of(&(tiny_toml().replace("share = 0.125", "share = 0.07") + "[ftl]\ngc_threshold_blocks = 3\n"));
         assert!(e.contains("leave at most 2 free blocks per plane; lower the logical space to 3712 pages"), "{e}");
         assert!(DriveConfig::from_toml(&tiny_toml().replace("share = 0.125", "share = 0.08"), "t").is_ok());
         let e = err_of(&tiny_toml().replace("t_r_ns = 25000", "t_r_ns = 0"));
