@@ -229,7 +229,7 @@ pub struct FtlConfig {
     /// Registered FTL name (`ftlsim ftls` lists them).
     pub name: String,
     /// Plane allocation for host writes. Default: the FTL's own (`update_in_plane` for pcftl,
-    /// `static_lpn` for dloop, `round_robin` for the others).
+    /// `static_lpn` for dloop and DFTL's conventional GC, `round_robin` for the others).
     pub allocation: Option<Allocation>,
     /// Victim selection.
     pub gc_victim: VictimPolicy,

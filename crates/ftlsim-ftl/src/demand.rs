@@ -306,12 +306,12 @@ impl DemandState {
         let g = &cfg.geometry;
         let per_tp = g.page_size_bytes / 4;
         let allocation = cfg.ftl.allocation.unwrap_or(allocation);
-        if mode.per_chip && allocation != Allocation::RoundRobin {
+        if mode.per_chip && !matches!(allocation, Allocation::RoundRobin | Allocation::StaticLpn) {
             return Err(ConfigError::Invalid {
                 key: "ftl.allocation".into(),
                 value: serde_json::to_string(&allocation).unwrap_or_default(),
-                rule: "must be round_robin with [ftl.dftl] gc = \"conventional\": its one active block per chip \
-                       decides the plane"
+                rule: "must be static_lpn or round_robin with [ftl.dftl] gc = \"conventional\": its one active \
+                       block per chip decides the plane of whatever the LPN does not"
                     .into(),
             });
         }
@@ -743,13 +743,44 @@ pub(crate) trait DemandFtl {
     /// A host page in `plane`, after foreground GC there made room.
     fn allocate_in(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<Ppn, SimError> {
         // GC's queued write-backs, flushed as it ends, may take the room it made: collect again.
-        for _ in 0..4 {
+        // In per-chip mode the chip may have room while this plane, fed by the LPNs that map
+        // to it, has none: then it is collected alone, a block at most per page it gains.
+        let tries = if self.state().mode.per_chip { 4 + 2 * self.state().geo.pages_per_block } else { 4 };
+        for _ in 0..tries {
             self.ensure_space(ctx, plane)?;
             if let Some(ppn) = self.state_mut().allocate_leaving_one(ctx.flash(), plane, HOST) {
                 return ppn;
             }
+            if self.state().mode.per_chip && !self.collect_plane(ctx, plane)? {
+                break;
+            }
         }
         Err(SimError::Ftl(format!("{}: plane {plane} stays down to its last free block", self.state().name)))
+    }
+
+    /// One foreground collection of `plane` alone (per-chip mode, for a plane its chip's GC
+    /// left short); whether there was a victim.
+    fn collect_plane(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+        let s = self.state_mut();
+        let Some(mut job) = s.bm.next_job(&mut s.jobs[plane as usize], ctx.flash(), plane, true) else {
+            return Ok(false);
+        };
+        let before = s.unit_free_pages(ctx.flash(), plane);
+        let prev = ctx.set_tag(Tag::Gc);
+        s.in_gc = true;
+        let mut r = Ok(GcStep::Moved);
+        while matches!(r, Ok(GcStep::Moved)) {
+            r = self.gc_job_step(ctx, &mut job);
+        }
+        let s = self.state_mut();
+        s.in_gc = false;
+        ctx.block_scope(plane, s.mode.scope);
+        ctx.set_tag(prev);
+        r?;
+        s.gc.foreground_collections += 1;
+        s.finish_collection(ctx.flash(), plane, before);
+        self.flush_write_backs(ctx, false)?;
+        Ok(true)
     }
 
     /// A page of `stream` without GC (used while GC's deferred write-backs are flushed).

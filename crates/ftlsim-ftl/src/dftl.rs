@@ -24,7 +24,8 @@
 //!
 //! - GC mode (`[ftl.dftl] gc`): per-plane GC by default; `conventional` is the baseline
 //!   PCFTL compares against (seed 000 Sec. 3.3, Fig. 7a): one active block per chip, pages
-//!   moved through the controller between planes, all host I/O held (`demand.rs`, `GcMode`).
+//!   moved through the controller between planes, all host I/O held (`demand.rs`, `GcMode`),
+//!   and host pages placed by LPN, `lpn % planes` (Sec. 3.1, L74: the unevenness PCFTL removes).
 //!   DLOOP and PCFTL (`dloop.rs`, `pcftl.rs`) are this engine with their own placement and GC.
 //!
 //! SRAM (Table 5.2): GTD = 4 B per translation page of the whole chip (the thesis sizes it
@@ -270,18 +271,14 @@ impl Dftl {
     }
 
     fn plain(cfg: &DriveConfig) -> Result<Flavour, ConfigError> {
-        let gc = match cfg.ftl.dftl.gc {
-            DftlGc::Plane => GcMode::per_plane(cfg)?,
-            DftlGc::Conventional => GcMode::conventional(cfg)?,
+        // PCFTL's DFTL baseline places pages by LPN (seed 000 Sec. 3.1, L74: "distributed based
+        // on their LPNs", the unevenness PCFTL removes; its SDWPP is DLOOP's within 2-3%,
+        // Sec. 5.3), the rest of the drive round-robin.
+        let (gc, allocation) = match cfg.ftl.dftl.gc {
+            DftlGc::Plane => (GcMode::per_plane(cfg)?, Allocation::RoundRobin),
+            DftlGc::Conventional => (GcMode::conventional(cfg)?, Allocation::StaticLpn),
         };
-        Ok(Flavour {
-            name: "dftl",
-            second_level: false,
-            gc,
-            allocation: Allocation::RoundRobin,
-            write_buffer_bytes: 0,
-            plane_info: false,
-        })
+        Ok(Flavour { name: "dftl", second_level: false, gc, allocation, write_buffer_bytes: 0, plane_info: false })
     }
 
     pub(crate) fn build(cfg: &DriveConfig, f: Flavour) -> Result<Dftl, ConfigError> {

@@ -219,7 +219,11 @@ fn each_ftl_brings_its_own_defaults_and_explicit_keys_win() {
     // DLOOP places by LPN: 64 pages in order land 16 on each of the 4 planes, host programs only.
     let r = run("[ftl]\nname = \"dloop\"").unwrap();
     assert_eq!(r.planes.programs_per_plane, vec![16, 16, 16, 16]);
-    let e = run("[ftl]\nname = \"dftl\"\nallocation = \"static_lpn\"\n[ftl.dftl]\ngc = \"conventional\"");
+    // DFTL's conventional GC (PCFTL's baseline) places by LPN too (Sec. 3.1, L74); dynamic
+    // placement does not go with its one active block per chip.
+    let r = run("[ftl]\nname = \"dftl\"\n[ftl.dftl]\ngc = \"conventional\"").unwrap();
+    assert_eq!(r.planes.programs_per_plane, vec![16, 16, 16, 16]);
+    let e = run("[ftl]\nname = \"dftl\"\nallocation = \"update_in_plane\"\n[ftl.dftl]\ngc = \"conventional\"");
     let e = e.map(|_| ()).unwrap_err();
     assert!(e.contains("ftl.allocation") && e.contains("conventional"), "{e}");
 }
@@ -308,4 +312,45 @@ fn a_threshold_demand_ftls_cannot_reach_is_refused_with_the_numbers() {
             }
         }
     }
+}
+
+/// Writes per plane under `workload` on a small drive (8 planes over 4 chips), after a fill.
+fn writes_per_plane(ftl: &str, workload: &str) -> (f64, Vec<u64>) {
+    let mut cfg = small_config(
+        64,
+        32,
+        0.3,
+        &format!(
+            "[ftl]\nname = \"{ftl}\"\ngc_threshold_blocks = 2\n[ftl.dftl]\ngc = \"conventional\"\n\
+             [nand]\ncopyback_same_parity = true"
+        ),
+    );
+    cfg.geometry.chips_per_channel = 2;
+    let mut sim = ftlsim_ftl::simulator(cfg, false).unwrap();
+    sim.precondition(&ftlsim_core::sim::Precondition { fill: 1.0, seed: 3, ..Default::default() }).unwrap();
+    let spec = ftlsim_core::workload::WorkloadSpec::parse(workload).unwrap();
+    let mut gen = ftlsim_core::workload::Generator::new(&spec, sim.derived().logical_bytes, 3).unwrap().map(Ok);
+    let r = sim.run(&mut gen, &RunOptions::default(), &mut NoObserver).unwrap();
+    let writes = r.planes.programs_per_plane.clone();
+    (r.planes.sdwpp, writes)
+}
+
+/// The mechanism behind PCFTL's SDWPP claim (seed 000 Secs. 3.1, 5.2): under a workload
+/// with hot pages, the DFTL baseline, placing pages by LPN (Sec. 3.1, L74), loads the planes
+/// holding the hot LPNs; PCFTL's write cache absorbs rewrites of hot pages and its token
+/// spreads what it evicts, so its planes take nearly equal writes. Uniform addresses leave
+/// nothing to balance: both are even there (issue 14).
+#[test]
+fn hot_pages_unbalance_dftl_planes_and_not_pcftl_planes() {
+    let hot = "pattern=zipf:1.1,read=0,size=4k,requests=20000,qd=4";
+    let (dftl, dftl_writes) = writes_per_plane("dftl", hot);
+    let (pcftl, pcftl_writes) = writes_per_plane("pcftl", hot);
+    let mean = |w: &[u64]| w.iter().sum::<u64>() as f64 / w.len() as f64;
+    eprintln!("zipf: dftl SDWPP {dftl:.0} {dftl_writes:?}, pcftl SDWPP {pcftl:.0} {pcftl_writes:?}");
+    assert!(dftl > 0.15 * mean(&dftl_writes), "DFTL's planes should be uneven: SDWPP {dftl:.0}");
+    assert!(pcftl < 0.2 * dftl, "PCFTL {pcftl:.0} vs DFTL {dftl:.0}");
+    let flat = "pattern=uniform,read=0,size=4k,requests=20000,qd=4";
+    let (dftl_flat, w) = writes_per_plane("dftl", flat);
+    eprintln!("uniform: dftl SDWPP {dftl_flat:.0} {w:?}");
+    assert!(dftl_flat < 0.08 * mean(&w), "uniform writes should be even under DFTL too: {dftl_flat:.0}");
 }
