@@ -3,8 +3,10 @@
 //! request count of every touched extent, in address order), how long sequential runs are and
 //! the inter-arrival times — as a [`FittedWorkload`] (TOML, `ftlsim trace fit`). A
 //! [`FittedSampler`] replays that shape at any length, drive capacity and rate
-//! (`--workload file:W.toml,requests=N,rate=R`): extent `i` of the trace's address range lands
-//! at the same relative position of the addressed span, so hot spots keep their place.
+//! (`--workload file:W.toml,requests=N,rate=R`): the touched extents land side by side in
+//! address order at their own size (`layout=compact`, the default: the footprint keeps its
+//! size, as a trace replayed with `--overflow compact`), or extent `i` of the trace's address
+//! range lands at the same relative place of the span (`layout=range`).
 //!
 //! Kept as summaries rather than the trace itself: sizes (the 64 most frequent), extents
 //! (at most 65,536: the extent doubles until the range fits), run lengths (power-of-two
@@ -16,6 +18,7 @@
 use crate::error::TraceError;
 use crate::host::IoOp;
 use crate::trace::RecordReader;
+use crate::workload::FittedLayout;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -376,15 +379,25 @@ pub struct FittedSampler {
 }
 
 impl FittedSampler {
-    /// A sampler for `w` on a span of `span_bytes`, offsets aligned to `align` bytes.
-    pub fn new(w: &FittedWorkload, span_bytes: u64, align: u64) -> FittedSampler {
-        let scale = span_bytes as f64 / (w.space.extents as f64 * w.space.extent_bytes as f64);
+    /// A sampler for `w` on a span of `span_bytes`, offsets aligned to `align` bytes, its
+    /// extents placed by `layout`.
+    pub fn new(w: &FittedWorkload, span_bytes: u64, align: u64, layout: FittedLayout) -> FittedSampler {
+        let laid_out = match layout {
+            FittedLayout::Compact => w.space.touched.len() as f64,
+            FittedLayout::Range => w.space.extents as f64,
+        };
+        let mut scale = span_bytes as f64 / (laid_out * w.space.extent_bytes as f64);
+        if layout == FittedLayout::Compact {
+            scale = scale.min(1.0);
+        }
         let place = w
             .space
             .touched
             .iter()
-            .map(|&[i, _]| {
-                let start = ((i as f64 * w.space.extent_bytes as f64 * scale) as u64) / align * align;
+            .enumerate()
+            .map(|(k, &[i, _])| {
+                let slot = if layout == FittedLayout::Compact { k as u64 } else { i };
+                let start = ((slot as f64 * w.space.extent_bytes as f64 * scale) as u64) / align * align;
                 let len = ((w.space.extent_bytes as f64 * scale) as u64 / align * align).max(align);
                 (start.min(span_bytes.saturating_sub(align)), len)
             })

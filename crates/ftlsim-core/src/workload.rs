@@ -44,7 +44,23 @@ pub enum Pattern {
         /// The fitted shape.
         #[serde(skip)]
         model: std::sync::Arc<FittedWorkload>,
+        /// Where the trace's extents land on the span.
+        layout: FittedLayout,
     },
+}
+
+/// Where a fitted workload's touched extents land on the addressed span (`layout=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FittedLayout {
+    /// Side by side in address order, each at its own size (the footprint keeps its size, as
+    /// a trace replayed with `--overflow compact`); shrunk only if they exceed the span.
+    #[default]
+    Compact,
+    /// The trace's whole address range scaled onto the span: extent `i` at the same relative
+    /// place (gaps between touched extents kept; a range larger than the span squeezes the
+    /// footprint into fewer pages).
+    Range,
 }
 
 /// When requests arrive.
@@ -190,6 +206,7 @@ impl WorkloadSpec {
         let mut w = WorkloadSpec::default();
         let (mut arrival_given, mut read_given, mut trim_given) = (false, false, false);
         let (mut rate, mut speed): (Option<f64>, Option<f64>) = (None, None);
+        let mut layout: Option<FittedLayout> = None;
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let part = match part.strip_prefix("file:") {
                 Some(path) => format!("file={path}"),
@@ -198,7 +215,7 @@ impl WorkloadSpec {
             let part = part.as_str();
             let (k, v) = part
                 .split_once('=')
-                .ok_or_else(|| err("spec", part, "expected key=value (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align)"))?;
+                .ok_or_else(|| err("spec", part, "expected key=value (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, file, rate, speed, layout)"))?;
             let (k, v) = (k.trim(), v.trim());
             match k {
                 "pattern" => w.pattern = parse_pattern(v)?,
@@ -206,7 +223,22 @@ impl WorkloadSpec {
                     let text = std::fs::read_to_string(v)
                         .map_err(|e| err("file", v, &format!("cannot read the fitted workload: {e}")))?;
                     let model = FittedWorkload::from_toml(&text, v).map_err(|e| err("file", v, &e))?;
-                    w.pattern = Pattern::Fitted { file: v.to_string(), model: std::sync::Arc::new(model) };
+                    w.pattern = Pattern::Fitted {
+                        file: v.to_string(),
+                        model: std::sync::Arc::new(model),
+                        layout: layout.unwrap_or_default(),
+                    };
+                }
+                "layout" => {
+                    let l = match v {
+                        "compact" => FittedLayout::Compact,
+                        "range" => FittedLayout::Range,
+                        _ => return Err(err(k, v, "expected compact or range")),
+                    };
+                    layout = Some(l);
+                    if let Pattern::Fitted { layout, .. } = &mut w.pattern {
+                        *layout = l;
+                    }
                 }
                 "rate" | "speed" => {
                     let x: f64 = v.parse().map_err(|_| err(k, v, "expected a number > 0"))?;
@@ -262,7 +294,7 @@ impl WorkloadSpec {
                     return Err(err(
                         "spec",
                         k,
-                        "unknown key (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align)",
+                        "unknown key (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, file, rate, speed, layout)",
                     ))
                 }
             }
@@ -289,6 +321,8 @@ impl WorkloadSpec {
             }
         } else if rate.is_some() || speed.is_some() {
             return Err(err("rate", spec, "rate and speed apply to a fitted workload (file:W.toml)"));
+        } else if layout.is_some() {
+            return Err(err("layout", spec, "layout applies to a fitted workload (file:W.toml)"));
         }
         if w.read_share + w.trim_share > 1.0 + 1e-12 {
             return Err(err("trim", &w.trim_share.to_string(), "read + trim must be <= 1"));
@@ -421,12 +455,12 @@ impl Generator {
             _ => None,
         };
         let fitted = match &spec.pattern {
-            Pattern::Fitted { model, .. } => {
+            Pattern::Fitted { model, layout, .. } => {
                 let mut m = (**model).clone();
                 // The spec's mix wins over the trace's (`read=`, `trim=`).
                 m.read_share = spec.read_share;
                 m.trim_share = spec.trim_share;
-                Some(FittedSampler::new(&m, span_bytes, spec.align_bytes))
+                Some(FittedSampler::new(&m, span_bytes, spec.align_bytes, *layout))
             }
             _ => None,
         };

@@ -74,6 +74,18 @@ fn fitted_traces_replay_with_their_shape() {
         assert!((q0 - q1).abs() <= 0.05, "{msg}");
         assert!((t0 - t1).abs() <= 0.10, "{msg}");
         eprintln!("{msg}");
+        // The default layout lays the touched extents side by side: the footprint keeps its
+        // size. `layout=range` puts each at its place in the trace's range.
+        let footprint = w.space.touched.len() as u64 * w.space.extent_bytes;
+        assert!(gen.iter().all(|r| r.1 + r.2 <= footprint + (1 << 20)), "{name}: compact footprint");
+        let range = WorkloadSpec::parse(&format!("file:{},requests=5000,layout=range", file.display())).unwrap();
+        let touched: std::collections::HashSet<u64> = w.space.touched.iter().map(|t| t[0]).collect();
+        let outside = Generator::new(&range, span, 7)
+            .unwrap()
+            .filter(|r| !touched.contains(&(r.offset_sector * 512 / w.space.extent_bytes)))
+            .count();
+        // Starts drawn by popularity all fall in touched extents; runs may continue past theirs.
+        assert!(outside < 100, "{name}: {outside} of 5000 requests outside the touched extents");
         // Timing: the trace's mean inter-arrival time, and `rate=` sets the mean rate.
         let mean_gap = |spec: &WorkloadSpec| {
             let t: Vec<u64> = Generator::new(spec, span, 3).unwrap().map(|r| r.arrival_ns).collect();
