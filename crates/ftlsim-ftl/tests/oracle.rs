@@ -81,3 +81,24 @@ fn heavy_gc_with_copyback_parity_mixes_copybacks_and_off_chip_copies() {
     assert_eq!(r.flash.wasted_pages, 0, "the page FTL never wastes pages");
     assert!(r.write_amplification.total > 1.5);
 }
+
+/// Found by the test above: FIFO GC over a die, dynamic allocation. A plane of the die that
+/// dynamic placement had loaded with valid data beyond the drive's average had less than a
+/// block of invalid pages: FIFO cycled through it for a whole pass and the run stopped with
+/// "GC made no progress". Such a plane has nothing to reclaim and is left alone.
+#[test]
+fn fifo_gc_over_a_die_leaves_a_plane_full_of_valid_data() {
+    let extra = "serial = true\n[nand]\ncopyback_same_parity = false\n[ftl]\ngc_victim = \"fifo\"\n\
+                 gc_scope = \"die\"\ngc_copy = \"controller\"\nbackground_gc = false\nidle_threshold_ns = 100000\n\
+                 allocation = \"dynamic\"\nforeground_gc = \"until_threshold\"\ngc_preemption = \"none\"\n[host]\n\
+                 partial_write = \"merge\"\nmerge_buffer_pages = 8\nqueue_depth = 8\nunmapped_read = \"flash\"\n";
+    let m = Mix {
+        seed: 6097055382404507416,
+        open_loop: true,
+        read: 0.10846836395399821,
+        trim: 0.016844532649811516,
+        pattern: "uniform",
+        fill: 0.3137990655593395,
+    };
+    run_case(extra, &m).unwrap();
+}
