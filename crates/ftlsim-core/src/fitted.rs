@@ -367,9 +367,11 @@ pub struct FittedSampler {
     /// Re-reference distances in runs (bucket upper bounds) by count; distance 0 stands for
     /// first references.
     reuse: Cumulative,
-    /// Start offsets of the last 65,536 runs, a ring.
-    recent: Vec<u64>,
+    /// Start offsets of the last 65,536 runs of reads and of writes and trims, two rings.
+    recent: [Vec<u64>; 2],
+    /// Runs started, all and by ring.
     runs_started: u64,
+    ring_len: [u64; 2],
     span_bytes: u64,
     align: u64,
     /// The current run: requests left, next offset, its op.
@@ -432,8 +434,9 @@ impl FittedSampler {
             gap_state: 0,
             gap_correction: if drawn > 0.0 && total > 0.0 { a.mean_ns / drawn } else { 1.0 },
             reuse: Cumulative::new(pairs(&w.reuse).into_iter().chain([(0, w.first_references.max(1))])),
-            recent: vec![0; MAX_REUSE as usize],
+            recent: [vec![0; MAX_REUSE as usize], vec![0; MAX_REUSE as usize]],
             runs_started: 0,
+            ring_len: [0; 2],
             span_bytes,
             align,
             run_left: 0,
@@ -460,9 +463,15 @@ impl FittedSampler {
             };
             // A re-reference: the start of a run that many runs ago; else a place by popularity.
             let upper = self.reuse.draw(rng);
-            let reused = (upper > 0 && upper <= self.runs_started).then(|| {
-                let d = rng.gen_range(upper / 2 + 1..=upper).min(self.runs_started);
-                self.recent[((self.runs_started - d) % MAX_REUSE) as usize]
+            // Reads re-reference where runs of reads started, writes where writes (and trims)
+            // did: a rewrite lands on written data, as a trace's updates do. The distance, in
+            // runs of any op, is scaled to the ring's share of the runs.
+            let ring = usize::from(self.op != IoOp::Read);
+            let len = self.ring_len[ring];
+            let reused = (upper > 0 && upper <= self.runs_started && len > 0).then(|| {
+                let d = rng.gen_range(upper / 2 + 1..=upper);
+                let d = ((d as f64 * len as f64 / self.runs_started as f64).ceil() as u64).clamp(1, len);
+                self.recent[ring][((len - d) % MAX_REUSE) as usize]
             });
             self.next_offset = match reused {
                 Some(o) => o.min(self.span_bytes - size),
@@ -472,7 +481,8 @@ impl FittedSampler {
                     (start + rng.gen_range(0..slots) * self.align).min(self.span_bytes - size) / 512 * 512
                 }
             };
-            self.recent[(self.runs_started % MAX_REUSE) as usize] = self.next_offset;
+            self.recent[ring][(len % MAX_REUSE) as usize] = self.next_offset;
+            self.ring_len[ring] += 1;
             self.runs_started += 1;
         }
         let offset = self.next_offset;
