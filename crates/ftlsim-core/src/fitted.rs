@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 /// Format version of the TOML file.
-pub const FIT_VERSION: u32 = 2;
+pub const FIT_VERSION: u32 = 3;
 /// Most extents kept; a wider address range doubles the extent size.
 const MAX_EXTENTS: u64 = 65_536;
 /// Most distinct request sizes kept; the rest join the nearest kept size.
@@ -33,6 +33,9 @@ const MAX_SIZES: usize = 64;
 const GAP_BUCKETS: usize = 16;
 /// Longest re-reference distance kept, in runs; older ones count as first references.
 const MAX_REUSE: u64 = 65_536;
+/// Run starts are kept as their offset within an aligned window of this many bytes: it
+/// decides how many pages of any size up to it a request spans.
+const ALIGN_WINDOW: u64 = 65_536;
 
 /// A trace's shape (`ftlsim trace fit`; docs/workloads.md, "Trace-shaped workloads").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,6 +63,9 @@ pub struct FittedWorkload {
     pub reuse: Weighted,
     /// Runs starting at an offset no run started at in the last 65,536 runs.
     pub first_references: u64,
+    /// Where runs start within an aligned 64 KiB window (bytes, multiples of 512), by count:
+    /// with the sizes, how many pages a request spans on a drive of any page size up to it.
+    pub start_offsets_in_64k: Weighted,
     /// Where requests land.
     pub space: Space,
     /// Inter-arrival times.
@@ -126,6 +132,7 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
     let mut last_start: HashMap<(u32, u64), u64> = HashMap::new();
     let mut reuse: BTreeMap<u64, u64> = BTreeMap::new();
     let mut first_references = 0u64;
+    let mut start_offsets: BTreeMap<u64, u64> = BTreeMap::new();
     let mut prev_t: Option<u64> = None;
     // Popularity is counted at 4 KiB first and regrouped once the range is known.
     const UNIT: u64 = 4096;
@@ -152,6 +159,7 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
                 *runs.entry(run.next_power_of_two()).or_insert(0) += 1;
             }
             run = 1;
+            *start_offsets.entry(start % ALIGN_WINDOW).or_insert(0) += 1;
             match last_start.insert((r.device, r.offset_sector), run_starts) {
                 Some(before) if run_starts - before <= MAX_REUSE => {
                     *reuse.entry((run_starts - before).next_power_of_two()).or_insert(0) += 1
@@ -221,6 +229,10 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
         run_lengths: Weighted { values: runs.keys().copied().collect(), weights: runs.values().copied().collect() },
         reuse: Weighted { values: reuse.keys().copied().collect(), weights: reuse.values().copied().collect() },
         first_references,
+        start_offsets_in_64k: Weighted {
+            values: start_offsets.keys().copied().collect(),
+            weights: start_offsets.values().copied().collect(),
+        },
         space,
         arrival: arrival_shape(gaps),
     })
@@ -270,14 +282,21 @@ fn gap_bucket(edges: &[u64], g: u64) -> usize {
 impl FittedWorkload {
     /// Read a fitted workload from TOML, checked.
     pub fn from_toml(text: &str, origin: &str) -> Result<FittedWorkload, String> {
-        let w: FittedWorkload = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
-        let bad = |what: &str| Err(format!("{origin}: {what}"));
-        if w.version != FIT_VERSION {
-            return bad(&format!(
-                "version {} (this ftlsim reads version {FIT_VERSION}; fit the trace again)",
-                w.version
+        // The version first: an older file lacks newer fields, and "missing field" would not
+        // say why.
+        #[derive(Deserialize)]
+        struct Versioned {
+            version: u32,
+        }
+        let v: Versioned = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+        if v.version != FIT_VERSION {
+            return Err(format!(
+                "{origin}: version {} (this ftlsim reads version {FIT_VERSION}; fit the trace again)",
+                v.version
             ));
         }
+        let w: FittedWorkload = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+        let bad = |what: &str| Err(format!("{origin}: {what}"));
         if w.sizes.values.is_empty() || w.sizes.values.len() != w.sizes.weights.len() {
             return bad("sizes: values and weights must be non-empty and of one length");
         }
@@ -300,6 +319,13 @@ impl FittedWorkload {
             || a.transitions.iter().any(|row| row.len() != a.edges_ns.len() - 1)
         {
             return bad("arrival: increasing edges_ns and a square transitions table of one row per bucket");
+        }
+        let o = &w.start_offsets_in_64k;
+        if o.values.is_empty()
+            || o.values.len() != o.weights.len()
+            || o.values.iter().any(|&v| v >= ALIGN_WINDOW || v % 512 != 0)
+        {
+            return bad("start_offsets_in_64k: offsets below 65536, multiples of 512, weights of one length");
         }
         if w.reuse.values.len() != w.reuse.weights.len() || w.reuse.values.iter().any(|&d| d == 0 || d > MAX_REUSE) {
             return bad("reuse: values in [1, 65536] and weights of one length");
@@ -354,6 +380,8 @@ pub struct FittedSampler {
     extents: Cumulative,
     /// Each touched extent's first byte and length on the target span.
     place: Vec<(u64, u64)>,
+    /// The trace's run starts within 64 KiB windows, used unless the spec sets `align=`.
+    start_offsets: Option<Cumulative>,
     read_share: f64,
     trim_share: f64,
     edges: Vec<u64>,
@@ -383,7 +411,13 @@ pub struct FittedSampler {
 impl FittedSampler {
     /// A sampler for `w` on a span of `span_bytes`, offsets aligned to `align` bytes, its
     /// extents placed by `layout`.
-    pub fn new(w: &FittedWorkload, span_bytes: u64, align: u64, layout: FittedLayout) -> FittedSampler {
+    pub fn new(
+        w: &FittedWorkload,
+        span_bytes: u64,
+        align: u64,
+        own_alignment: bool,
+        layout: FittedLayout,
+    ) -> FittedSampler {
         let laid_out = match layout {
             FittedLayout::Compact => w.space.touched.len() as f64,
             FittedLayout::Range => w.space.extents as f64,
@@ -423,6 +457,7 @@ impl FittedSampler {
             runs: Cumulative::new(runs),
             extents: Cumulative::new(w.space.touched.iter().enumerate().map(|(k, t)| (k as u64, t[1]))),
             place,
+            start_offsets: own_alignment.then(|| Cumulative::new(pairs(&w.start_offsets_in_64k))),
             read_share: w.read_share,
             trim_share: w.trim_share,
             edges: a.edges_ns.clone(),
@@ -477,8 +512,16 @@ impl FittedSampler {
                 Some(o) => o.min(self.span_bytes - size),
                 None => {
                     let (start, len) = self.place[self.extents.index(rng)];
-                    let slots = (len / self.align).max(1);
-                    (start + rng.gen_range(0..slots) * self.align).min(self.span_bytes - size) / 512 * 512
+                    let offset = match &self.start_offsets {
+                        // A 64 KiB window of the extent, and the trace's place in it.
+                        Some(o) if len >= ALIGN_WINDOW => {
+                            start / ALIGN_WINDOW * ALIGN_WINDOW
+                                + rng.gen_range(0..len / ALIGN_WINDOW) * ALIGN_WINDOW
+                                + o.draw(rng)
+                        }
+                        _ => start + rng.gen_range(0..(len / self.align).max(1)) * self.align,
+                    };
+                    offset.min(self.span_bytes - size) / 512 * 512
                 }
             };
             self.recent[ring][(len % MAX_REUSE) as usize] = self.next_offset;

@@ -46,6 +46,8 @@ pub enum Pattern {
         model: std::sync::Arc<FittedWorkload>,
         /// Where the trace's extents land on the span.
         layout: FittedLayout,
+        /// Runs start where the trace's did within 64 KiB windows (no `align=` given).
+        own_alignment: bool,
     },
 }
 
@@ -207,6 +209,7 @@ impl WorkloadSpec {
         let (mut arrival_given, mut read_given, mut trim_given) = (false, false, false);
         let (mut rate, mut speed): (Option<f64>, Option<f64>) = (None, None);
         let mut layout: Option<FittedLayout> = None;
+        let mut align_given = false;
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let part = match part.strip_prefix("file:") {
                 Some(path) => format!("file={path}"),
@@ -227,6 +230,7 @@ impl WorkloadSpec {
                         file: v.to_string(),
                         model: std::sync::Arc::new(model),
                         layout: layout.unwrap_or_default(),
+                        own_alignment: true,
                     };
                 }
                 "layout" => {
@@ -288,7 +292,8 @@ impl WorkloadSpec {
                     if a % 512 != 0 {
                         return Err(err(k, v, "must be a multiple of 512 bytes"));
                     }
-                    w.align_bytes = a
+                    w.align_bytes = a;
+                    align_given = true;
                 }
                 _ => {
                     return Err(err(
@@ -298,6 +303,9 @@ impl WorkloadSpec {
                     ))
                 }
             }
+        }
+        if let Pattern::Fitted { own_alignment, .. } = &mut w.pattern {
+            *own_alignment = !align_given;
         }
         if let Pattern::Fitted { model, .. } = &w.pattern {
             // The trace's mix and timing unless the spec says otherwise.
@@ -455,12 +463,12 @@ impl Generator {
             _ => None,
         };
         let fitted = match &spec.pattern {
-            Pattern::Fitted { model, layout, .. } => {
+            Pattern::Fitted { model, layout, own_alignment, .. } => {
                 let mut m = (**model).clone();
                 // The spec's mix wins over the trace's (`read=`, `trim=`).
                 m.read_share = spec.read_share;
                 m.trim_share = spec.trim_share;
-                Some(FittedSampler::new(&m, span_bytes, spec.align_bytes, *layout))
+                Some(FittedSampler::new(&m, span_bytes, spec.align_bytes, *own_alignment, *layout))
             }
             _ => None,
         };

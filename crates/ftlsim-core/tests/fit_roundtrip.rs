@@ -74,6 +74,17 @@ fn fitted_traces_replay_with_their_shape() {
         assert!((q0 - q1).abs() <= 0.05, "{msg}");
         assert!((t0 - t1).abs() <= 0.10, "{msg}");
         eprintln!("{msg}");
+        // Without `align=`, runs start where the trace's did within 64 KiB windows: as many
+        // requests are aligned to 8 KiB (so they span as many pages of a drive).
+        let own = WorkloadSpec::parse(&format!("file:{},requests={}", file.display(), 4 * w.requests)).unwrap();
+        let aligned =
+            |reqs: &[(IoOp, u64, u64)]| reqs.iter().filter(|r| r.1 % 8192 == 0).count() as f64 / reqs.len() as f64;
+        let own_gen: Vec<(IoOp, u64, u64)> = Generator::new(&own, span, 7)
+            .unwrap()
+            .map(|r| (r.op, r.offset_sector * 512, u64::from(r.sectors) * 512))
+            .collect();
+        let (a0, a1) = (aligned(&orig), aligned(&own_gen));
+        assert!((a0 - a1).abs() <= 0.05, "{name}: 8 KiB-aligned requests {a0:.3} in the trace, {a1:.3} fitted");
         // The default layout lays the touched extents side by side: the footprint keeps its
         // size. `layout=range` puts each at its place in the trace's range.
         let footprint = w.space.touched.len() as u64 * w.space.extent_bytes;
