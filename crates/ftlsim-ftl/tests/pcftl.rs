@@ -57,28 +57,44 @@ fn write(lpn: u32, at_ns: u64) -> Result<Request, ftlsim_core::error::SimError> 
 /// and 3 only, and runs the plane out of free blocks. Every victim then has two valid pages
 /// of odd parity, so each copy-back PGC into a fresh block wastes offsets 0 and 2 and
 /// fills the block it took: the plane gains nothing (State 1 -> State 2 of Fig. 8).
-fn fig8(fallback: bool) -> Result<Report, String> {
+/// One plane of `blocks` blocks of 4 pages holding 44 logical pages, copy-back parity on, no
+/// write cache; `ftl` holds the `[ftl]` lines.
+fn one_plane(blocks: u32, share: f64, ftl: &str) -> Result<ftlsim_core::sim::Simulator, String> {
     let mut cfg = small_config(
-        18,
+        blocks,
         4,
-        0.38,
-        &format!(
-            "[ftl]\nname = \"pcftl\"\ngc_threshold_blocks = 2\n[ftl.pcftl]\nnever_ending_gc_fallback = {fallback}\n\
-             [nand]\ncopyback_same_parity = true\n[host]\nwrite_buffer_bytes = 0"
-        ),
+        share,
+        &format!("[ftl]\n{ftl}\n[nand]\ncopyback_same_parity = true\n[host]\nwrite_buffer_bytes = 0"),
     );
     cfg.geometry.channels = 1;
     cfg.geometry.planes_per_die = 1;
     let d = cfg.derive().map_err(|e| e.to_string())?;
     assert_eq!(d.logical_pages, 44);
-    let mut sim = ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?;
-    let rewrites = (0..44).filter(|l| l % 4 == 0 || l % 4 == 2);
-    let mut reqs = (0..44).chain(rewrites).map(|l| write(l, 0));
-    let opts = RunOptions { replay: Replay::Closed { queue_depth: 1 }, check_every: 1, ..RunOptions::default() };
-    let r = sim.run(&mut reqs, &opts, &mut NoObserver).map_err(|e| e.to_string())?;
+    ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())
+}
+
+/// Run `reqs` on `sim` with the invariants checked after each request, then read every page.
+fn run_checked(
+    sim: &mut ftlsim_core::sim::Simulator,
+    reqs: &mut dyn Iterator<Item = Result<Request, ftlsim_core::error::SimError>>,
+    replay: Replay,
+) -> Result<Report, String> {
+    let opts = RunOptions { replay, check_every: 1, ..RunOptions::default() };
+    let r = sim.run(reqs, &opts, &mut NoObserver).map_err(|e| e.to_string())?;
     sim.check_invariants();
     sim.run(&mut util::read_all(44), &opts, &mut NoObserver).map_err(|e| e.to_string())?;
     Ok(r)
+}
+
+fn fig8(fallback: bool) -> Result<Report, String> {
+    let mut sim = one_plane(
+        18,
+        0.38,
+        &format!("name = \"pcftl\"\ngc_threshold_blocks = 2\n[ftl.pcftl]\nnever_ending_gc_fallback = {fallback}"),
+    )?;
+    let rewrites = (0..44).filter(|l| l % 4 == 0 || l % 4 == 2);
+    let mut reqs = (0..44).chain(rewrites).map(|l| write(l, 0));
+    run_checked(&mut sim, &mut reqs, Replay::Closed { queue_depth: 1 })
 }
 
 fn metric(r: &Report, name: &str) -> u64 {
@@ -113,18 +129,9 @@ fn plane_level_gc_without_parity_waste_when_offsets_match() {
     // The Fig. 8 drive, but the rewrites hit offsets 2 and 3: victims keep offsets 0 and 1,
     // whose parities match a fresh destination's, so copy-back wastes nothing and each PGC
     // gains two pages.
-    let mut cfg = small_config(
-        18,
-        4,
-        0.38,
-        "[ftl]\nname = \"pcftl\"\ngc_threshold_blocks = 2\n[nand]\ncopyback_same_parity = true\n[host]\nwrite_buffer_bytes = 0",
-    );
-    cfg.geometry.channels = 1;
-    cfg.geometry.planes_per_die = 1;
-    let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
+    let mut sim = one_plane(18, 0.38, "name = \"pcftl\"\ngc_threshold_blocks = 2").unwrap();
     let mut reqs = (0..44).chain((0..44).filter(|l| l % 4 >= 2)).map(|l| write(l, 0));
-    let opts = RunOptions { replay: Replay::Closed { queue_depth: 1 }, check_every: 1, ..RunOptions::default() };
-    let r = sim.run(&mut reqs, &opts, &mut NoObserver).unwrap();
+    let r = run_checked(&mut sim, &mut reqs, Replay::Closed { queue_depth: 1 }).unwrap();
     assert!(r.gc.collections >= 2, "{} collections", r.gc.collections);
     assert_eq!(metric(&r, "gc_parity_wasted_pages"), 0);
     assert_eq!(metric(&r, "gc_no_progress_collections"), 0);
@@ -233,28 +240,15 @@ fn each_ftl_brings_its_own_defaults_and_explicit_keys_win() {
 /// without copy-back; DLOOP's idle GC leaves the plane alone until foreground GC collects
 /// there, instead of spending every idle period on collections that free nothing (issue 14).
 fn fig8_idle(ftl: &str, passes: usize) -> Result<Report, String> {
-    let mut cfg = small_config(
+    let mut sim = one_plane(
         19,
-        4,
         0.42,
-        &format!(
-            "[ftl]\nname = \"{ftl}\"\ngc_threshold_blocks = 2\nbackground_gc = true\nidle_threshold_ns = 1000\n\
-             [nand]\ncopyback_same_parity = true\n[host]\nwrite_buffer_bytes = 0"
-        ),
-    );
-    cfg.geometry.channels = 1;
-    cfg.geometry.planes_per_die = 1;
-    let d = cfg.derive().map_err(|e| e.to_string())?;
-    assert_eq!(d.logical_pages, 44);
-    let mut sim = ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?;
+        &format!("name = \"{ftl}\"\ngc_threshold_blocks = 2\nbackground_gc = true\nidle_threshold_ns = 1000"),
+    )?;
     let rewrites = (0..44).filter(|l| l % 4 == 0 || l % 4 == 2);
     let pages: Vec<u32> = (0..44).chain(std::iter::repeat_n(rewrites, passes).flatten()).collect();
     let mut reqs = pages.iter().enumerate().map(|(i, &l)| write(l, i as u64 * 50_000_000));
-    let opts = RunOptions { replay: Replay::Open { time_scale: 1.0 }, check_every: 1, ..RunOptions::default() };
-    let r = sim.run(&mut reqs, &opts, &mut NoObserver).map_err(|e| e.to_string())?;
-    sim.check_invariants();
-    sim.run(&mut util::read_all(44), &opts, &mut NoObserver).map_err(|e| e.to_string())?;
-    Ok(r)
+    run_checked(&mut sim, &mut reqs, Replay::Open { time_scale: 1.0 })
 }
 
 #[test]
