@@ -512,13 +512,11 @@ impl FittedSampler {
                 Some(o) => o.min(self.span_bytes - size),
                 None => {
                     let (start, len) = self.place[self.extents.index(rng)];
+                    // The extent's aligned 64 KiB windows: a window, and the trace's place in it.
+                    let base = start.div_ceil(ALIGN_WINDOW) * ALIGN_WINDOW;
+                    let windows = (start + len).saturating_sub(base) / ALIGN_WINDOW;
                     let offset = match &self.start_offsets {
-                        // A 64 KiB window of the extent, and the trace's place in it.
-                        Some(o) if len >= ALIGN_WINDOW => {
-                            start / ALIGN_WINDOW * ALIGN_WINDOW
-                                + rng.gen_range(0..len / ALIGN_WINDOW) * ALIGN_WINDOW
-                                + o.draw(rng)
-                        }
+                        Some(o) if windows > 0 => base + rng.gen_range(0..windows) * ALIGN_WINDOW + o.draw(rng),
                         _ => start + rng.gen_range(0..(len / self.align).max(1)) * self.align,
                     };
                     offset.min(self.span_bytes - size) / 512 * 512

@@ -237,7 +237,8 @@ pub struct MoveCounts {
     pub inter_plane: u64,
     /// Destination pages wasted to keep copy-back parity.
     pub wasted_pages: u64,
-    /// Foreground collections after which the plane had no more erased pages than before.
+    /// Collections (foreground or idle-time) that used as many destination pages, moves and
+    /// parity waste, as their victim gave back: they freed nothing.
     pub no_progress_collections: u64,
 }
 
@@ -272,8 +273,11 @@ pub(crate) struct DemandState {
     /// Per plane: its last idle-time collection freed nothing and the mode has no fallback
     /// (DLOOP), so idle-time GC leaves it alone until foreground GC collects there again.
     idle_stalled: Vec<bool>,
-    /// Per plane: free pages when the idle-time collection under way began.
-    idle_start_free_pages: Vec<u64>,
+    /// Per plane: destination pages (programmed or wasted) GC has used for its victims, and
+    /// the count when the collection under way there began: a collection frees space when it
+    /// used fewer pages than its victim gives back, whatever the host did meanwhile.
+    gc_pages_used: Vec<u64>,
+    job_start_used: Vec<u64>,
     bg_cursor: u32,
     pending_write_back: BTreeSet<u32>,
     jobs: Vec<Option<GcJob>>,
@@ -347,7 +351,8 @@ impl DemandState {
             threshold: d.gc_threshold_blocks,
             no_copyback: vec![false; g.planes() as usize],
             idle_stalled: vec![false; g.planes() as usize],
-            idle_start_free_pages: vec![0; g.planes() as usize],
+            gc_pages_used: vec![0; g.planes() as usize],
+            job_start_used: vec![0; g.planes() as usize],
             bg_cursor: 0,
             pending_write_back: BTreeSet::new(),
             jobs: vec![None; g.planes() as usize],
@@ -516,6 +521,7 @@ impl DemandState {
         };
         loop {
             let dst = self.bm.allocate(ctx.flash(), plane, GC)?;
+            self.gc_pages_used[src_plane as usize] += 1;
             let idx = self.geo.page_in_block(dst);
             let copyback = self.mode.copyback && !self.no_copyback[src_plane as usize] && plane == src_plane;
             let parity_ok = !ctx.flash().copyback_same_parity() || idx % 2 == parity;
@@ -537,16 +543,34 @@ impl DemandState {
         }
     }
 
-    /// Book a finished collection on `plane` that began with `before` free pages in its GC
-    /// unit; whether it freed any. One that freed nothing is the never-ending GC's symptom
-    /// (Fig. 9's `old_state == current_state`): with the fallback, the plane's next
-    /// collection moves without copy-back; a fallback collection clears it.
-    fn finish_collection(&mut self, flash: &FlashArray, plane: PlaneId, before: u64) -> bool {
+    /// The host replaced or trimmed the data page `ppn`: its plane has new garbage, so idle
+    /// GC may try it again.
+    fn invalidate_host_page(&mut self, ctx: &mut FlashCtx, ppn: Ppn) -> Result<(), SimError> {
+        ctx.invalidate(ppn)?;
+        self.bm.on_invalidate(ctx.flash(), ppn);
+        self.idle_stalled[self.geo.plane_of(ppn) as usize] = false;
+        Ok(())
+    }
+
+    /// Note that a collection starts on `plane` (unless it resumes a suspended one).
+    fn start_collection(&mut self, plane: PlaneId) {
+        if self.jobs[plane as usize].is_none() {
+            self.job_start_used[plane as usize] = self.gc_pages_used[plane as usize];
+        }
+    }
+
+    /// Book a finished collection of a victim on `plane`; whether it freed space: it used
+    /// fewer destination pages (moves and parity waste) than the erased victim gives back.
+    /// One that freed nothing is the never-ending GC's symptom (Fig. 9's `old_state ==
+    /// current_state`): with the fallback, the plane's next collection moves without
+    /// copy-back; a fallback collection clears it.
+    fn finish_collection(&mut self, plane: PlaneId) -> bool {
         let fallback = std::mem::take(&mut self.no_copyback[plane as usize]);
         if fallback {
             self.gc.fallbacks += 1;
         }
-        let progress = self.unit_free_pages(flash, plane) > before;
+        let used = self.gc_pages_used[plane as usize] - self.job_start_used[plane as usize];
+        let progress = used < u64::from(self.geo.pages_per_block);
         if !progress {
             self.moves.no_progress_collections += 1;
             if self.mode.never_ending == NeverEnding::Fallback && self.mode.copyback && !fallback {
@@ -642,8 +666,7 @@ pub(crate) trait DemandFtl {
         // GC during the allocation may have moved the old copy: invalidate where it is now.
         let old = self.current(lpn);
         if old != NONE {
-            ctx.invalidate(old)?;
-            self.state_mut().bm.on_invalidate(ctx.flash(), old);
+            self.state_mut().invalidate_host_page(ctx, old)?;
         }
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         self.remap(ctx, lpn, ppn)?;
@@ -655,8 +678,7 @@ pub(crate) trait DemandFtl {
         self.flush_write_backs(ctx, true)?;
         let old = self.current(lpn);
         if old != NONE {
-            ctx.invalidate(old)?;
-            self.state_mut().bm.on_invalidate(ctx.flash(), old);
+            self.state_mut().invalidate_host_page(ctx, old)?;
             self.remap(ctx, lpn, NONE)?;
         }
         self.flush_write_backs(ctx, true)
@@ -762,10 +784,11 @@ pub(crate) trait DemandFtl {
     /// left short); whether there was a victim.
     fn collect_plane(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
         let s = self.state_mut();
+        s.start_collection(plane);
         let Some(mut job) = s.bm.next_job(&mut s.jobs[plane as usize], ctx.flash(), plane, true) else {
             return Ok(false);
         };
-        let before = s.unit_free_pages(ctx.flash(), plane);
+        s.idle_stalled[plane as usize] = false;
         let prev = ctx.set_tag(Tag::Gc);
         s.in_gc = true;
         let mut r = Ok(GcStep::Moved);
@@ -778,7 +801,7 @@ pub(crate) trait DemandFtl {
         ctx.set_tag(prev);
         r?;
         s.gc.foreground_collections += 1;
-        s.finish_collection(ctx.flash(), plane, before);
+        s.finish_collection(plane);
         self.flush_write_backs(ctx, false)?;
         Ok(true)
     }
@@ -836,9 +859,9 @@ pub(crate) trait DemandFtl {
     }
 
     /// The collections of [`DemandFtl::ensure_space`], with the never-ending GC check: a
-    /// collection after which the plane has no more erased pages than before made no
-    /// progress (Fig. 9's `old_state == current_state`; Sec. 3.4: no space on the active
-    /// block after the PGC).
+    /// collection that used as many destination pages as its victim gives back made no
+    /// progress (`DemandState::finish_collection`; Fig. 9's `old_state == current_state`;
+    /// Sec. 3.4: no space on the active block after the PGC).
     fn collect_until_threshold(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<(), SimError> {
         let s = self.state_mut();
         let (ppb, bpp, threshold, name) = (s.geo.pages_per_block, s.geo.blocks_per_plane, s.threshold, s.name);
@@ -865,6 +888,7 @@ pub(crate) trait DemandFtl {
                 )));
             }
             let q = s.unit_victim_plane(ctx.flash(), plane);
+            s.start_collection(q);
             let mut job = match s.bm.next_job(&mut s.jobs[q as usize], ctx.flash(), q, true) {
                 Some(j) => j,
                 None if s.bm.free_blocks(plane) > 0 => break,
@@ -884,7 +908,7 @@ pub(crate) trait DemandFtl {
             }
             let s = self.state_mut();
             s.gc.foreground_collections += 1;
-            s.finish_collection(ctx.flash(), q, before);
+            s.finish_collection(q);
             let after = s.unit_free_pages(ctx.flash(), plane);
             // Never-ending GC: the plane has not passed its best erased-page count for
             // blocks_per_plane collections (Fig. 8's State 1-4 loop, or a longer cycle
@@ -943,9 +967,7 @@ pub(crate) trait DemandFtl {
     /// [`ftlsim_core::ftl::Ftl::gc_step`]: start or continue a collection on `plane`.
     fn collect_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
         let s = self.state_mut();
-        if s.jobs[plane as usize].is_none() {
-            s.idle_start_free_pages[plane as usize] = s.unit_free_pages(ctx.flash(), plane);
-        }
+        s.start_collection(plane);
         let mut job = match s.bm.next_job(&mut s.jobs[plane as usize], ctx.flash(), plane, false) {
             Some(j) => j,
             None => return Ok(false),
@@ -960,8 +982,7 @@ pub(crate) trait DemandFtl {
             GcStep::Erased => {
                 let s = self.state_mut();
                 s.gc.background_collections += 1;
-                let before = s.idle_start_free_pages[plane as usize];
-                if !s.finish_collection(ctx.flash(), plane, before) && s.mode.never_ending == NeverEnding::Stop {
+                if !s.finish_collection(plane) && s.mode.never_ending == NeverEnding::Stop {
                     s.idle_stalled[plane as usize] = true;
                 }
             }

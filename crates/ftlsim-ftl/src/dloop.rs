@@ -16,7 +16,7 @@
 //! the plane, rather than hang. It is rare with parity-matched moves (tests/pcftl.rs meets it
 //! on some full drives under uniform overwrites) and did not occur in experiments/pcftl.
 //!
-//! Departures: those of `pcftl.rs` (GC block per plane, erased-page progress check).
+//! Departures: those of `pcftl.rs` (GC block per plane, progress judged by destination pages).
 
 use crate::demand::{GcMode, NeverEnding};
 use crate::dftl::{Dftl, Flavour};

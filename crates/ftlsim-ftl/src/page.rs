@@ -214,11 +214,16 @@ impl PageFtl {
                 }
                 collections += 1;
                 if collections > self.geo.blocks_per_plane {
-                    // A whole FIFO pass without reaching the threshold. If the plane's invalid
-                    // pages do not add up to a block, it is full of valid data (placement can
-                    // load one plane beyond the drive's average): nothing to reclaim, as below.
-                    let f = ctx.flash();
-                    let garbage: u64 = f.blocks_of(q).map(|b| u64::from(f.write_pointer(b) - f.valid_count(b))).sum();
+                    // A whole FIFO pass without reaching the threshold. If the invalid pages of
+                    // the plane's full blocks do not add up to a block, it is full of valid data
+                    // (placement can load one plane beyond the drive's average): nothing to
+                    // reclaim, as below.
+                    let (f, ppb) = (ctx.flash(), self.geo.pages_per_block);
+                    let garbage: u64 = f
+                        .blocks_of(q)
+                        .filter(|&b| f.write_pointer(b) == ppb)
+                        .map(|b| u64::from(ppb - f.valid_count(b)))
+                        .sum();
                     if garbage < u64::from(self.geo.pages_per_block) {
                         if q == plane && self.bm.free_blocks(q) < MIN_FREE_BLOCKS {
                             ctx.set_tag(prev);

@@ -16,8 +16,9 @@
 //!   With `ftl.background_gc`, idle time runs PGC on each plane below the background
 //!   threshold.
 //! - **Never-ending GC** (Sec. 3.4, Fig. 8; Fig. 9 lines 18 and 27-29): a PGC after which
-//!   the plane has no more erased pages than before (free blocks plus the unwritten pages of
-//!   its open blocks) made no progress; the next collection then moves pages through the
+//!   the plane has no more erased pages than before made no progress (judged by the
+//!   destination pages it used, moves and parity waste, against the pages its victim gives
+//!   back, so host writes meanwhile do not count); this holds for idle-time PGC too; the next collection then moves pages through the
 //!   controller without copy-back (no parity waste), counted in `gc.fallbacks`.
 //!   `[ftl.pcftl] never_ending_gc_fallback = false` turns the fix off to show the problem.
 //! - **Plane Info** (Sec. 3.3): per-plane active block and free-block count, 9 bytes per
@@ -25,8 +26,8 @@
 //!
 //! Departures: GC relocates into the plane's GC block rather than the host's active block
 //! (the engine keeps host, translation and GC streams apart so that a collection opens at
-//! most one block); the never-ending check compares erased pages rather than Fig. 9's
-//! unspecified `current_state`. The paper does not say where translation pages go; they
+//! most one block); the never-ending check counts a collection's destination pages
+//! rather than Fig. 9's unspecified `current_state`. The paper does not say where translation pages go; they
 //! follow DFTL (round-robin over planes).
 
 use crate::demand::{GcMode, NeverEnding};
