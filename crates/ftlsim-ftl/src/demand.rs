@@ -788,22 +788,31 @@ pub(crate) trait DemandFtl {
         let Some(mut job) = s.bm.next_job(&mut s.jobs[plane as usize], ctx.flash(), plane, true) else {
             return Ok(false);
         };
-        s.idle_stalled[plane as usize] = false;
         let prev = ctx.set_tag(Tag::Gc);
         s.in_gc = true;
-        let mut r = Ok(GcStep::Moved);
-        while matches!(r, Ok(GcStep::Moved)) {
-            r = self.gc_job_step(ctx, &mut job);
-        }
+        let r = self.collect_to_erase(ctx, plane, &mut job);
         let s = self.state_mut();
         s.in_gc = false;
         ctx.block_scope(plane, s.mode.scope);
         ctx.set_tag(prev);
         r?;
-        s.gc.foreground_collections += 1;
-        s.finish_collection(plane);
         self.flush_write_backs(ctx, false)?;
         Ok(true)
+    }
+
+    /// Run foreground collection `job` of a victim on `plane` to its erase and book it.
+    fn collect_to_erase(&mut self, ctx: &mut FlashCtx, plane: PlaneId, job: &mut GcJob) -> Result<(), SimError> {
+        let ppb = self.state().geo.pages_per_block;
+        self.state_mut().idle_stalled[plane as usize] = false;
+        let mut steps = 0;
+        while self.gc_job_step(ctx, job)? == GcStep::Moved {
+            steps += 1;
+            assert!(steps <= ppb, "gc job does not end");
+        }
+        let s = self.state_mut();
+        s.gc.foreground_collections += 1;
+        s.finish_collection(plane);
+        Ok(())
     }
 
     /// A page of `stream` without GC (used while GC's deferred write-backs are flushed).
@@ -900,15 +909,8 @@ pub(crate) trait DemandFtl {
             };
             let before = s.unit_free_pages(ctx.flash(), plane);
             best = best.max(before);
-            s.idle_stalled[q as usize] = false;
-            let mut steps = 0;
-            while self.gc_job_step(ctx, &mut job)? == GcStep::Moved {
-                steps += 1;
-                assert!(steps <= ppb, "gc job does not end");
-            }
+            self.collect_to_erase(ctx, q, &mut job)?;
             let s = self.state_mut();
-            s.gc.foreground_collections += 1;
-            s.finish_collection(q);
             let after = s.unit_free_pages(ctx.flash(), plane);
             // Never-ending GC: the plane has not passed its best erased-page count for
             // blocks_per_plane collections (Fig. 8's State 1-4 loop, or a longer cycle

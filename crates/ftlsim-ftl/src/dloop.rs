@@ -15,6 +15,9 @@
 //! loop, or a longer cycle whose gains and waste cancel), stops the run with an error naming
 //! the plane, rather than hang. It is rare with parity-matched moves (tests/pcftl.rs meets it
 //! on some full drives under uniform overwrites) and did not occur in experiments/pcftl.
+//! Idle-time GC has no such stop: after an idle collection that freed nothing, idle GC
+//! leaves the plane until the host invalidates a page there or foreground GC collects it
+//! (a simulator choice: seed 000 does not say what DLOOP's idle-time GC does there).
 //!
 //! Departures: those of `pcftl.rs` (GC block per plane, progress judged by destination pages).
 
