@@ -512,18 +512,21 @@ impl GcRoom<'_> {
         let g = self.geometry;
         let max_free = self.max_free_blocks(open_blocks, metadata_pages);
         let t = self.gc_threshold;
-        let metadata = if metadata_pages == 0 {
-            String::new()
-        } else {
-            format!(" and {metadata_pages} pages of mapping metadata")
+        // The layout behind an error, spelled out only when there is one.
+        let layout = || {
+            let metadata = if metadata_pages == 0 {
+                String::new()
+            } else {
+                format!(" and {metadata_pages} pages of mapping metadata")
+            };
+            let data_blocks =
+                u64::from(self.logical_pages).div_ceil(u64::from(g.planes())).div_ceil(u64::from(g.pages_per_block));
+            format!(
+                "{who} on a full drive: {} blocks/plane, less {} held back, {open_blocks} open blocks and \
+                 {data_blocks} blocks of data{metadata} per plane, leave at most {max_free} free blocks per plane",
+                g.blocks_per_plane, self.held_back,
+            )
         };
-        let data_blocks =
-            u64::from(self.logical_pages).div_ceil(u64::from(g.planes())).div_ceil(u64::from(g.pages_per_block));
-        let layout = format!(
-            "{who} on a full drive: {} blocks/plane, less {} held back, {open_blocks} open blocks and {data_blocks} \
-             blocks of data{metadata} per plane, leave at most {max_free} free blocks per plane",
-            g.blocks_per_plane, self.held_back,
-        );
         if i64::from(t) + 1 > max_free {
             // The most data that leaves the threshold one block of room: whole blocks per plane.
             let room_blocks = i64::from(g.blocks_per_plane)
@@ -538,9 +541,10 @@ impl GcRoom<'_> {
                 t,
                 format!(
                     "GC cannot make progress with {} logical pages: one block per plane must stay free of valid \
-                     data beyond the GC reserve, and {layout}; lower {}the logical space to {max_logical} pages (raise \
+                     data beyond the GC reserve, and {}; lower {}the logical space to {max_logical} pages (raise \
                      the over-provisioning)",
                     self.logical_pages,
+                    layout(),
                     if max_free > 2 { format!("the threshold to {} or ", max_free - 1) } else { String::new() },
                 ),
             ));
@@ -557,7 +561,8 @@ impl GcRoom<'_> {
                 bg,
                 format!(
                     "must be at most {reachable}, or idle-time GC keeps collecting nearly valid blocks for a goal \
-                     it cannot reach: {layout}"
+                     it cannot reach: {}",
+                    layout()
                 ),
             )),
             Some(bg) => Ok(bg),
