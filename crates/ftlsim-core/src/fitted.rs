@@ -10,8 +10,9 @@
 //!
 //! Kept as summaries rather than the trace itself: sizes (the 64 most frequent), extents
 //! (at most 65,536: the extent doubles until the range fits), run lengths (power-of-two
-//! buckets), re-references (how many runs ago a run's start offset last started one, in
-//! power-of-two buckets up to 65,536: temporal locality) and inter-arrival times (16 buckets
+//! buckets), re-references (how many runs of reads, or of writes, ago a run of reads, or of
+//! writes, last touched the page where a run starts, in power-of-two buckets up to 65,536:
+//! temporal locality, rewrites included) and inter-arrival times (16 buckets
 //! of equal count with the transitions between consecutive gaps' buckets: bursts). Not kept:
 //! correlations between size, op and place.
 
@@ -24,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 /// Format version of the TOML file.
-pub const FIT_VERSION: u32 = 3;
+pub const FIT_VERSION: u32 = 4;
 /// Most extents kept; a wider address range doubles the extent size.
 const MAX_EXTENTS: u64 = 65_536;
 /// Most distinct request sizes kept; the rest join the nearest kept size.
@@ -56,13 +57,16 @@ pub struct FittedWorkload {
     pub sequential_share: f64,
     /// Request sizes.
     pub sizes: Weighted,
-    /// Sequential run lengths in requests: each value is a power-of-two bucket's upper bound.
-    pub run_lengths: Weighted,
-    /// Runs whose start offset started a run before: how many runs ago, as power-of-two
-    /// buckets' upper bounds (at most 65,536).
-    pub reuse: Weighted,
-    /// Runs starting at an offset no run started at in the last 65,536 runs.
-    pub first_references: u64,
+    /// Lengths in requests of the sequential runs that start with a read: each value is a
+    /// power-of-two bucket's upper bound.
+    pub read_run_lengths: Weighted,
+    /// The same for runs that start with a write or a trim.
+    pub write_run_lengths: Weighted,
+    /// Where runs of reads start: on a 4 KiB page a recent run of reads touched, or not.
+    pub read_reuse: Reuse,
+    /// Where runs of writes and trims start: on a 4 KiB page a recent run of writes or trims
+    /// touched (a rewrite), or not.
+    pub write_reuse: Reuse,
     /// Where runs start within an aligned 64 KiB window (bytes, multiples of 512), by count:
     /// with the sizes, how many pages a request spans on a drive of any page size up to it.
     pub start_offsets_in_64k: Weighted,
@@ -79,6 +83,20 @@ pub struct Weighted {
     pub values: Vec<u64>,
     /// Weight of each value.
     pub weights: Vec<u64>,
+}
+
+/// Temporal locality of one kind of run (reads, or writes and trims).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reuse {
+    /// Runs starting on a 4 KiB page that a run of the same kind touched before: how many
+    /// runs of that kind ago, as power-of-two buckets' upper bounds (at most 65,536).
+    pub distances: Weighted,
+    /// Where such a run starts: bytes before the end of the run it re-references (0: at its
+    /// end, or past it on its last page, as appends do), the 64 most frequent (others join
+    /// the nearest).
+    pub before_end: Weighted,
+    /// Runs starting on a page no run of their kind touched in its last 65,536.
+    pub first_references: u64,
 }
 
 /// Popularity of the trace's address range, extent by extent.
@@ -125,13 +143,20 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
     let mut last_end: HashMap<u32, u64> = HashMap::new();
     let mut written: std::collections::HashSet<(u32, u64)> = std::collections::HashSet::new();
     let (mut page_writes, mut rewrites) = (0u64, 0u64);
-    let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut runs: [BTreeMap<u64, u64>; 2] = [BTreeMap::new(), BTreeMap::new()];
+    let mut run_kind = 0usize;
     let (mut run, mut sequential) = (0u64, 0u64);
     let mut gaps: Vec<u64> = Vec::new();
-    let mut run_starts = 0u64;
-    let mut last_start: HashMap<(u32, u64), u64> = HashMap::new();
-    let mut reuse: BTreeMap<u64, u64> = BTreeMap::new();
-    let mut first_references = 0u64;
+    // Per kind of run (0 reads, 1 writes and trims): runs started, the last run that touched
+    // each 4 KiB page, and the re-reference distances and first references of run starts.
+    let mut kind_runs = [0u64; 2];
+    let mut last_touch: [HashMap<(u32, u64), u64>; 2] = [HashMap::new(), HashMap::new()];
+    let mut reuse: [BTreeMap<u64, u64>; 2] = [BTreeMap::new(), BTreeMap::new()];
+    let mut first_references = [0u64; 2];
+    // The first and end byte of the last runs of each kind, and how far before the end of
+    // the run it re-references a run starts.
+    let mut extents: [Vec<(u64, u64)>; 2] = [vec![(0, 0); MAX_REUSE as usize], vec![(0, 0); MAX_REUSE as usize]];
+    let mut back: [HashMap<u64, u64>; 2] = [HashMap::new(), HashMap::new()];
     let mut start_offsets: BTreeMap<u64, u64> = BTreeMap::new();
     let mut prev_t: Option<u64> = None;
     // Popularity is counted at 4 KiB first and regrouped once the range is known.
@@ -148,25 +173,38 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
         *sizes.entry(bytes).or_insert(0) += 1;
         let start = r.offset_sector * 512;
         let end = start + bytes;
+        let kind = usize::from(r.op != IoOp::Read);
         *per_extent.entry((r.device, start / UNIT)).or_insert(0) += 1;
         let e = device_end.entry(r.device).or_insert(0);
         *e = (*e).max(end);
         if last_end.insert(r.device, r.offset_sector + u64::from(r.sectors)) == Some(r.offset_sector) {
             sequential += 1;
             run += 1;
+            if kind == run_kind {
+                extents[kind][(kind_runs[kind] % MAX_REUSE) as usize].1 = end;
+            }
         } else {
             if run > 0 {
-                *runs.entry(run.next_power_of_two()).or_insert(0) += 1;
+                *runs[run_kind].entry(run.next_power_of_two()).or_insert(0) += 1;
             }
             run = 1;
+            run_kind = kind;
             *start_offsets.entry(start % ALIGN_WINDOW).or_insert(0) += 1;
-            match last_start.insert((r.device, r.offset_sector), run_starts) {
-                Some(before) if run_starts - before <= MAX_REUSE => {
-                    *reuse.entry((run_starts - before).next_power_of_two()).or_insert(0) += 1
+            kind_runs[kind] += 1;
+            match last_touch[kind].get(&(r.device, start / UNIT)) {
+                Some(&before) if kind_runs[kind] - before < MAX_REUSE => {
+                    *reuse[kind].entry((kind_runs[kind] - before).next_power_of_two()).or_insert(0) += 1;
+                    let old_end = extents[kind][(before % MAX_REUSE) as usize].1;
+                    *back[kind].entry(old_end.saturating_sub(start)).or_insert(0) += 1;
                 }
-                _ => first_references += 1,
+                _ => first_references[kind] += 1,
             }
-            run_starts += 1;
+            extents[kind][(kind_runs[kind] % MAX_REUSE) as usize] = (start, end);
+        }
+        // The request's pages belong to the latest run of its kind (a run continued by
+        // another op counts for that op's latest run).
+        for p in start / UNIT..end.div_ceil(UNIT) {
+            last_touch[kind].insert((r.device, p), kind_runs[kind]);
         }
         if r.op == IoOp::Write {
             for p in start / UNIT..end.div_ceil(UNIT) {
@@ -182,7 +220,7 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
         prev_t = Some(r.time_ns);
     }
     if run > 0 {
-        *runs.entry(run.next_power_of_two()).or_insert(0) += 1;
+        *runs[run_kind].entry(run.next_power_of_two()).or_insert(0) += 1;
     }
     if requests == 0 {
         return Err(whole("no request", "the trace has no request to fit"));
@@ -226,26 +264,36 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
         update_share: crate::metrics::r6(rewrites as f64 / page_writes.max(1) as f64),
         sequential_share: crate::metrics::r6(sequential as f64 / requests as f64),
         sizes: top_sizes(sizes),
-        run_lengths: Weighted { values: runs.keys().copied().collect(), weights: runs.values().copied().collect() },
-        reuse: Weighted { values: reuse.keys().copied().collect(), weights: reuse.values().copied().collect() },
-        first_references,
-        start_offsets_in_64k: Weighted {
-            values: start_offsets.keys().copied().collect(),
-            weights: start_offsets.values().copied().collect(),
+        read_run_lengths: weighted(&runs[0]),
+        write_run_lengths: weighted(&runs[1]),
+        read_reuse: Reuse {
+            distances: weighted(&reuse[0]),
+            before_end: top_sizes(std::mem::take(&mut back[0])),
+            first_references: first_references[0],
         },
+        write_reuse: Reuse {
+            distances: weighted(&reuse[1]),
+            before_end: top_sizes(std::mem::take(&mut back[1])),
+            first_references: first_references[1],
+        },
+        start_offsets_in_64k: weighted(&start_offsets),
         space,
         arrival: arrival_shape(gaps),
     })
 }
 
-/// The most frequent sizes; each other size joins the nearest kept one.
+fn weighted(counts: &BTreeMap<u64, u64>) -> Weighted {
+    Weighted { values: counts.keys().copied().collect(), weights: counts.values().copied().collect() }
+}
+
+/// The most frequent sizes (or other values); each other joins the nearest kept one.
 fn top_sizes(sizes: HashMap<u64, u64>) -> Weighted {
     let mut all: Vec<(u64, u64)> = sizes.into_iter().collect();
     all.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let (kept, rest) = all.split_at(all.len().min(MAX_SIZES));
     let mut kept: BTreeMap<u64, u64> = kept.iter().copied().collect();
     for &(s, n) in rest {
-        let near = *kept.keys().min_by_key(|&&k| k.abs_diff(s)).expect("at least one size is kept");
+        let near = *kept.keys().min_by_key(|&&k| k.abs_diff(s)).expect("at least one value is kept");
         *kept.get_mut(&near).expect("kept") += n;
     }
     Weighted { values: kept.keys().copied().collect(), weights: kept.values().copied().collect() }
@@ -303,8 +351,10 @@ impl FittedWorkload {
         if w.sizes.values.iter().any(|&s| s == 0 || s % 512 != 0) {
             return bad("sizes: every size must be a positive multiple of 512 bytes");
         }
-        if w.run_lengths.values.len() != w.run_lengths.weights.len() || w.run_lengths.values.contains(&0) {
-            return bad("run_lengths: values (>= 1) and weights must be of one length");
+        for (name, r) in [("read_run_lengths", &w.read_run_lengths), ("write_run_lengths", &w.write_run_lengths)] {
+            if r.values.len() != r.weights.len() || r.values.contains(&0) {
+                return Err(format!("{origin}: {name}: values (>= 1) and weights must be of one length"));
+            }
         }
         if w.space.touched.is_empty() || w.space.touched.iter().any(|t| t[0] >= w.space.extents || t[1] == 0) {
             return bad("space.touched: [extent < extents, requests > 0] pairs, at least one");
@@ -327,8 +377,14 @@ impl FittedWorkload {
         {
             return bad("start_offsets_in_64k: offsets below 65536, multiples of 512, weights of one length");
         }
-        if w.reuse.values.len() != w.reuse.weights.len() || w.reuse.values.iter().any(|&d| d == 0 || d > MAX_REUSE) {
-            return bad("reuse: values in [1, 65536] and weights of one length");
+        for (name, r) in [("read_reuse", &w.read_reuse), ("write_reuse", &w.write_reuse)] {
+            let d = &r.distances;
+            if d.values.len() != d.weights.len() || d.values.iter().any(|&v| v == 0 || v > MAX_REUSE) {
+                return Err(format!("{origin}: {name}.distances: values in [1, 65536] and weights of one length"));
+            }
+            if r.before_end.values.len() != r.before_end.weights.len() {
+                return Err(format!("{origin}: {name}.before_end: values and weights of one length"));
+            }
         }
         if !(0.0..=1.0).contains(&w.read_share) || !(0.0..=1.0 - w.read_share + 1e-9).contains(&w.trim_share) {
             return bad("read_share and trim_share must be shares summing to at most 1");
@@ -371,11 +427,37 @@ impl Cumulative {
     }
 }
 
+/// Places a first reference is redrawn at when it falls on a touched page.
+const FIRST_PLACE_TRIES: usize = 8;
+
+/// One bit per 4 KiB page of a span (1/32,768 of its size).
+#[derive(Debug, Clone)]
+struct PageSet(Vec<u64>);
+
+impl PageSet {
+    fn new(pages: u64) -> PageSet {
+        PageSet(vec![0; pages.div_ceil(64) as usize])
+    }
+
+    fn get(&self, p: u64) -> bool {
+        self.0.get((p / 64) as usize).is_some_and(|w| w >> (p % 64) & 1 == 1)
+    }
+
+    fn set(&mut self, p: u64) {
+        if let Some(w) = self.0.get_mut((p / 64) as usize) {
+            *w |= 1 << (p % 64);
+        }
+    }
+}
+
 /// Draws requests of a fitted workload's shape on a span of `span_bytes`.
 #[derive(Debug, Clone)]
 pub struct FittedSampler {
     sizes: Cumulative,
-    runs: Cumulative,
+    /// Run lengths of runs of reads, and of writes and trims.
+    runs: [Cumulative; 2],
+    /// Share of runs that are runs of reads: the request mix given the kinds' mean lengths.
+    read_runs: f64,
     /// The touched extents by request count.
     extents: Cumulative,
     /// Each touched extent's first byte and length on the target span.
@@ -392,14 +474,17 @@ pub struct FittedSampler {
     /// Factor that gives the drawn gaps the trace's mean (drawing uniformly inside a bucket
     /// misses most of a long tail).
     gap_correction: f64,
-    /// Re-reference distances in runs (bucket upper bounds) by count; distance 0 stands for
-    /// first references.
-    reuse: Cumulative,
-    /// Start offsets of the last 65,536 runs of reads and of writes and trims, two rings.
-    recent: [Vec<u64>; 2],
-    /// Runs started, all and by ring.
-    runs_started: u64,
+    /// Re-reference distances in runs of reads, and of writes and trims (bucket upper
+    /// bounds), by count; distance 0 stands for first references.
+    reuse: [Cumulative; 2],
+    /// Where a re-referencing run starts: bytes before the end of the run it re-references.
+    before_end: [Cumulative; 2],
+    /// The first and end byte of the last 65,536 runs of reads, and of writes and trims.
+    recent: [Vec<(u64, u64)>; 2],
+    /// Runs started of each kind.
     ring_len: [u64; 2],
+    /// The 4 KiB pages of the span that runs of reads, and of writes and trims, have touched.
+    touched: [PageSet; 2],
     span_bytes: u64,
     align: u64,
     /// The current run: requests left, next offset, its op.
@@ -439,7 +524,15 @@ impl FittedSampler {
             })
             .collect();
         let pairs = |v: &Weighted| v.values.iter().copied().zip(v.weights.iter().copied()).collect::<Vec<_>>();
-        let runs = if w.run_lengths.values.is_empty() { vec![(1, 1)] } else { pairs(&w.run_lengths) };
+        let runs = [&w.read_run_lengths, &w.write_run_lengths]
+            .map(|r| if r.values.is_empty() { vec![(1, 1)] } else { pairs(r) });
+        // A run is drawn uniformly inside its bucket (upper/2, upper]: its mean length.
+        let mean_run = |r: &[(u64, u64)]| {
+            let n = r.iter().map(|p| p.1).sum::<u64>().max(1) as f64;
+            r.iter().map(|&(u, c)| c as f64 * (u / 2 + 1 + u) as f64 / 2.0).sum::<f64>() / n
+        };
+        let (lr, lw) = (mean_run(&runs[0]), mean_run(&runs[1]));
+        let (r, wr) = (w.read_share / lr, (1.0 - w.read_share) / lw);
         let a = &w.arrival;
         // How many gaps fall in each bucket: the rows' sums column by column.
         let per_bucket: Vec<u64> =
@@ -454,7 +547,8 @@ impl FittedSampler {
         let by_bucket = |row: &[u64]| Cumulative::new(row.iter().copied().enumerate().map(|(b, c)| (b as u64, c)));
         FittedSampler {
             sizes: Cumulative::new(pairs(&w.sizes)),
-            runs: Cumulative::new(runs),
+            runs: runs.map(Cumulative::new),
+            read_runs: if r + wr > 0.0 { r / (r + wr) } else { 0.0 },
             extents: Cumulative::new(w.space.touched.iter().enumerate().map(|(k, t)| (k as u64, t[1]))),
             place,
             start_offsets: own_alignment.then(|| Cumulative::new(pairs(&w.start_offsets_in_64k))),
@@ -468,10 +562,13 @@ impl FittedSampler {
                 .collect(),
             gap_state: 0,
             gap_correction: if drawn > 0.0 && total > 0.0 { a.mean_ns / drawn } else { 1.0 },
-            reuse: Cumulative::new(pairs(&w.reuse).into_iter().chain([(0, w.first_references.max(1))])),
-            recent: [vec![0; MAX_REUSE as usize], vec![0; MAX_REUSE as usize]],
-            runs_started: 0,
+            reuse: [&w.read_reuse, &w.write_reuse].map(|r| {
+                Cumulative::new(pairs(&r.distances).into_iter().chain([(0, r.first_references.max(1))]))
+            }),
+            before_end: [&w.read_reuse, &w.write_reuse].map(|r| Cumulative::new(pairs(&r.before_end))),
+            recent: [vec![(0, 0); MAX_REUSE as usize], vec![(0, 0); MAX_REUSE as usize]],
             ring_len: [0; 2],
+            touched: [PageSet::new(span_bytes.div_ceil(4096)), PageSet::new(span_bytes.div_ceil(4096))],
             span_bytes,
             align,
             run_left: 0,
@@ -484,52 +581,72 @@ impl FittedSampler {
     pub fn next<R: Rng>(&mut self, rng: &mut R) -> (IoOp, u64, u64) {
         let size = self.sizes.draw(rng).min(self.span_bytes);
         if self.run_left == 0 || self.next_offset + size > self.span_bytes {
-            // A new run: its length from the run-length buckets (uniform within a bucket),
-            // its op from the mix, its start in an extent drawn by popularity.
-            let upper = self.runs.draw(rng).max(1);
-            self.run_left = rng.gen_range(upper / 2 + 1..=upper);
-            let u: f64 = rng.gen();
-            self.op = if u < self.read_share {
+            // A new run: its op from the mix (runs of reads and of writes differ in length),
+            // its length from its kind's run-length buckets (uniform within a bucket).
+            self.op = if rng.gen::<f64>() < self.read_runs {
                 IoOp::Read
-            } else if u < self.read_share + self.trim_share {
+            } else if rng.gen::<f64>() * (1.0 - self.read_share) < self.trim_share {
                 IoOp::Trim
             } else {
                 IoOp::Write
             };
-            // A re-reference: the start of a run that many runs ago; else a place by popularity.
-            let upper = self.reuse.draw(rng);
-            // Reads re-reference where runs of reads started, writes where writes (and trims)
-            // did: a rewrite lands on written data, as a trace's updates do. The distance, in
-            // runs of any op, is scaled to the ring's share of the runs.
+            let upper = self.runs[usize::from(self.op != IoOp::Read)].draw(rng).max(1);
+            self.run_left = rng.gen_range(upper / 2 + 1..=upper);
+            // A re-reference: a page of the run of its kind that many runs ago (a run of
+            // writes rewrites written data, as a trace's updates do), at the old run's offset
+            // within a page; else a place by popularity.
             let ring = usize::from(self.op != IoOp::Read);
+            let upper = self.reuse[ring].draw(rng);
             let len = self.ring_len[ring];
-            let reused = (upper > 0 && upper <= self.runs_started && len > 0).then(|| {
-                let d = rng.gen_range(upper / 2 + 1..=upper);
-                let d = ((d as f64 * len as f64 / self.runs_started as f64).ceil() as u64).clamp(1, len);
-                self.recent[ring][((len - d) % MAX_REUSE) as usize]
+            let reused = (upper > 0 && len > 0).then(|| {
+                let d = rng.gen_range(upper / 2 + 1..=upper).min(len);
+                let (first, end) = self.recent[ring][((len - d) % MAX_REUSE) as usize];
+                let back = if self.before_end[ring].values.is_empty() { 0 } else { self.before_end[ring].draw(rng) };
+                end.saturating_sub(back).max(first)
             });
             self.next_offset = match reused {
-                Some(o) => o.min(self.span_bytes - size),
+                Some(o) => o.min(self.span_bytes - size) / 512 * 512,
                 None => {
-                    let (start, len) = self.place[self.extents.index(rng)];
-                    // The extent's aligned 64 KiB windows: a window, and the trace's place in it.
-                    let base = start.div_ceil(ALIGN_WINDOW) * ALIGN_WINDOW;
-                    let windows = (start + len).saturating_sub(base) / ALIGN_WINDOW;
-                    let offset = match &self.start_offsets {
-                        Some(o) if windows > 0 => base + rng.gen_range(0..windows) * ALIGN_WINDOW + o.draw(rng),
-                        _ => start + rng.gen_range(0..(len / self.align).max(1)) * self.align,
-                    };
-                    offset.min(self.span_bytes - size) / 512 * 512
+                    // A first reference lands on a page no run of its kind touched, as in the
+                    // trace: its place in the extent is redrawn a few times (a hot extent may
+                    // have none left).
+                    let extent = self.extents.index(rng);
+                    let mut offset = self.first_place(rng, extent, size);
+                    for _ in 0..FIRST_PLACE_TRIES {
+                        if !self.touched[ring].get(offset / 4096) {
+                            break;
+                        }
+                        offset = self.first_place(rng, extent, size);
+                    }
+                    offset
                 }
             };
-            self.recent[ring][(len % MAX_REUSE) as usize] = self.next_offset;
+            self.recent[ring][(len % MAX_REUSE) as usize] = (self.next_offset, self.next_offset);
             self.ring_len[ring] += 1;
-            self.runs_started += 1;
         }
         let offset = self.next_offset;
         self.next_offset += size;
+        // The current run's extent so far: where a later run may re-reference it.
+        let ring = usize::from(self.op != IoOp::Read);
+        for p in offset / 4096..self.next_offset.div_ceil(4096) {
+            self.touched[ring].set(p);
+        }
+        self.recent[ring][((self.ring_len[ring] - 1) % MAX_REUSE) as usize].1 = self.next_offset;
         self.run_left -= 1;
         (self.op, offset, size)
+    }
+
+    /// A place in touched extent `extent`: a 64 KiB window and the trace's offset there (or a
+    /// multiple of `align=`).
+    fn first_place<R: Rng>(&self, rng: &mut R, extent: usize, size: u64) -> u64 {
+        let (start, len) = self.place[extent];
+        let base = start.div_ceil(ALIGN_WINDOW) * ALIGN_WINDOW;
+        let windows = (start + len).saturating_sub(base) / ALIGN_WINDOW;
+        let offset = match &self.start_offsets {
+            Some(o) if windows > 0 => base + rng.gen_range(0..windows) * ALIGN_WINDOW + o.draw(rng),
+            _ => start + rng.gen_range(0..(len / self.align).max(1)) * self.align,
+        };
+        offset.min(self.span_bytes - size) / 512 * 512
     }
 
     /// An inter-arrival time: its bucket drawn given the last gap's (the trace's transitions),

@@ -95,8 +95,9 @@ fn fitted_traces_replay_with_their_shape() {
             .unwrap()
             .filter(|r| !touched.contains(&(r.offset_sector * 512 / w.space.extent_bytes)))
             .count();
-        // Starts drawn by popularity all fall in touched extents; runs may continue past theirs.
-        assert!(outside < 100, "{name}: {outside} of 5000 requests outside the touched extents");
+        // Starts drawn by popularity all fall in touched extents; runs, and appends to them,
+        // may continue past theirs.
+        assert!(outside < 250, "{name}: {outside} of 5000 requests outside the touched extents");
         // Timing: the trace's mean inter-arrival time, and `rate=` sets the mean rate.
         let mean_gap = |spec: &WorkloadSpec| {
             let t: Vec<u64> = Generator::new(spec, span, 3).unwrap().map(|r| r.arrival_ns).collect();
@@ -111,6 +112,33 @@ fn fitted_traces_replay_with_their_shape() {
         let fast = WorkloadSpec::parse(&format!("file:{},requests=20000,rate=5000", file.display())).unwrap();
         let g = mean_gap(&fast);
         assert!((g - 200_000.0).abs() <= 0.15 * 200_000.0, "{name}: rate 5000/s gives a mean gap of {g} ns");
+        // Rewrites: the share of 4 KiB page writes that rewrite a page written before, over
+        // a stream as long as the trace.
+        let once = WorkloadSpec::parse(&format!("file:{},requests={}", file.display(), w.requests)).unwrap();
+        let once_gen: Vec<(IoOp, u64, u64)> = Generator::new(&once, span, 7)
+            .unwrap()
+            .map(|r| (r.op, r.offset_sector * 512, u64::from(r.sectors) * 512))
+            .collect();
+        let (u0, u1) = (update_share(&orig), update_share(&once_gen));
+        let msg = format!("{name}: update share {u0:.3} in the trace, {u1:.3} generated");
+        eprintln!("{msg}");
+        let written_pages = orig.iter().filter(|r| r.0 == IoOp::Write).map(|r| r.2.div_ceil(4096)).sum::<u64>();
+        if written_pages >= 500 {
+            assert!((u0 - u1).abs() <= 0.12, "{msg}");
+        }
         let _ = std::fs::remove_file(&file);
     }
+}
+
+/// Share of 4 KiB page writes that rewrite a page written before.
+fn update_share(reqs: &[(IoOp, u64, u64)]) -> f64 {
+    let mut written = std::collections::HashSet::new();
+    let (mut pages, mut rewrites) = (0u64, 0u64);
+    for r in reqs.iter().filter(|r| r.0 == IoOp::Write) {
+        for p in r.1 / 4096..(r.1 + r.2).div_ceil(4096) {
+            pages += 1;
+            rewrites += u64::from(!written.insert(p));
+        }
+    }
+    rewrites as f64 / pages.max(1) as f64
 }
