@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 # maturin, installed into the venv, must be on PATH for pip's build.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: build run test python browser bench clean
+.PHONY: build run test python browser bench crash-test clean
 
 build:
 	$(CARGO) build --release --locked -p ftlsim-cli
@@ -47,6 +47,12 @@ bench: build python
 	$(FTLSIM) bench --scaling
 	$(FTLSIM) bench --parse ../shared/traces
 	$(VPY) python/bench.py
+
+# Crash-consistency fuzzing at length (issue 15): N power cuts per configuration of each FTL
+# that recovers (docs/power-loss.md); the suite runs 40.
+N ?= 100000
+crash-test:
+	FTLSIM_CRASH_CASES=$(N) $(CARGO) test --release --locked -p ftlsim-ftl --test power_loss -- --nocapture
 
 clean:
 	$(CARGO) clean

@@ -117,6 +117,9 @@ pub enum FlashError {
         /// The block's next programmable page index.
         write_pointer: u32,
     },
+    /// The power went at this operation (an armed power cut): the operation is torn and
+    /// nothing after it runs until the drive restarts.
+    PowerLost,
     /// Reading a page that holds no data (erased, skipped or torn).
     ReadUnwritten {
         /// Page.
@@ -181,6 +184,7 @@ impl fmt::Display for FlashError {
             }
             FlashError::InvalidateInvalid { ppn } => write!(f, "ftl bug: invalidate of page {ppn}, which is not valid"),
             FlashError::OutOfRange { addr } => write!(f, "address {addr} beyond the flash array"),
+            FlashError::PowerLost => write!(f, "power lost (a power cut)"),
             FlashError::OobTooLarge { bytes, usable } => {
                 write!(f, "oob payload of {bytes} bytes exceeds the {usable} usable spare bytes")
             }

@@ -524,8 +524,9 @@ impl FittedSampler {
             })
             .collect();
         let pairs = |v: &Weighted| v.values.iter().copied().zip(v.weights.iter().copied()).collect::<Vec<_>>();
-        let runs = [&w.read_run_lengths, &w.write_run_lengths]
-            .map(|r| if r.values.is_empty() { vec![(1, 1)] } else { pairs(r) });
+        let runs =
+            [&w.read_run_lengths, &w.write_run_lengths]
+                .map(|r| if r.values.is_empty() { vec![(1, 1)] } else { pairs(r) });
         // A run is drawn uniformly inside its bucket (upper/2, upper]: its mean length.
         let mean_run = |r: &[(u64, u64)]| {
             let n = r.iter().map(|p| p.1).sum::<u64>().max(1) as f64;
@@ -562,9 +563,8 @@ impl FittedSampler {
                 .collect(),
             gap_state: 0,
             gap_correction: if drawn > 0.0 && total > 0.0 { a.mean_ns / drawn } else { 1.0 },
-            reuse: [&w.read_reuse, &w.write_reuse].map(|r| {
-                Cumulative::new(pairs(&r.distances).into_iter().chain([(0, r.first_references.max(1))]))
-            }),
+            reuse: [&w.read_reuse, &w.write_reuse]
+                .map(|r| Cumulative::new(pairs(&r.distances).into_iter().chain([(0, r.first_references.max(1))]))),
             before_end: [&w.read_reuse, &w.write_reuse].map(|r| Cumulative::new(pairs(&r.before_end))),
             recent: [vec![(0, 0); MAX_REUSE as usize], vec![(0, 0); MAX_REUSE as usize]],
             ring_len: [0; 2],

@@ -13,6 +13,14 @@
 //! - copy-back only within one plane and, with the same-parity rule on, between pages whose
 //!   indices within their blocks have equal parity;
 //! - read only pages that hold data.
+//!
+//! Power loss ([`FlashArray::arm_power_cut`]): the cut lands on one program, copy-back or
+//! erase in the order the controller issues them; that operation is torn (a torn page, or
+//! a block whose erase was cut, reads as unreadable and takes no program until erased) and
+//! every later one fails with [`FlashError::PowerLost`]. [`FlashArray::restart`] then drops
+//! what lives in controller memory (which pages are valid) and keeps what lives on flash:
+//! pages' OOB, write pointers, erase counts and block sequence numbers. Recovery
+//! re-validates pages with [`FlashArray::revalidate`].
 
 use crate::address_map::FastDiv;
 use crate::big_array;
@@ -89,6 +97,29 @@ pub struct FlashArray {
     plane_programs: Vec<u64>,
     next_seq: u64,
     wasted_pages: u64,
+    /// Programs, copy-backs and erases since the array was built (the power-cut clock).
+    #[serde(skip)]
+    mutations: u64,
+    /// The mutation the armed power cut tears.
+    #[serde(skip)]
+    power_cut_at: Option<u64>,
+    /// Power is gone: every mutation fails until [`FlashArray::restart`].
+    #[serde(skip)]
+    powered_off: bool,
+    /// The operation the last power cut tore.
+    #[serde(skip)]
+    torn_op: Option<TornOp>,
+}
+
+/// The kind of operation a power cut tore.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TornOp {
+    /// A page program from the controller.
+    Program,
+    /// An intra-plane copy-back (its destination page is torn).
+    Copyback,
+    /// A block erase (every page of the block is torn).
+    Erase,
 }
 
 impl FlashArray {
@@ -115,6 +146,10 @@ impl FlashArray {
             plane_programs: vec![0; geo.planes() as usize],
             next_seq: 1,
             wasted_pages: 0,
+            mutations: 0,
+            power_cut_at: None,
+            powered_off: false,
+            torn_op: None,
         }
     }
 
@@ -149,6 +184,7 @@ impl FlashArray {
 
     fn program_inner(&mut self, ppn: Ppn, oob: Oob, copybacks: u8) -> Result<(), FlashError> {
         self.check_ppn(ppn)?;
+        let cut = self.power_check()?;
         let block = self.per_block.quotient(ppn) as usize;
         let idx = self.per_block.remainder(ppn);
         if self.page_flags[ppn as usize] & (WRITTEN | WASTED | TORN) != 0 {
@@ -164,6 +200,12 @@ impl FlashArray {
         }
         self.write_ptr[block] = (wp + 1) as u16;
         let p = ppn as usize;
+        if cut {
+            // The program was cut: the page is consumed but holds nothing readable.
+            self.page_flags[p] = TORN;
+            self.torn_op = Some(if copybacks > 0 { TornOp::Copyback } else { TornOp::Program });
+            return Err(FlashError::PowerLost);
+        }
         self.page_lpn[p] = oob.lpn;
         self.page_version[p] = oob.version;
         self.page_flags[p] = WRITTEN | oob.kind as u8;
@@ -257,12 +299,84 @@ impl FlashArray {
         }
         let first = self.geo.first_page(block) as usize;
         let ppb = self.geo.pages_per_block as usize;
+        if self.power_check()? {
+            // An erase cut part-way: every page unreadable, the block unusable until erased.
+            self.page_flags[first..first + ppb].fill(TORN);
+            self.write_ptr[b] = ppb as u16;
+            self.erase_count[b] += 1;
+            self.torn_op = Some(TornOp::Erase);
+            return Err(FlashError::PowerLost);
+        }
         self.page_flags[first..first + ppb].fill(0);
         self.page_lpn[first..first + ppb].fill(NONE);
         self.page_copybacks[first..first + ppb].fill(0);
         self.write_ptr[b] = 0;
         self.erase_count[b] += 1;
         Ok(())
+    }
+
+    /// Whether the next mutation goes ahead (`false`), is the one the armed cut tears
+    /// (`true`), or fails because the power is already gone.
+    #[inline]
+    fn power_check(&mut self) -> Result<bool, FlashError> {
+        if self.powered_off {
+            return Err(FlashError::PowerLost);
+        }
+        let n = self.mutations;
+        self.mutations += 1;
+        if self.power_cut_at == Some(n) {
+            self.powered_off = true;
+            self.power_cut_at = None;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Cut the power at the `after`-th program, copy-back or erase from now (0: the next
+    /// one), which is torn.
+    pub fn arm_power_cut(&mut self, after: u64) {
+        self.power_cut_at = Some(self.mutations + after);
+    }
+
+    /// Programs, copy-backs and erases so far (the clock [`FlashArray::arm_power_cut`]
+    /// counts in).
+    pub fn mutations(&self) -> u64 {
+        self.mutations
+    }
+
+    /// The operation the last power cut tore, if a cut happened.
+    pub fn torn_op(&self) -> Option<TornOp> {
+        self.torn_op
+    }
+
+    /// Whether an armed cut has happened and the drive is not restarted yet.
+    pub fn is_powered_off(&self) -> bool {
+        self.powered_off
+    }
+
+    /// Power comes back: what lived in controller memory is gone (every page's validity;
+    /// copy-back quotas are kept, as a drive keeps them with its block metadata), flash
+    /// contents stay, and an armed cut that did not happen is disarmed.
+    pub fn restart(&mut self) {
+        self.valid_bits.fill(0);
+        self.valid_count.fill(0);
+        self.powered_off = false;
+        self.power_cut_at = None;
+    }
+
+    /// Recovery found `ppn` to hold the live copy of its logical page.
+    pub fn revalidate(&mut self, ppn: Ppn) -> Result<(), FlashError> {
+        self.read(ppn)?;
+        let p = ppn as usize;
+        assert!(!self.is_valid(ppn), "recovery revalidated page {ppn} twice");
+        self.valid_bits[p / 64] |= 1u64 << (p % 64);
+        self.valid_count[self.per_block.quotient(ppn) as usize] += 1;
+        Ok(())
+    }
+
+    /// Whether a page is torn (a program or erase cut by power loss).
+    pub fn is_torn(&self, ppn: Ppn) -> bool {
+        self.page_flags[ppn as usize] & TORN != 0
     }
 
     /// Mark a page torn: a program cut by power loss. It reads as unwritten and cannot be

@@ -115,6 +115,14 @@ impl<'a> FlashCtx<'a> {
         Ok(oob)
     }
 
+    /// Read a page's spare area during a scan (recovery): the OOB, or `None` for a page that
+    /// holds nothing readable (erased, skipped or torn), which costs a read all the same.
+    pub fn read_spare(&mut self, ppn: Ppn) -> Option<Oob> {
+        self.counts.reads[self.tag as usize] += 1;
+        self.push(OpKind::Read, None, ppn, 0);
+        self.flash.read(ppn).ok()
+    }
+
     /// Read the page `ppn` a map gives for `lpn`, once `after` has completed, and return the
     /// version it holds; a page holding another LPN means the map is corrupt (panics).
     pub fn read_mapped(&mut self, ppn: Ppn, lpn: Lpn, after: Option<OpRef>) -> Result<u32, FlashError> {
@@ -164,6 +172,11 @@ impl<'a> FlashCtx<'a> {
     /// Invalidate a page (no flash operation: validity lives in controller memory).
     pub fn invalidate(&mut self, ppn: Ppn) -> Result<(), FlashError> {
         self.flash.invalidate(ppn)
+    }
+
+    /// Recovery found `ppn` to hold the live copy of its page (no flash operation).
+    pub fn revalidate(&mut self, ppn: Ppn) -> Result<(), FlashError> {
+        self.flash.revalidate(ppn)
     }
 
     /// Waste the erased page `ppn` at its block's write pointer (e.g. to keep copy-back
@@ -303,6 +316,17 @@ pub trait Ftl {
     /// FTL-specific metrics, by name with units in the names.
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
         serde_json::Map::new()
+    }
+    /// Rebuild this FTL, built anew from its config (its controller memory empty), from the
+    /// flash after a power cut ([`FlashArray::restart`]): read what it must through `ctx`
+    /// (counted and timed like any operation), re-validate the live pages and finish what the
+    /// cut interrupted. Each FTL documents the pages it reads (docs/power-loss.md).
+    fn recover(&mut self, _ctx: &mut FlashCtx) -> Result<(), SimError> {
+        Err(SimError::Ftl(format!(
+            "{}: recovery after a power cut is not built for this FTL yet (built: {})",
+            self.name(),
+            crate::recovery::RECOVERABLE.join(", ")
+        )))
     }
     /// Whole-state consistency check against the flash (tests and debug builds).
     fn check_invariants(&self, flash: &FlashArray);

@@ -362,6 +362,55 @@ impl BlockManager {
         self.free[self.geo.plane_of_block(block) as usize].push_back(block);
     }
 
+    /// After a power cut, on a manager built anew (every usable block free): take each
+    /// block's state from the flash once recovery has re-validated its pages. A written
+    /// block holding no live page is erased (as GC would; this includes a block whose erase
+    /// was cut, every page torn, and a block opened by a program the cut tore, whose torn
+    /// page would otherwise cost a page of room); a full block is closed (a GC
+    /// candidate, aged by its sequence number). Partly written blocks become open blocks of
+    /// their plane's streams, the one with the most erased pages for the last stream (GC's,
+    /// in every FTL here: a collection cut part-way needs at least the room its destination
+    /// had), the next for the stream before it; any left over are closed (their erased
+    /// tails never written). Returns the blocks erased.
+    pub fn rebuild(&mut self, ctx: &mut FlashCtx) -> Result<u64, SimError> {
+        let g = self.geo.clone();
+        let ppb = g.pages_per_block;
+        let mut erased = 0;
+        let mut written: Vec<BlockId> = Vec::new();
+        for b in 0..g.blocks() {
+            if self.state[b as usize] == BlockState::Reserved {
+                continue;
+            }
+            assert_eq!(self.state[b as usize], BlockState::Free, "rebuild needs a manager built anew");
+            let wp = ctx.flash().write_pointer(b);
+            if wp > 0 && ctx.flash().valid_count(b) == 0 {
+                ctx.erase(b)?;
+                erased += 1;
+            } else if wp > 0 {
+                written.push(b);
+            }
+        }
+        // Most erased pages first, then by age: the order streams take partly written blocks.
+        written.sort_by_key(|&b| (ctx.flash().write_pointer(b), ctx.flash().open_seq(b)));
+        let mut to_close = Vec::new();
+        for &b in &written {
+            let plane = g.plane_of_block(b);
+            self.free[plane as usize].retain(|&x| x != b);
+            self.state[b as usize] = BlockState::Open;
+            let slot =
+                (0..self.streams).rev().map(|s| (plane * self.streams + s) as usize).find(|&i| self.active[i] == NONE);
+            match slot {
+                Some(i) if ctx.flash().write_pointer(b) < ppb => self.active[i] = b,
+                _ => to_close.push(b),
+            }
+        }
+        to_close.sort_by_key(|&b| ctx.flash().open_seq(b));
+        for b in to_close {
+            self.close(ctx.flash(), b);
+        }
+        Ok(erased)
+    }
+
     /// Consistency of pools, states and the index with the flash.
     pub fn check_invariants(&self, flash: &FlashArray) {
         assert_eq!(u32::from(self.per_block), self.geo.pages_per_block, "block divider disagrees with the geometry");

@@ -20,6 +20,7 @@ pub mod geometry;
 pub mod host;
 pub mod metrics;
 pub mod presets;
+pub mod recovery;
 pub mod scheduler;
 pub mod sim;
 pub mod state;

@@ -29,6 +29,7 @@ use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, PrefetchStage};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
 use ftlsim_core::geometry::{Geometry, Lpn, PlaneId, Ppn, NONE};
+use ftlsim_core::recovery;
 use ftlsim_core::scheduler::{scope_planes, Tag};
 use serde::{Deserialize, Serialize};
 
@@ -286,14 +287,17 @@ impl Ftl for PageFtl {
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
         let old = self.map[lpn as usize];
-        // Invalidate first so that GC never moves the copy this write supersedes.
-        self.unmap(ctx, lpn)?;
         let plane = match self.place_dynamic(ctx, lpn)? {
             Some(p) => p,
             None => self.place(ctx, lpn, old)?,
         };
         let ppn = self.bm.allocate(ctx.flash(), plane, 0)?;
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
+        // The superseded copy is invalidated only now that the new one is on flash: GC on
+        // the way (which may have moved it) must not erase the last durable copy of an
+        // acknowledged write before its successor is programmed (a power cut in between
+        // would lose both).
+        self.unmap(ctx, lpn)?;
         self.map[lpn as usize] = ppn;
         Ok(())
     }
@@ -360,6 +364,19 @@ impl Ftl for PageFtl {
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
         *self = ftlsim_core::state::decode(bytes)?;
+        Ok(())
+    }
+
+    /// Full scan (seed 001 Sec. 8.1.1's page-level case): every written page's spare area,
+    /// the newest copy of each logical page kept, then the blocks' states. Worst case: every
+    /// page of the drive and one more per block that is not full.
+    fn recover(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        let blocks = 0..self.geo.blocks();
+        let map = &mut self.map;
+        recovery::scan_blocks(ctx, blocks, |flash, ppn, oob| recovery::keep_newest(map, flash, ppn, oob));
+        // Trimmed pages come back: a trim is not written to flash (docs/power-loss.md).
+        recovery::revalidate_map(ctx, &self.map)?;
+        self.bm.rebuild(ctx)?;
         Ok(())
     }
 

@@ -1,0 +1,193 @@
+//! Issue 15: crash consistency. Random write workloads with heavy GC on a small drive, a power
+//! cut at a random program, copy-back or erase (inside host writes, GC copies, GC erases and
+//! idle-time GC), then recovery by an FTL built anew from flash alone. The data oracle must
+//! hold afterwards: every write acknowledged before the cut reads its version, the write cut
+//! in flight reads its old or its new version, nothing else; the flash's and the FTL's
+//! invariants hold; and the drive keeps working (more writes with GC, checked the same way).
+//! `FTLSIM_CRASH_CASES=N` runs N cases per configuration instead of the suite's few.
+
+mod util;
+
+use ftlsim_core::error::{FlashError, SimError};
+use ftlsim_core::flash::{FlashArray, TornOp};
+use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
+use ftlsim_core::geometry::Lpn;
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use util::small_config;
+
+/// What one crash case measured.
+struct Outcome {
+    /// The operation the cut tore (`None`: the run ended before the cut point).
+    torn: Option<TornOp>,
+}
+
+fn is_power_lost(e: &SimError) -> bool {
+    matches!(e, SimError::Flash(FlashError::PowerLost))
+}
+
+/// Write `lpn` as the next version; `Ok(false)` when the power went during the write.
+fn write(ftl: &mut dyn Ftl, flash: &mut FlashArray, lpn: Lpn, version: u32) -> Result<bool, String> {
+    let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
+    let mut ctx = FlashCtx::new(flash, &mut ops, &mut counts, false);
+    match ftl.write(&mut ctx, lpn, version) {
+        Ok(()) => Ok(true),
+        Err(e) if is_power_lost(&e) => Ok(false),
+        Err(e) => Err(format!("write of lpn {lpn}: {e}")),
+    }
+}
+
+/// Every logical page reads what the oracle allows: its acknowledged version, or for the page
+/// whose write was cut, that write's version too.
+fn check_oracle(
+    ftl: &mut dyn Ftl,
+    flash: &mut FlashArray,
+    acked: &[Option<u32>],
+    in_flight: Option<(Lpn, u32)>,
+) -> Result<(), String> {
+    let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
+    let mut ctx = FlashCtx::new(flash, &mut ops, &mut counts, false);
+    for (lpn, &want) in acked.iter().enumerate() {
+        let lpn = lpn as Lpn;
+        let got = ftl.read(&mut ctx, lpn).map_err(|e| format!("read of lpn {lpn}: {e}"))?;
+        let also = in_flight.filter(|f| f.0 == lpn).map(|f| f.1);
+        if got != want && (also.is_none() || got != also) {
+            return Err(format!("lpn {lpn}: read {got:?}, acknowledged {want:?}, in flight {also:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// One case: `extra` config lines, a seed, and the mutation the cut tears.
+fn crash_case(extra: &str, seed: u64, cut_after: u64) -> Result<Outcome, String> {
+    let cfg = small_config(24, 16, 0.25, extra);
+    let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
+    let mut flash = FlashArray::new(&cfg.geometry, cfg.nand.copyback_same_parity);
+    let mut ftl = ftlsim_ftl::build(&cfg).map_err(|e| e.to_string())?;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut acked: Vec<Option<u32>> = vec![None; logical as usize];
+    let mut next_version = 1u32;
+    let mut in_flight = None;
+    flash.arm_power_cut(cut_after);
+    // A fill, then overwrites with 80% of them to a fifth of the pages (heavy GC), with an
+    // idle-time GC step now and then.
+    let writes = logical * 5;
+    for i in 0..writes {
+        let lpn = if i < logical {
+            i
+        } else if rng.gen_bool(0.8) {
+            rng.gen_range(0..logical / 5)
+        } else {
+            rng.gen_range(0..logical)
+        };
+        if !write(ftl.as_mut(), &mut flash, lpn, next_version)? {
+            in_flight = Some((lpn, next_version));
+            break;
+        }
+        acked[lpn as usize] = Some(next_version);
+        next_version += 1;
+        if i % 7 == 0 {
+            let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
+            let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, false);
+            match ftl.background_step(&mut ctx) {
+                Err(e) if is_power_lost(&e) => break,
+                Err(e) => return Err(format!("idle-time GC: {e}")),
+                Ok(_) => {}
+            }
+        }
+    }
+    let torn = flash.torn_op();
+    // The power comes back: controller memory is gone, a new FTL rebuilds from flash.
+    flash.restart();
+    // A full scan reads every page below each block's write pointer and the erased page
+    // that ends each block that is not full.
+    let g = cfg.geometry.clone();
+    let scan: u64 = (0..g.blocks())
+        .map(|b| u64::from(flash.write_pointer(b)) + u64::from(flash.write_pointer(b) < g.pages_per_block))
+        .sum();
+    let mut ftl = ftlsim_ftl::build(&cfg).map_err(|e| e.to_string())?;
+    let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
+    {
+        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, false);
+        ftl.recover(&mut ctx).map_err(|e| format!("recovery: {e}"))?;
+    }
+    if counts.reads.iter().sum::<u64>() != scan {
+        return Err(format!("recovery read {:?} pages, a full scan reads {scan}", counts.reads));
+    }
+    flash.check_invariants();
+    ftl.check_invariants(&flash);
+    check_oracle(ftl.as_mut(), &mut flash, &acked, in_flight).map_err(|e| format!("after recovery: {e}"))?;
+    // The page cut in flight now holds whichever version recovery found; the oracle takes it.
+    if let Some((lpn, _)) = in_flight {
+        let (mut ops, mut c) = (Vec::new(), FlashCounts::default());
+        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut c, false);
+        acked[lpn as usize] = ftl.read(&mut ctx, lpn).map_err(|e| e.to_string())?;
+    }
+    // The drive goes on: two more fills' worth of overwrites with GC.
+    for _ in 0..logical * 2 {
+        let lpn = rng.gen_range(0..logical);
+        if !write(ftl.as_mut(), &mut flash, lpn, next_version).map_err(|e| format!("after recovery: {e}"))? {
+            return Err("power lost with no cut armed".into());
+        }
+        acked[lpn as usize] = Some(next_version);
+        next_version += 1;
+    }
+    flash.check_invariants();
+    ftl.check_invariants(&flash);
+    check_oracle(ftl.as_mut(), &mut flash, &acked, None).map_err(|e| format!("after more writes: {e}"))?;
+    Ok(Outcome { torn })
+}
+
+/// The configurations each FTL is cut under.
+const PAGE_CONFIGS: &[&str] = &[
+    "[ftl]\nname = \"page\"",
+    "[ftl]\nname = \"page\"\ngc_copy = \"copyback\"\nbackground_gc = true\nidle_threshold_ns = 1",
+    "[nand]\ncopyback_same_parity = true\n[ftl]\nname = \"page\"\ngc_copy = \"copyback\"\ngc_victim = \"fifo\"",
+    "[ftl]\nname = \"page\"\nallocation = \"static_lpn\"\nforeground_gc = \"incremental\"",
+];
+
+fn cases() -> u64 {
+    std::env::var("FTLSIM_CRASH_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(40)
+}
+
+#[test]
+fn page_ftl_recovers_every_acknowledged_write_from_a_cut_anywhere() {
+    for (k, extra) in PAGE_CONFIGS.iter().enumerate() {
+        let mut torn: std::collections::HashMap<TornOp, u64> = Default::default();
+        for case in 0..cases() {
+            let seed = (k as u64) << 32 | case;
+            // Cut points spread over the whole run: about 5 fills of host programs (some 5,700) plus GC.
+            let cut_after = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xC0FFEE).gen_range(0..6_000);
+            match crash_case(extra, seed, cut_after) {
+                Ok(o) => {
+                    if let Some(op) = o.torn {
+                        *torn.entry(op).or_insert(0) += 1;
+                    }
+                }
+                Err(e) => panic!("config {extra:?}, seed {seed}, cut at mutation {cut_after}: {e}"),
+            }
+        }
+        // Cuts land in host programs, GC copies and GC erases alike.
+        let cut: u64 = torn.values().sum();
+        assert!(cut >= cases() * 3 / 4, "{extra:?}: only {cut} of {} cases were cut", cases());
+        assert!(torn.get(&TornOp::Erase).is_some_and(|&n| n > 0), "{extra:?}: no cut tore an erase: {torn:?}");
+        if extra.contains("copyback") {
+            assert!(
+                torn.get(&TornOp::Copyback).is_some_and(|&n| n > 0),
+                "{extra:?}: no cut tore a copy-back: {torn:?}"
+            );
+        }
+        eprintln!("{extra:?}: {cut} cuts, torn {torn:?}");
+    }
+}
+
+#[test]
+fn an_ftl_without_recovery_says_so() {
+    let cfg = small_config(24, 16, 0.25, "[ftl]\nname = \"fast\"");
+    let mut flash = FlashArray::new(&cfg.geometry, false);
+    let mut ftl = ftlsim_ftl::build(&cfg).unwrap();
+    let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
+    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, false);
+    let e = ftl.recover(&mut ctx).unwrap_err().to_string();
+    assert!(e.contains("fast") && e.contains("not built") && e.contains("page"), "{e}");
+}
