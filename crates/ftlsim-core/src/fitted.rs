@@ -16,6 +16,7 @@
 //! of equal count with the transitions between consecutive gaps' buckets: bursts). Not kept:
 //! correlations between size, op and place.
 
+use crate::bits::Bits;
 use crate::error::TraceError;
 use crate::host::IoOp;
 use crate::trace::RecordReader;
@@ -430,26 +431,6 @@ impl Cumulative {
 /// Places a first reference is redrawn at when it falls on a touched page.
 const FIRST_PLACE_TRIES: usize = 8;
 
-/// One bit per 4 KiB page of a span (1/32,768 of its size).
-#[derive(Debug, Clone)]
-struct PageSet(Vec<u64>);
-
-impl PageSet {
-    fn new(pages: u64) -> PageSet {
-        PageSet(vec![0; pages.div_ceil(64) as usize])
-    }
-
-    fn get(&self, p: u64) -> bool {
-        self.0.get((p / 64) as usize).is_some_and(|w| w >> (p % 64) & 1 == 1)
-    }
-
-    fn set(&mut self, p: u64) {
-        if let Some(w) = self.0.get_mut((p / 64) as usize) {
-            *w |= 1 << (p % 64);
-        }
-    }
-}
-
 /// Draws requests of a fitted workload's shape on a span of `span_bytes`.
 #[derive(Debug, Clone)]
 pub struct FittedSampler {
@@ -484,7 +465,7 @@ pub struct FittedSampler {
     /// Runs started of each kind.
     ring_len: [u64; 2],
     /// The 4 KiB pages of the span that runs of reads, and of writes and trims, have touched.
-    touched: [PageSet; 2],
+    touched: [Bits; 2],
     span_bytes: u64,
     align: u64,
     /// The current run: requests left, next offset, its op.
@@ -568,7 +549,7 @@ impl FittedSampler {
             before_end: [&w.read_reuse, &w.write_reuse].map(|r| Cumulative::new(pairs(&r.before_end))),
             recent: [vec![(0, 0); MAX_REUSE as usize], vec![(0, 0); MAX_REUSE as usize]],
             ring_len: [0; 2],
-            touched: [PageSet::new(span_bytes.div_ceil(4096)), PageSet::new(span_bytes.div_ceil(4096))],
+            touched: [Bits::new(span_bytes.div_ceil(4096)), Bits::new(span_bytes.div_ceil(4096))],
             span_bytes,
             align,
             run_left: 0,
@@ -629,7 +610,7 @@ impl FittedSampler {
         // The current run's extent so far: where a later run may re-reference it.
         let ring = usize::from(self.op != IoOp::Read);
         for p in offset / 4096..self.next_offset.div_ceil(4096) {
-            self.touched[ring].set(p);
+            self.touched[ring].set(p, true);
         }
         self.recent[ring][((self.ring_len[ring] - 1) % MAX_REUSE) as usize].1 = self.next_offset;
         self.run_left -= 1;

@@ -100,15 +100,17 @@ pub struct FlashArray {
     /// Programs, copy-backs and erases since the array was built (the power-cut clock).
     #[serde(skip)]
     mutations: u64,
-    /// The mutation the armed power cut tears.
-    #[serde(skip)]
-    power_cut_at: Option<u64>,
-    /// Power is gone: every mutation fails until [`FlashArray::restart`].
-    #[serde(skip)]
-    powered_off: bool,
+    /// The mutation the armed power cut tears (`u64::MAX`: none armed); the ones after it
+    /// fail until [`FlashArray::restart`].
+    #[serde(skip, default = "no_cut")]
+    power_cut_at: u64,
     /// The operation the last power cut tore.
     #[serde(skip)]
     torn_op: Option<TornOp>,
+}
+
+fn no_cut() -> u64 {
+    u64::MAX
 }
 
 /// The kind of operation a power cut tore.
@@ -147,8 +149,7 @@ impl FlashArray {
             next_seq: 1,
             wasted_pages: 0,
             mutations: 0,
-            power_cut_at: None,
-            powered_off: false,
+            power_cut_at: no_cut(),
             torn_op: None,
         }
     }
@@ -316,26 +317,26 @@ impl FlashArray {
     }
 
     /// Whether the next mutation goes ahead (`false`), is the one the armed cut tears
-    /// (`true`), or fails because the power is already gone.
+    /// (`true`), or fails because the power is already gone. One comparison when no cut is
+    /// armed (programs and erases are hot).
     #[inline]
     fn power_check(&mut self) -> Result<bool, FlashError> {
-        if self.powered_off {
-            return Err(FlashError::PowerLost);
-        }
         let n = self.mutations;
-        self.mutations += 1;
-        if self.power_cut_at == Some(n) {
-            self.powered_off = true;
-            self.power_cut_at = None;
+        if n < self.power_cut_at {
+            self.mutations += 1;
+            return Ok(false);
+        }
+        if n == self.power_cut_at {
+            self.mutations += 1;
             return Ok(true);
         }
-        Ok(false)
+        Err(FlashError::PowerLost)
     }
 
     /// Cut the power at the `after`-th program, copy-back or erase from now (0: the next
     /// one), which is torn.
     pub fn arm_power_cut(&mut self, after: u64) {
-        self.power_cut_at = Some(self.mutations + after);
+        self.power_cut_at = self.mutations + after;
     }
 
     /// Programs, copy-backs and erases so far (the clock [`FlashArray::arm_power_cut`]
@@ -349,19 +350,13 @@ impl FlashArray {
         self.torn_op
     }
 
-    /// Whether an armed cut has happened and the drive is not restarted yet.
-    pub fn is_powered_off(&self) -> bool {
-        self.powered_off
-    }
-
     /// Power comes back: what lived in controller memory is gone (every page's validity;
     /// copy-back quotas are kept, as a drive keeps them with its block metadata), flash
     /// contents stay, and an armed cut that did not happen is disarmed.
     pub fn restart(&mut self) {
         self.valid_bits.fill(0);
         self.valid_count.fill(0);
-        self.powered_off = false;
-        self.power_cut_at = None;
+        self.power_cut_at = no_cut();
     }
 
     /// Recovery found `ppn` to hold the live copy of its logical page.

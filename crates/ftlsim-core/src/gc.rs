@@ -395,7 +395,6 @@ impl BlockManager {
         let mut to_close = Vec::new();
         for &b in &written {
             let plane = g.plane_of_block(b);
-            self.free[plane as usize].retain(|&x| x != b);
             self.state[b as usize] = BlockState::Open;
             let slot =
                 (0..self.streams).rev().map(|s| (plane * self.streams + s) as usize).find(|&i| self.active[i] == NONE);
@@ -407,6 +406,9 @@ impl BlockManager {
         to_close.sort_by_key(|&b| ctx.flash().open_seq(b));
         for b in to_close {
             self.close(ctx.flash(), b);
+        }
+        for pool in &mut self.free {
+            pool.retain(|&b| self.state[b as usize] == BlockState::Free);
         }
         Ok(erased)
     }

@@ -10,6 +10,7 @@
 pub mod address_map;
 pub mod atomic_file;
 pub mod big_array;
+pub mod bits;
 pub mod config;
 pub mod error;
 pub mod fitted;

@@ -20,41 +20,27 @@ use crate::geometry::{BlockId, Ppn, NONE};
 /// The FTLs that recover from a power cut.
 pub const RECOVERABLE: &[&str] = &["page"];
 
-/// What a scan read.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ScanCounts {
-    /// Spare areas read.
-    pub pages_read: u64,
-    /// Pages read that were torn or otherwise unreadable below a write pointer.
-    pub torn_pages: u64,
-}
-
 /// Read the spare area of every written page of `blocks` (and the erased page ending each
 /// block that is not full), in block order, handing each readable page to `page`.
 pub fn scan_blocks(
     ctx: &mut FlashCtx,
     blocks: impl Iterator<Item = BlockId>,
     mut page: impl FnMut(&FlashArray, Ppn, Oob),
-) -> ScanCounts {
-    let mut c = ScanCounts::default();
+) {
     let ppb = ctx.flash().geometry().pages_per_block;
     for b in blocks {
         let first = ctx.flash().geometry().first_page(b);
         let wp = ctx.flash().write_pointer(b);
-        for i in 0..wp.min(ppb) {
-            c.pages_read += 1;
-            match ctx.read_spare(first + i) {
-                Some(oob) => page(ctx.flash(), first + i, oob),
-                None if !ctx.flash().is_wasted(first + i) => c.torn_pages += 1,
-                None => {}
+        for i in 0..wp {
+            if let Some(oob) = ctx.read_spare(first + i) {
+                page(ctx.flash(), first + i, oob);
             }
         }
         if wp < ppb {
-            c.pages_read += 1;
+            // The erased page that tells the scan where the block ends.
             let _ = ctx.read_spare(first + wp);
         }
     }
-    c
 }
 
 /// Keep in `map` (logical page -> physical page) the newest copy of a data page found by a

@@ -367,9 +367,11 @@ impl Ftl for PageFtl {
         Ok(())
     }
 
-    /// Full scan (seed 001 Sec. 8.1.1's page-level case): every written page's spare area,
-    /// the newest copy of each logical page kept, then the blocks' states. Worst case: every
-    /// page of the drive and one more per block that is not full.
+    /// Full scan (seed 001 Ch. 8, opening, before Fig. 8.1: a page-level FTL without a
+    /// backup "requires to find and read all valid pages"): every written page's spare area,
+    /// the newest copy of each logical page kept, then the blocks' states. Worst case: the
+    /// thesis's m + n, every page of the drive plus one per block (the erased page that ends a
+    /// block that is not full).
     fn recover(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
         let blocks = 0..self.geo.blocks();
         let map = &mut self.map;

@@ -12,6 +12,7 @@ use ftlsim_core::error::{FlashError, SimError};
 use ftlsim_core::flash::{FlashArray, TornOp};
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
 use ftlsim_core::geometry::Lpn;
+use ftlsim_core::recovery::RECOVERABLE;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use util::small_config;
@@ -182,12 +183,19 @@ fn page_ftl_recovers_every_acknowledged_write_from_a_cut_anywhere() {
 }
 
 #[test]
-fn an_ftl_without_recovery_says_so() {
-    let cfg = small_config(24, 16, 0.25, "[ftl]\nname = \"fast\"");
-    let mut flash = FlashArray::new(&cfg.geometry, false);
-    let mut ftl = ftlsim_ftl::build(&cfg).unwrap();
-    let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
-    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, false);
-    let e = ftl.recover(&mut ctx).unwrap_err().to_string();
-    assert!(e.contains("fast") && e.contains("not built") && e.contains("page"), "{e}");
+fn the_ftls_said_to_recover_do_and_the_others_say_they_do_not() {
+    for info in ftlsim_ftl::FTLS {
+        let cfg = small_config(24, 16, 0.3, &format!("[ftl]\nname = \"{}\"", info.name));
+        let mut flash = FlashArray::new(&cfg.geometry, false);
+        let mut ftl = ftlsim_ftl::build(&cfg).unwrap();
+        let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
+        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, false);
+        let result = ftl.recover(&mut ctx);
+        if RECOVERABLE.contains(&info.name) {
+            result.unwrap_or_else(|e| panic!("{}: {e}", info.name));
+        } else {
+            let e = result.unwrap_err().to_string();
+            assert!(e.contains(info.name) && e.contains("not built") && e.contains("page"), "{e}");
+        }
+    }
 }

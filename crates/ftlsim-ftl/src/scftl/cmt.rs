@@ -21,6 +21,7 @@
 //! are clear; the chains hold exactly the modified entries, each on its page's chain.
 
 use crate::slot_chains::SlotChains;
+use ftlsim_core::bits::Bits;
 use ftlsim_core::geometry::{Lpn, Ppn, NONE};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -69,29 +70,6 @@ impl Combo {
     pub const USED_DIRTY_LOW: Combo = Combo(5);
 }
 
-/// Per-slot flags, one bit per slot.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Bits(Vec<u64>);
-
-impl Bits {
-    fn new(n: usize) -> Bits {
-        Bits(vec![0; n.div_ceil(64)])
-    }
-    #[inline]
-    fn get(&self, s: u32) -> bool {
-        self.0[s as usize / 64] & (1 << (s % 64)) != 0
-    }
-    #[inline]
-    fn set(&mut self, s: u32, v: bool) {
-        let (w, b) = (s as usize / 64, 1u64 << (s % 64));
-        if v {
-            self.0[w] |= b;
-        } else {
-            self.0[w] &= !b;
-        }
-    }
-}
-
 /// The CMT.
 #[derive(Serialize, Deserialize)]
 pub(super) struct Cmt {
@@ -130,10 +108,10 @@ impl Cmt {
         Cmt {
             cap,
             slots: vec![blank; cap],
-            used: Bits::new(cap),
-            accessed: Bits::new(cap),
-            modified: Bits::new(cap),
-            high: Bits::new(cap),
+            used: Bits::new(cap as u64),
+            accessed: Bits::new(cap as u64),
+            modified: Bits::new(cap as u64),
+            high: Bits::new(cap as u64),
             track_lru,
             stamp: vec![0; cap],
             lru: BTreeSet::new(),
@@ -151,7 +129,8 @@ impl Cmt {
     /// The slots of word `w` in each combination, by [`Combo`] index.
     #[inline]
     fn combo_words(&self, w: usize) -> [u64; COMBOS] {
-        let (u, a, m, h) = (self.used.0[w], self.accessed.0[w], self.modified.0[w], self.high.0[w]);
+        let (u, a, m, h) =
+            (self.used.words()[w], self.accessed.words()[w], self.modified.words()[w], self.high.words()[w]);
         let (unused, used) = (u & !a, u & a);
         [unused & !m, unused & m & h, unused & m & !h, used & !m, used & m & h, used & m & !h]
     }
@@ -159,7 +138,8 @@ impl Cmt {
     /// The slots of word `w` in combination `c` (one of [`Cmt::combo_words`]).
     #[inline]
     fn combo_word(&self, w: usize, c: usize) -> u64 {
-        let (u, a, m, h) = (self.used.0[w], self.accessed.0[w], self.modified.0[w], self.high.0[w]);
+        let (u, a, m, h) =
+            (self.used.words()[w], self.accessed.words()[w], self.modified.words()[w], self.high.words()[w]);
         let by_a = if c < 3 { u & !a } else { u & a };
         by_a & match c % 3 {
             0 => !m,
@@ -389,8 +369,8 @@ impl Cmt {
 
     /// Every A bit cleared: the NRU epoch ends.
     pub fn clear_accessed(&mut self) {
-        self.accessed.0.fill(0);
-        for w in 0..self.used.0.len() {
+        self.accessed.clear();
+        for w in 0..self.used.words().len() {
             self.refresh((w * 64) as u32);
         }
     }
@@ -417,7 +397,7 @@ impl Cmt {
             return Some(at(w0, x));
         }
         // The next word with one by the summary, wrapping to the hand's word's low bits.
-        let words = self.used.0.len();
+        let words = self.used.words().len();
         let sum = &self.summary;
         let next = |from: usize, to: usize| -> Option<usize> {
             // First word index in from..to whose summary bit is set.
@@ -470,7 +450,7 @@ impl Cmt {
                 chained += 1;
             }
         }
-        let modified: u32 = self.modified.0.iter().map(|w| w.count_ones()).sum();
+        let modified: u32 = self.modified.words().iter().map(|w| w.count_ones()).sum();
         assert_eq!(chained, modified, "modified entries and chains disagree");
         assert_eq!(self.cover.iter().filter(|&&s| s != NONE).count(), covered, "stale cover entries");
         for &s in &self.free {
@@ -481,7 +461,7 @@ impl Cmt {
             assert_eq!(self.lru.len(), self.entries, "lru order and entries disagree");
         }
         for c in 0..COMBOS {
-            for w in 0..self.used.0.len() {
+            for w in 0..self.used.words().len() {
                 let bit = self.summary[w / 64][c] >> (w % 64) & 1 == 1;
                 assert_eq!(bit, self.combo_words(w)[c] != 0, "summary of combination {c}, word {w}");
                 assert_eq!(self.combo_word(w, c), self.combo_words(w)[c], "combination {c} of word {w}");
