@@ -120,6 +120,8 @@ pub enum FlashError {
     /// The power went at this operation (an armed power cut): the operation is torn and
     /// nothing after it runs until the drive restarts.
     PowerLost,
+    /// More than 2^32 - 1 pages programmed with program stamps kept (runs with power cuts).
+    StampOverflow,
     /// Reading a page that holds no data (erased, skipped or torn).
     ReadUnwritten {
         /// Page.
@@ -185,6 +187,9 @@ impl fmt::Display for FlashError {
             FlashError::InvalidateInvalid { ppn } => write!(f, "ftl bug: invalidate of page {ppn}, which is not valid"),
             FlashError::OutOfRange { addr } => write!(f, "address {addr} beyond the flash array"),
             FlashError::PowerLost => write!(f, "power lost (a power cut)"),
+            FlashError::StampOverflow => {
+                write!(f, "more than 4,294,967,295 pages programmed with program stamps (power-cut runs stamp pages in 32 bits)")
+            }
             FlashError::OobTooLarge { bytes, usable } => {
                 write!(f, "oob payload of {bytes} bytes exceeds the {usable} usable spare bytes")
             }

@@ -29,7 +29,7 @@ use crate::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use serde::{Deserialize, Serialize};
 
 /// What a page holds; stored in its OOB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum PageKind {
     /// Host data.
@@ -57,6 +57,9 @@ const KIND_MASK: u8 = 0b0000_0011;
 const WRITTEN: u8 = 0b0000_0100;
 const WASTED: u8 = 0b0000_1000;
 const TORN: u8 = 0b0001_0000;
+/// Programmed by GC relocation (a controller copy or a copy-back with its spare area
+/// rewritten): recovery tells a GC stream's block, which mixes page kinds, by its first page.
+const RELOCATED: u8 = 0b0010_0000;
 
 /// The OOB payload of a programmed page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +100,11 @@ pub struct FlashArray {
     plane_programs: Vec<u64>,
     next_seq: u64,
     wasted_pages: u64,
+    /// Per page, the program stamp written in its spare area (the thesis's PSN, seed 001
+    /// Fig. 8.1): the count of pages programmed before it, plus one. Kept only when
+    /// [`FlashArray::keep_program_stamps`] asked for it (runs with power cuts): four bytes a page.
+    page_stamp: Vec<u32>,
+    stamp_clock: u32,
     /// Programs, copy-backs and erases since the array was built (the power-cut clock).
     #[serde(skip)]
     mutations: u64,
@@ -104,9 +112,11 @@ pub struct FlashArray {
     /// fail until [`FlashArray::restart`].
     #[serde(skip, default = "no_cut")]
     power_cut_at: u64,
-    /// The operation the last power cut tore.
+    /// The operation the last power cut tore, and what a torn program was writing.
     #[serde(skip)]
     torn_op: Option<TornOp>,
+    #[serde(skip)]
+    torn_kind: Option<PageKind>,
 }
 
 fn no_cut() -> u64 {
@@ -148,9 +158,12 @@ impl FlashArray {
             plane_programs: vec![0; geo.planes() as usize],
             next_seq: 1,
             wasted_pages: 0,
+            page_stamp: Vec::new(),
+            stamp_clock: 0,
             mutations: 0,
             power_cut_at: no_cut(),
             torn_op: None,
+            torn_kind: None,
         }
     }
 
@@ -205,11 +218,16 @@ impl FlashArray {
             // The program was cut: the page is consumed but holds nothing readable.
             self.page_flags[p] = TORN;
             self.torn_op = Some(if copybacks > 0 { TornOp::Copyback } else { TornOp::Program });
+            self.torn_kind = Some(oob.kind);
             return Err(FlashError::PowerLost);
+        }
+        if !self.page_stamp.is_empty() {
+            self.stamp_clock = self.stamp_clock.checked_add(1).ok_or(FlashError::StampOverflow)?;
+            self.page_stamp[p] = self.stamp_clock;
         }
         self.page_lpn[p] = oob.lpn;
         self.page_version[p] = oob.version;
-        self.page_flags[p] = WRITTEN | oob.kind as u8;
+        self.page_flags[p] = WRITTEN | oob.kind as u8 | if copybacks > 0 { RELOCATED } else { 0 };
         self.page_copybacks[p] = copybacks;
         self.valid_bits[p / 64] |= 1u64 << (p % 64);
         self.valid_count[block] += 1;
@@ -350,6 +368,11 @@ impl FlashArray {
         self.torn_op
     }
 
+    /// What the program or copy-back the last power cut tore was writing.
+    pub fn torn_kind(&self) -> Option<PageKind> {
+        self.torn_kind
+    }
+
     /// Power comes back: what lived in controller memory is gone (every page's validity;
     /// copy-back quotas are kept, as a drive keeps them with its block metadata), flash
     /// contents stay, and an armed cut that did not happen is disarmed.
@@ -367,6 +390,40 @@ impl FlashArray {
         self.valid_bits[p / 64] |= 1u64 << (p % 64);
         self.valid_count[self.per_block.quotient(ppn) as usize] += 1;
         Ok(())
+    }
+
+    /// Stamp every page programmed from now on in its spare area ([`FlashArray::stamp`]); call
+    /// before the first program (pages programmed earlier read as stamp 0).
+    pub fn keep_program_stamps(&mut self) {
+        if self.page_stamp.is_empty() {
+            self.page_stamp = big_array::filled(self.geo.pages() as usize, 0);
+        }
+    }
+
+    /// Whether pages carry program stamps.
+    pub fn keeps_program_stamps(&self) -> bool {
+        !self.page_stamp.is_empty()
+    }
+
+    /// The stamp of the page programmed last (0 before any, or without stamps): every page
+    /// programmed later has a higher one.
+    pub fn stamp_clock(&self) -> u32 {
+        self.stamp_clock
+    }
+
+    /// The program stamp in a written page's spare area (recovery reads it with the page).
+    pub fn stamp(&self, ppn: Ppn) -> u32 {
+        self.page_stamp.get(ppn as usize).copied().unwrap_or(0)
+    }
+
+    /// Mark the page just programmed at `ppn` as a GC relocation, in its spare area.
+    pub fn mark_relocated(&mut self, ppn: Ppn) {
+        self.page_flags[ppn as usize] |= RELOCATED;
+    }
+
+    /// Whether a written page was programmed by GC relocation ([`FlashArray::mark_relocated`]).
+    pub fn is_relocated(&self, ppn: Ppn) -> bool {
+        self.page_flags[ppn as usize] & RELOCATED != 0
     }
 
     /// Whether a page is torn (a program or erase cut by power loss).

@@ -157,6 +157,7 @@ impl<'a> FlashCtx<'a> {
         let oob = self.read(src)?;
         let read = self.last_op();
         self.program_after(dst, oob, read)?;
+        self.flash.mark_relocated(dst);
         Ok(oob)
     }
 
@@ -317,11 +318,14 @@ pub trait Ftl {
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
         serde_json::Map::new()
     }
-    /// Rebuild this FTL, built anew from its config (its controller memory empty), from the
-    /// flash after a power cut ([`FlashArray::restart`]): read what it must through `ctx`
-    /// (counted and timed like any operation), re-validate the live pages and finish what the
-    /// cut interrupted. Each FTL documents the pages it reads (docs/power-loss.md).
-    fn recover(&mut self, _ctx: &mut FlashCtx) -> Result<(), SimError> {
+    /// Recover after a power cut ([`FlashArray::restart`]). `self` is the FTL that was running
+    /// when the power went; its controller memory is gone, so an implementation starts from
+    /// an FTL built anew from `cfg` and takes over from `self` only what models flash
+    /// contents the flash array does not hold (a demand FTL's translation-page entries).
+    /// It reads what it must through `ctx` (counted and timed like any operation),
+    /// re-validates the live pages and finishes what the cut interrupted. Each FTL documents
+    /// the pages it reads (docs/power-loss.md).
+    fn recover(&mut self, _ctx: &mut FlashCtx, _cfg: &crate::config::DriveConfig) -> Result<(), SimError> {
         Err(SimError::Ftl(format!(
             "{}: recovery after a power cut is not built for this FTL yet (built: {})",
             self.name(),

@@ -28,6 +28,9 @@ use ftlsim_core::scheduler::Tag;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
+mod recovery;
+pub(crate) use recovery::recover;
+
 /// Write stream of host data.
 pub(crate) const HOST: u32 = 0;
 /// Write stream of translation pages written by the FTL.
@@ -149,6 +152,17 @@ macro_rules! demand_ftl_methods {
             ::ftlsim_core::state::encode(self)
         }
 
+        fn recover(
+            &mut self,
+            ctx: &mut ::ftlsim_core::ftl::FlashCtx,
+            cfg: &::ftlsim_core::config::DriveConfig,
+        ) -> Result<(), ::ftlsim_core::error::SimError> {
+            // The translation pages' entries are flash contents; everything else is rebuilt.
+            let contents = ::std::mem::take(&mut self.st.flash_map);
+            *self = $crate::demand::DemandFtl::built_anew(self, cfg)?;
+            $crate::demand::recover(self, ctx, contents)
+        }
+
         fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
             let mut loaded: Self = ::ftlsim_core::state::decode(bytes)?;
             loaded.st.name = self.st.name;
@@ -252,6 +266,9 @@ pub(crate) struct DemandState {
     pub directory: Vec<Ppn>,
     /// The page map as the translation pages on flash hold it.
     pub flash_map: Vec<Ppn>,
+    /// Per translation page, the backup stamp its newest copy carries in its spare area
+    /// (seed 001 Fig. 8.1's MinPSN; see `recovery`).
+    backup: Vec<u32>,
     pub bm: BlockManager,
     pub in_gc: bool,
     pub gc: GcCounts,
@@ -338,6 +355,7 @@ impl DemandState {
             geo: g.clone(),
             per_tp,
             directory: vec![NONE; translation_pages as usize],
+            backup: vec![0; translation_pages as usize],
             flash_map: ftlsim_core::big_array::filled(d.logical_pages as usize, NONE),
             bm: BlockManager::new(g, STREAMS, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
             in_gc: false,
@@ -610,6 +628,10 @@ impl DemandState {
 
 /// A demand-based FTL: its cache, over the shared [`DemandState`].
 pub(crate) trait DemandFtl {
+    /// The same FTL built anew from `cfg` (recovery starts from it).
+    fn built_anew(&self, cfg: &DriveConfig) -> Result<Self, ConfigError>
+    where
+        Self: Sized;
     fn state(&self) -> &DemandState;
     fn state_mut(&mut self) -> &mut DemandState;
     /// The mapping of `lpn`: its cached entry, else the flash map.
@@ -624,6 +646,9 @@ pub(crate) trait DemandFtl {
     fn remap(&mut self, ctx: &mut FlashCtx, lpn: Lpn, ppn: Ppn) -> Result<(), SimError>;
     /// GC moved data page `lpn` to `dst`: update it through the cache, classifying the access.
     fn relocated(&mut self, ctx: &mut FlashCtx, lpn: Lpn, dst: Ppn) -> Result<(), SimError>;
+    /// Whether the cache holds a modified entry of translation page `tvpn` (one the flash map
+    /// does not have yet).
+    fn has_modified_entries(&self, tvpn: u32) -> bool;
     /// Whether rewriting a translation page reads the old copy first (not when the cache
     /// holds the whole page).
     fn rewrite_reads_old(&self) -> bool {
@@ -702,9 +727,18 @@ pub(crate) trait DemandFtl {
             self.state_mut().cache.translation_reads += 1;
         }
         let ppn = if may_gc { self.allocate(ctx, TRANSLATION)? } else { self.allocate_now(ctx, TRANSLATION)? };
+        // The backup stamp (recovery's MinPSN): with no modified entry of this page left in
+        // the cache, the copy holds every change made so far, so only pages programmed after
+        // it can be newer; otherwise the stamp of the copy before, whose promise still holds.
+        let backup = if self.has_modified_entries(tvpn) {
+            self.state().backup[tvpn as usize]
+        } else {
+            ctx.flash().stamp_clock()
+        };
         // The new copy holds the old one's entries: its program waits for their read.
-        ctx.program_after(ppn, Oob { lpn: tvpn, version: 0, kind: PageKind::Translation }, read)?;
+        ctx.program_after(ppn, Oob { lpn: tvpn, version: backup, kind: PageKind::Translation }, read)?;
         let s = self.state_mut();
+        s.backup[tvpn as usize] = backup;
         // GC during the allocation may have moved the old copy.
         let old = s.directory[tvpn as usize];
         if old != NONE {

@@ -410,6 +410,20 @@ impl Dftl {
 }
 
 impl DemandFtl for Dftl {
+    fn built_anew(&self, cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
+        match self.st.name {
+            "dftl" => Dftl::new(cfg),
+            "cdftl" => Dftl::cdftl(cfg),
+            "dloop" => crate::dloop::new(cfg),
+            "pcftl" => crate::pcftl::new(cfg),
+            other => unreachable!("no DFTL flavour is called {other}"),
+        }
+    }
+
+    fn has_modified_entries(&self, tvpn: u32) -> bool {
+        self.cmt.dirty_chains.first(tvpn as usize) != NONE
+    }
+
     fn state(&self) -> &DemandState {
         &self.st
     }

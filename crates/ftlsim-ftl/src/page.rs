@@ -372,13 +372,14 @@ impl Ftl for PageFtl {
     /// the newest copy of each logical page kept, then the blocks' states. Worst case: the
     /// thesis's m + n, every page of the drive plus one per block (the erased page that ends a
     /// block that is not full).
-    fn recover(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+        *self = PageFtl::new(cfg)?;
         let blocks = 0..self.geo.blocks();
         let map = &mut self.map;
         recovery::scan_blocks(ctx, blocks, |flash, ppn, oob| recovery::keep_newest(map, flash, ppn, oob));
         // Trimmed pages come back: a trim is not written to flash (docs/power-loss.md).
         recovery::revalidate_map(ctx, &self.map)?;
-        self.bm.rebuild(ctx)?;
+        self.bm.rebuild(ctx, |_| None)?;
         Ok(())
     }
 

@@ -463,6 +463,14 @@ impl Scftl {
 }
 
 impl DemandFtl for Scftl {
+    fn built_anew(&self, cfg: &DriveConfig) -> Result<Scftl, ConfigError> {
+        Scftl::new(cfg)
+    }
+
+    fn has_modified_entries(&self, tvpn: u32) -> bool {
+        self.tpd_modified[tvpn as usize]
+    }
+
     fn state(&self) -> &DemandState {
         &self.st
     }

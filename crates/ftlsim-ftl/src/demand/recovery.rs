@@ -1,0 +1,191 @@
+//! Recovery of the demand-based FTLs after a power cut: seed 001 Fig. 8.1 (Sec. 8.1, before
+//! ILog), shared by DFTL, CDFTL, SCFTL, DLOOP and PCFTL.
+//!
+//! What the spare areas hold: every page its logical page (data) or translation page number,
+//! its kind and its program stamp (the thesis's PSN); the first page of a block gives the
+//! block's sequence number (BSN) and whether GC opened it (a GC copy: GC blocks mix data and
+//! translation pages). A translation page also carries its backup stamp (MinPSN): every
+//! mapping change made before that stamp is in the entries of that copy, so only data pages
+//! programmed after it can be newer than what it says (set when it is programmed, see
+//! `program_translation`).
+//!
+//! The procedure, with the pages it reads:
+//! 1. the first page of every block (m reads; a block whose first pages are torn or skipped
+//!    is read until a page answers), for the BSN and the block's kind (lines 3-9);
+//! 2. every page of the blocks that may hold translation pages (first page a translation
+//!    page or a GC copy): the newest copy of each translation page becomes its directory
+//!    entry, with its backup stamp (lines 10-19);
+//! 3. the other blocks newest first, each from its last written page down, until a page
+//!    older than the oldest backup stamp (lines 20-33): a data page newer than its
+//!    translation page's backup is a change the cut lost from the cache. A block not full
+//!    costs one more read, the erased page that ends it.
+//!
+//! Worst case, with no backup point (no translation page written, or one whose backup is
+//! the drive's first program): m + n pages, as the thesis says. Departure: the thesis caches
+//! the changes found in the CMT; here they go to their translation pages, which are
+//! rewritten before the drive serves the host (recovery's writes are counted with its reads),
+//! so a second cut right after recovery finds them too.
+//!
+//! The simulator keeps one set of entries per translation page (the flash map), which may be
+//! newer than the newest readable copy when the cut tore that copy's rewrite or came before a
+//! queued rewrite. That never changes the result: any entry newer than a copy's backup stamp
+//! records a data page programmed after it, which step 3 reads and which wins.
+
+use super::{DemandFtl, GC, HOST, TRANSLATION};
+use ftlsim_core::error::SimError;
+use ftlsim_core::flash::{Oob, PageKind};
+use ftlsim_core::ftl::FlashCtx;
+use ftlsim_core::geometry::{BlockId, Lpn, Ppn, NONE};
+use std::collections::BTreeMap;
+
+/// What step 1 learnt of a written block: its first readable page and that page's spare area.
+struct FirstPage {
+    block: BlockId,
+    index: u32,
+    oob: Oob,
+    relocated: bool,
+}
+
+/// Recover `ftl`, built anew, from the flash; `contents` are the translation-page entries
+/// of the FTL that lost power (flash contents the flash array does not hold).
+pub(crate) fn recover<F: DemandFtl + ?Sized>(
+    ftl: &mut F,
+    ctx: &mut FlashCtx,
+    contents: Vec<Ppn>,
+) -> Result<(), SimError> {
+    let name = ftl.state().name;
+    if !ctx.flash().keeps_program_stamps() {
+        return Err(SimError::Ftl(format!(
+            "{name}: recovery (seed 001 Fig. 8.1) needs program stamps in the spare areas; \
+             a run with a power cut keeps them from its start"
+        )));
+    }
+    let g = ftl.state().geo.clone();
+    let ppb = g.pages_per_block;
+    let per_tp = ftl.state().per_tp;
+
+    // Step 1: the first page of every block.
+    let mut firsts = Vec::new();
+    for b in 0..g.blocks() {
+        let first = g.first_page(b);
+        let wp = ctx.flash().write_pointer(b);
+        for i in 0..wp.max(1) {
+            if let Some(oob) = ctx.read_spare(first + i) {
+                let relocated = ctx.flash().is_relocated(first + i);
+                firsts.push(FirstPage { block: b, index: i, oob, relocated });
+                break;
+            }
+        }
+    }
+    // Newest block first (the order of lines 11 and 21; the stamps decide, not the order).
+    firsts.sort_by_key(|f| std::cmp::Reverse(ctx.flash().open_seq(f.block)));
+    let holds_translation = |f: &FirstPage| f.oob.kind == PageKind::Translation || f.relocated;
+
+    // Step 2: translation pages, newest copy of each; data pages met on the way are kept.
+    let tps = ftl.state().directory.len();
+    let mut newest_tp: Vec<(u32, Ppn, u32)> = vec![(0, NONE, 0); tps];
+    let mut candidates: Vec<(Ppn, Lpn)> = Vec::new();
+    let mut consider = |ctx: &FlashCtx, ppn: Ppn, oob: Oob, newest_tp: &mut Vec<(u32, Ppn, u32)>| {
+        let stamp = ctx.flash().stamp(ppn);
+        match oob.kind {
+            PageKind::Translation => {
+                let slot = &mut newest_tp[oob.lpn as usize];
+                if slot.1 == NONE || stamp > slot.0 {
+                    *slot = (stamp, ppn, oob.version);
+                }
+            }
+            PageKind::Data => candidates.push((ppn, oob.lpn)),
+            other => unreachable!("{name} writes no {other:?} pages"),
+        }
+    };
+    for f in firsts.iter().filter(|f| holds_translation(f)) {
+        let first = g.first_page(f.block);
+        let wp = ctx.flash().write_pointer(f.block);
+        consider(ctx, first + f.index, f.oob, &mut newest_tp);
+        for i in f.index + 1..wp {
+            if let Some(oob) = ctx.read_spare(first + i) {
+                consider(ctx, first + i, oob, &mut newest_tp);
+            }
+        }
+        if wp < ppb {
+            let _ = ctx.read_spare(first + wp);
+        }
+    }
+    // A translation page never written has no backup: every data page of it counts.
+    let backup_of = |newest_tp: &[(u32, Ppn, u32)], tvpn: usize| {
+        if newest_tp[tvpn].1 == NONE {
+            0
+        } else {
+            newest_tp[tvpn].2
+        }
+    };
+    let oldest_backup = (0..tps).map(|t| backup_of(&newest_tp, t)).min().unwrap_or(0);
+
+    // Step 3: data blocks from their last page down to the oldest backup point.
+    for f in firsts.iter().filter(|f| !holds_translation(f)) {
+        let first = g.first_page(f.block);
+        let wp = ctx.flash().write_pointer(f.block);
+        if wp < ppb {
+            let _ = ctx.read_spare(first + wp);
+        }
+        for i in (f.index..wp).rev() {
+            let oob = if i == f.index { Some(f.oob) } else { ctx.read_spare(first + i) };
+            let Some(oob) = oob else { continue };
+            if ctx.flash().stamp(first + i) <= oldest_backup {
+                break;
+            }
+            consider(ctx, first + i, oob, &mut newest_tp);
+        }
+    }
+
+    // The newest change per logical page after its translation page's backup.
+    let mut changes: BTreeMap<Lpn, (u32, Ppn)> = BTreeMap::new();
+    for &(ppn, lpn) in &candidates {
+        let stamp = ctx.flash().stamp(ppn);
+        if stamp <= backup_of(&newest_tp, (lpn / per_tp) as usize) {
+            continue;
+        }
+        let e = changes.entry(lpn).or_insert((0, NONE));
+        if stamp > e.0 {
+            *e = (stamp, ppn);
+        }
+    }
+
+    let s = ftl.state_mut();
+    s.flash_map = contents;
+    for (tvpn, &(_, ppn, backup)) in newest_tp.iter().enumerate() {
+        s.directory[tvpn] = ppn;
+        s.backup[tvpn] = backup;
+        if ppn == NONE {
+            // No copy on flash: no entries either, whatever the lost controller had queued.
+            let lo = tvpn * per_tp as usize;
+            let hi = (lo + per_tp as usize).min(s.flash_map.len());
+            s.flash_map[lo..hi].fill(NONE);
+        }
+    }
+    for (&lpn, &(_, ppn)) in &changes {
+        s.flash_map[lpn as usize] = ppn;
+        s.pending_write_back.insert(lpn / per_tp);
+    }
+    for (lpn, &ppn) in s.flash_map.iter().enumerate() {
+        if ppn != NONE {
+            ctx.revalidate(ppn)?;
+            assert_eq!(ctx.flash().owner(ppn) as usize, lpn, "{name}: recovery mapped lpn {lpn} to page {ppn}");
+        }
+    }
+    for &ppn in s.directory.iter().filter(|&&p| p != NONE) {
+        ctx.revalidate(ppn)?;
+    }
+    // Partly written blocks go back to the stream that wrote them, told by their first page,
+    // so a later recovery finds translation pages where step 1 looks for them.
+    let mut stream = vec![None; g.blocks() as usize];
+    for f in &firsts {
+        stream[f.block as usize] = Some(match (f.relocated, f.oob.kind) {
+            (true, _) => GC,
+            (false, PageKind::Translation) => TRANSLATION,
+            (false, _) => HOST,
+        });
+    }
+    s.bm.rebuild(ctx, |b| stream[b as usize].or(Some(HOST)))?;
+    ftl.flush_write_backs(ctx, true)
+}
