@@ -168,6 +168,7 @@ def run(
     interval: Union[str, int] = "100ms",
     verify: bool = False,
     max_memory: Optional[str] = None,
+    power_cut: Union[str, int, None] = None,
     progress: Union[bool, ProgressCallback] = False,
 ) -> Result:
     """Simulate a drive under a workload or trace, as ``ftlsim run`` does, in this process.
@@ -193,6 +194,9 @@ def run(
         interval: time-series interval in simulated time ("10ms", or ns as an int; 0 = none).
         verify: check every read against a data oracle.
         max_memory: refuse a drive whose memory estimate exceeds this ("2g").
+        power_cut: cut the power and recover, as ``--power-cut``: a request count (5000),
+            a simulated time ("250ms") or "random:N" (docs/power-loss.md); the results
+            then hold ``report.power_cut`` and ``post_recovery`` (or ``power_cuts``).
         progress: True for a tqdm progress bar, or a callable ``f(stage, done, total)``
             called at each progress point (stage "precondition" or "replay").
 
@@ -238,6 +242,7 @@ def run(
             interval=f"{interval}ns" if isinstance(interval, int) else str(interval),
             verify=bool(verify),
             max_memory=max_memory,
+            power_cut=None if power_cut is None else str(power_cut),
             progress=callback,
         )
     finally:

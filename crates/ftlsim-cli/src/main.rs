@@ -118,6 +118,12 @@ pub struct RunArgs {
     /// memory the system has available.
     #[arg(long, value_name = "BYTES")]
     max_memory: Option<String>,
+    /// Cut the power during the measured run, recover, and go on with the rest of the
+    /// workload: AT is a request count (5000), a simulated time after the first request
+    /// (250ms, 1.5s) or random:N (an uncut reference run, then N runs each cut at a seeded
+    /// random instant). See docs/power-loss.md.
+    #[arg(long, value_name = "AT")]
+    power_cut: Option<String>,
     #[command(flatten)]
     trace: trace_cmd::TraceArgs,
 }
@@ -154,6 +160,7 @@ impl RunArgs {
             interval_ns: parse_duration_ns("--interval", &self.interval)?,
             verify: self.verify,
             max_memory: self.max_memory.as_deref().map(|m| parse_bytes("--max-memory", m)).transpose()?,
+            power_cut: self.power_cut.as_deref().map(ftlsim_run::PowerCut::parse).transpose()?,
         })
     }
 }

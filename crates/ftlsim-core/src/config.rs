@@ -411,6 +411,9 @@ pub struct HostConfig {
     /// survive power loss (capacitor-backed). Power-loss recovery counts data acknowledged
     /// from such a buffer as durable only when this is true.
     pub buffer_power_protected: bool,
+    /// Pages the hold-up energy of a power-protected drive flushes from its buffers at a
+    /// power cut; what does not fit is lost and counted. Unset: every buffered page.
+    pub buffer_flush_budget_pages: Option<u32>,
     /// DRAM write buffer size in bytes, whole pages of `geometry.page_size_bytes`
     /// (0 = no write buffer). Default: the FTL's own (2 MiB for pcftl, Table 1; none for the
     /// others).
@@ -442,6 +445,7 @@ impl Default for HostConfig {
             partial_write: PartialWrite::ReadModifyWrite,
             merge_buffer_pages: 64,
             buffer_power_protected: false,
+            buffer_flush_budget_pages: None,
             write_buffer_bytes: None,
             write_buffer_policy: WriteBufferPolicy::Lru,
             unmapped_read: UnmappedRead::Flash,

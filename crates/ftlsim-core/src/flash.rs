@@ -57,9 +57,6 @@ const KIND_MASK: u8 = 0b0000_0011;
 const WRITTEN: u8 = 0b0000_0100;
 const WASTED: u8 = 0b0000_1000;
 const TORN: u8 = 0b0001_0000;
-/// Programmed by GC relocation (a controller copy or a copy-back with its spare area
-/// rewritten): recovery tells a GC stream's block, which mixes page kinds, by its first page.
-const RELOCATED: u8 = 0b0010_0000;
 
 /// The OOB payload of a programmed page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,7 +224,7 @@ impl FlashArray {
         }
         self.page_lpn[p] = oob.lpn;
         self.page_version[p] = oob.version;
-        self.page_flags[p] = WRITTEN | oob.kind as u8 | if copybacks > 0 { RELOCATED } else { 0 };
+        self.page_flags[p] = WRITTEN | oob.kind as u8;
         self.page_copybacks[p] = copybacks;
         self.valid_bits[p / 64] |= 1u64 << (p % 64);
         self.valid_count[block] += 1;
@@ -416,14 +413,9 @@ impl FlashArray {
         self.page_stamp.get(ppn as usize).copied().unwrap_or(0)
     }
 
-    /// Mark the page just programmed at `ppn` as a GC relocation, in its spare area.
-    pub fn mark_relocated(&mut self, ppn: Ppn) {
-        self.page_flags[ppn as usize] |= RELOCATED;
-    }
-
-    /// Whether a written page was programmed by GC relocation ([`FlashArray::mark_relocated`]).
-    pub fn is_relocated(&self, ppn: Ppn) -> bool {
-        self.page_flags[ppn as usize] & RELOCATED != 0
+    /// Pages torn by power cuts and not erased since (unreadable).
+    pub fn torn_pages(&self) -> u64 {
+        self.page_flags.iter().filter(|&&f| f & TORN != 0).count() as u64
     }
 
     /// Whether a page is torn (a program or erase cut by power loss).

@@ -157,7 +157,6 @@ impl<'a> FlashCtx<'a> {
         let oob = self.read(src)?;
         let read = self.last_op();
         self.program_after(dst, oob, read)?;
-        self.flash.mark_relocated(dst);
         Ok(oob)
     }
 
@@ -317,6 +316,13 @@ pub trait Ftl {
     /// FTL-specific metrics, by name with units in the names.
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
         serde_json::Map::new()
+    }
+    /// A clean shutdown: write everything the FTL keeps only in controller memory to flash,
+    /// so that a later recovery starts from here (a demand FTL writes its modified entries
+    /// back and rewrites every translation page, each then a backup point as new as the
+    /// shutdown). Default: nothing to write (the page FTL has no map on flash).
+    fn checkpoint(&mut self, _ctx: &mut FlashCtx) -> Result<(), SimError> {
+        Ok(())
     }
     /// Recover after a power cut ([`FlashArray::restart`]). `self` is the FTL that was running
     /// when the power went; its controller memory is gone, so an implementation starts from

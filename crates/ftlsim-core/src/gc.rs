@@ -371,10 +371,11 @@ impl BlockManager {
     /// their plane's streams, the one with the most erased pages for the last stream (GC's,
     /// in every FTL here: a collection cut part-way needs at least the room its destination
     /// had), the next for the stream before it; any left over are closed (their erased
-    /// tails never written). `stream_of` may pin a partly written block to the stream that
-    /// wrote it (an FTL whose recovery reads blocks by what their first page holds); it is
-    /// closed when that stream already has an open block. Returns the blocks erased.
-    pub fn rebuild(&mut self, ctx: &mut FlashCtx, stream_of: impl Fn(BlockId) -> Option<u32>) -> Result<u64, SimError> {
+    /// tails never written). `streams_of` gives the streams (a bit mask) a partly written
+    /// block may go to (an FTL whose recovery reads blocks by what their first page holds
+    /// keeps translation pages and data apart); it is closed when none of them has a free
+    /// slot. Returns the blocks erased.
+    pub fn rebuild(&mut self, ctx: &mut FlashCtx, streams_of: impl Fn(BlockId) -> u64) -> Result<u64, SimError> {
         let g = self.geo.clone();
         let ppb = g.pages_per_block;
         let mut erased = 0;
@@ -398,13 +399,12 @@ impl BlockManager {
         for &b in &written {
             let plane = g.plane_of_block(b);
             self.state[b as usize] = BlockState::Open;
-            let slot = match stream_of(b) {
-                Some(s) => Some((plane * self.streams + s) as usize).filter(|&i| self.active[i] == NONE),
-                None => (0..self.streams)
-                    .rev()
-                    .map(|s| (plane * self.streams + s) as usize)
-                    .find(|&i| self.active[i] == NONE),
-            };
+            let allowed = streams_of(b);
+            let slot = (0..self.streams)
+                .rev()
+                .filter(|&s| allowed & (1 << s) != 0)
+                .map(|s| (plane * self.streams + s) as usize)
+                .find(|&i| self.active[i] == NONE);
             match slot {
                 Some(i) if ctx.flash().write_pointer(b) < ppb => self.active[i] = b,
                 _ => to_close.push(b),

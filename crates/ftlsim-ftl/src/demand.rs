@@ -35,9 +35,11 @@ pub(crate) use recovery::recover;
 pub(crate) const HOST: u32 = 0;
 /// Write stream of translation pages written by the FTL.
 pub(crate) const TRANSLATION: u32 = 1;
-/// Write stream of pages moved by GC, whatever their kind: a collection then opens at most
-/// the one block its erase gives back, so GC cannot run a plane out of blocks (two GC
-/// destinations could each need a fresh block in one collection; found by property tests).
+/// Write stream of data pages moved by GC: a collection opens at most the one block its
+/// erase gives back, so GC cannot run a plane out of blocks. Translation pages moved by GC go
+/// to the translation stream unless that would open a second block on a plane down to its
+/// last free one (`translation_destination`; two GC destinations each needing a fresh block
+/// in one collection was found by property tests).
 const GC: u32 = 2;
 /// Write streams per plane.
 const STREAMS: u32 = 3;
@@ -150,6 +152,10 @@ macro_rules! demand_ftl_methods {
 
         fn save_state(&self) -> Vec<u8> {
             ::ftlsim_core::state::encode(self)
+        }
+
+        fn checkpoint(&mut self, ctx: &mut ::ftlsim_core::ftl::FlashCtx) -> Result<(), ::ftlsim_core::error::SimError> {
+            $crate::demand::DemandFtl::checkpoint_all(self, ctx)
         }
 
         fn recover(
@@ -561,6 +567,20 @@ impl DemandState {
         }
     }
 
+    /// Where GC moves the valid translation page `src`: the translation stream of its plane
+    /// (through the controller), so translation pages stay in blocks that begin with one,
+    /// where recovery looks for them (seed 001 Fig. 8.1, line 5). `None` when that would
+    /// open a block on a plane down to its last free one (a collection may take only one
+    /// new block): the page then goes with the data into the GC stream, and recovery, not
+    /// finding it where it looks, scans deeper and meets it there.
+    fn translation_destination(&mut self, flash: &FlashArray, src: Ppn) -> Option<Result<Ppn, SimError>> {
+        let plane = self.geo.plane_of(src);
+        let dst = self.allocate_leaving_one(flash, plane, TRANSLATION)?;
+        self.gc_pages_used[plane as usize] += 1;
+        self.moves.controller_same_plane += 1;
+        Some(dst)
+    }
+
     /// The host replaced or trimmed the data page `ppn`: its plane has new garbage, so idle
     /// GC may try it again.
     fn invalidate_host_page(&mut self, ctx: &mut FlashCtx, ppn: Ppn) -> Result<(), SimError> {
@@ -649,6 +669,9 @@ pub(crate) trait DemandFtl {
     /// Whether the cache holds a modified entry of translation page `tvpn` (one the flash map
     /// does not have yet).
     fn has_modified_entries(&self, tvpn: u32) -> bool;
+    /// Put every modified cached entry of translation page `tvpn` in the flash map, the
+    /// cached entries staying (clean); its write-back is the caller's.
+    fn clean_entries(&mut self, tvpn: u32);
     /// Whether rewriting a translation page reads the old copy first (not when the cache
     /// holds the whole page).
     fn rewrite_reads_old(&self) -> bool {
@@ -705,6 +728,23 @@ pub(crate) trait DemandFtl {
         if old != NONE {
             self.state_mut().invalidate_host_page(ctx, old)?;
             self.remap(ctx, lpn, NONE)?;
+        }
+        self.flush_write_backs(ctx, true)
+    }
+
+    /// [`ftlsim_core::ftl::Ftl::checkpoint`]: every modified entry to the flash map, every
+    /// translation page that maps something rewritten.
+    fn checkpoint_all(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        self.flush_write_backs(ctx, true)?;
+        let (tps, per_tp) = (self.state().directory.len() as u32, self.state().per_tp);
+        for tvpn in 0..tps {
+            self.clean_entries(tvpn);
+            let s = self.state();
+            let lo = (tvpn * per_tp) as usize;
+            let hi = (lo + per_tp as usize).min(s.flash_map.len());
+            if s.directory[tvpn as usize] != NONE || s.flash_map[lo..hi].iter().any(|&p| p != NONE) {
+                self.write_back(tvpn);
+            }
         }
         self.flush_write_backs(ctx, true)
     }
@@ -1037,7 +1077,13 @@ struct Mover<'a, F: ?Sized> {
 impl<F: DemandFtl + ?Sized> Relocate for Mover<'_, F> {
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
         let s = self.ftl.state_mut();
-        let (dst, copyback) = s.gc_destination(ctx, src)?;
+        let (dst, copyback) = match oob.kind {
+            PageKind::Translation => match s.translation_destination(ctx.flash(), src) {
+                Some(dst) => (dst?, false),
+                None => s.gc_destination(ctx, src)?,
+            },
+            _ => s.gc_destination(ctx, src)?,
+        };
         ctx.copy(src, dst, copyback)?;
         ctx.invalidate(src)?;
         s.bm.on_invalidate(ctx.flash(), src);

@@ -424,6 +424,15 @@ impl DemandFtl for Dftl {
         self.cmt.dirty_chains.first(tvpn as usize) != NONE
     }
 
+    fn clean_entries(&mut self, tvpn: u32) {
+        let map = &mut self.st.flash_map;
+        self.cmt.drain_dirty(tvpn, |lpn, ppn| map[lpn as usize] = ppn);
+        // CDFTL: a cached translation page's entries are in the flash map already.
+        if let Some(e) = self.ctp.iter_mut().find(|e| e.0 == tvpn) {
+            e.1 = false;
+        }
+    }
+
     fn state(&self) -> &DemandState {
         &self.st
     }

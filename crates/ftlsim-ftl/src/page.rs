@@ -379,7 +379,7 @@ impl Ftl for PageFtl {
         recovery::scan_blocks(ctx, blocks, |flash, ppn, oob| recovery::keep_newest(map, flash, ppn, oob));
         // Trimmed pages come back: a trim is not written to flash (docs/power-loss.md).
         recovery::revalidate_map(ctx, &self.map)?;
-        self.bm.rebuild(ctx, |_| None)?;
+        self.bm.rebuild(ctx, |_| u64::MAX)?;
         Ok(())
     }
 

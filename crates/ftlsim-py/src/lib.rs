@@ -104,7 +104,7 @@ impl RunObserver for PyObserver {
 #[pyo3(signature = (*, preset=None, config_toml=None, config_path=None, ftl=None, overrides=Vec::new(),
     workload=String::new(), trace=None, trace_options=None, seed=1, fill=None, fill_offset=0.0,
     steady_state=false, load_state=None, save_state=None, interval=String::from("100ms"), verify=false,
-    max_memory=None, progress=None))]
+    max_memory=None, power_cut=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -125,6 +125,7 @@ fn run(
     interval: String,
     verify: bool,
     max_memory: Option<String>,
+    power_cut: Option<String>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
     let drive = match (preset, config_toml, config_path) {
@@ -147,6 +148,7 @@ fn run(
     };
     let max_memory = max_memory.map(|m| parse_bytes("max_memory", &m)).transpose().map_err(|e| to_py(py, e.into()))?;
     let interval_ns = parse_duration_ns("interval", &interval).map_err(|e| to_py(py, e.into()))?;
+    let power_cut = power_cut.map(|c| ftlsim_run::PowerCut::parse(&c)).transpose().map_err(|e| to_py(py, e))?;
     let spec = RunSpec {
         drive,
         sets: overrides,
@@ -161,6 +163,7 @@ fn run(
         interval_ns,
         verify,
         max_memory,
+        power_cut,
     };
     let plan = spec.plan().map_err(|e| to_py(py, e))?;
     let mut obs = PyObserver { progress, rows: Vec::new(), error: None, stage: "precondition", total: None };

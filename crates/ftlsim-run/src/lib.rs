@@ -12,9 +12,10 @@ pub use results::{result_json, wall_time_json};
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::{SimError, WorkloadError};
+use ftlsim_core::host::Request;
 use ftlsim_core::metrics::Observer;
 use ftlsim_core::presets;
-use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions};
+use ftlsim_core::sim::{CutAt, Precondition, Replay, Report, RunOptions, Simulator};
 use ftlsim_core::trace::{TraceFormat, TraceOptions, TraceSource};
 use ftlsim_core::workload::{parse_duration_ns, Arrival, Generator, Limit, WorkloadSpec};
 use std::path::PathBuf;
@@ -29,6 +30,44 @@ pub fn time_window_ns(w: &str) -> Result<(u64, u64), SimError> {
         return Err(WorkloadError::new("--time-window", w, "END must be after START").into());
     }
     Ok((a, b))
+}
+
+/// Power cuts in a run (`--power-cut`, docs/power-loss.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PowerCut {
+    /// One cut at this instant; the run goes on after recovery.
+    At(CutAt),
+    /// An uncut reference run, then this many runs from the same start, each cut at a
+    /// seeded random simulated time within the reference run's length.
+    Random(u32),
+}
+
+impl PowerCut {
+    /// Parse `AT`: a request count (`5000`: as the 5,000th request is dispatched), a
+    /// simulated time after the first request (`250ms`, `1.5s`, `800us`), or `random:N`.
+    pub fn parse(s: &str) -> Result<PowerCut, SimError> {
+        let t = s.trim();
+        let bad = |rule: &str| SimError::from(WorkloadError::new("--power-cut", s, rule));
+        if let Some(n) = t.strip_prefix("random:") {
+            let n: u32 = n.parse().map_err(|_| bad("expected random:N with N a whole number of cuts"))?;
+            if n == 0 {
+                return Err(bad("random:N needs N >= 1"));
+            }
+            return Ok(PowerCut::Random(n));
+        }
+        if let Ok(n) = t.parse::<u64>() {
+            if n == 0 {
+                return Err(bad("a request count counts from 1"));
+            }
+            return Ok(PowerCut::At(CutAt::Request(n)));
+        }
+        if !t.ends_with('s') {
+            return Err(bad(
+                "expected a request count (5000), a simulated time with its unit (250ms, 1.5s) or random:N",
+            ));
+        }
+        Ok(PowerCut::At(CutAt::TimeNs(parse_duration_ns("--power-cut", t)?)))
+    }
 }
 
 /// Where the drive config comes from.
@@ -90,6 +129,8 @@ pub struct RunSpec {
     /// Refuse a drive whose memory estimate exceeds this many bytes; `None`: the memory
     /// the system has available.
     pub max_memory: Option<u64>,
+    /// Power cuts during the measured run.
+    pub power_cut: Option<PowerCut>,
 }
 
 impl Default for RunSpec {
@@ -109,6 +150,7 @@ impl Default for RunSpec {
             interval_ns: 100_000_000,
             verify: false,
             max_memory: None,
+            power_cut: None,
         }
     }
 }
@@ -191,13 +233,43 @@ pub struct Outcome {
     pub json: serde_json::Value,
 }
 
-/// Run a planned spec: build the drive, precondition it (or load its snapshot), replay,
-/// report.
-pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result<Outcome, SimError> {
-    let started = std::time::Instant::now();
-    let memory_estimate = memory::check_drive(&p.cfg, spec.verify, spec.max_memory)?;
+/// One replay of a spec: the drive built and preconditioned (or loaded), the source
+/// replayed with `opts`, and after a power cut the rest of the source.
+struct Replayed {
+    report: Report,
+    /// The run after recovery (`None` without a cut, or when no request was left).
+    post_recovery: Option<Report>,
+    precondition: serde_json::Value,
+    trace_info: Option<serde_json::Value>,
+    memory_estimate: u64,
+    wall: ftlsim_core::sim::WallTimes,
+}
+
+/// The report of the requests left after a cut, if any was.
+fn after_cut(
+    sim: &mut Simulator,
+    report: &Report,
+    source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+    opts: &RunOptions,
+    obs: &mut dyn RunObserver,
+) -> Result<Option<Report>, SimError> {
+    if report.power_cut.is_none() {
+        return Ok(None);
+    }
+    let opts = RunOptions { power_cut: None, ..opts.clone() };
+    let post = sim.run(source, &opts, obs)?;
+    Ok((post.host.requests > 0).then_some(post))
+}
+
+fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObserver) -> Result<Replayed, SimError> {
+    let cut = spec.power_cut.is_some();
+    let memory_estimate = memory::check_drive(&p.cfg, spec.verify, cut, spec.max_memory)?;
     obs.notice(&format!("memory: about {} (estimate)", memory::bytes(memory_estimate)));
     let mut sim = ftlsim_ftl::simulator(p.cfg.clone(), spec.verify)?;
+    if cut {
+        // Recovery reads program stamps from the spare areas; they are written from the start.
+        sim.keep_program_stamps();
+    }
     let precondition = match &spec.load_state {
         Some(path) => {
             let h = sim.load_state(path)?;
@@ -220,15 +292,20 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
             pre
         }
     };
+    if cut {
+        sim.clean_shutdown()?;
+    }
     let logical = sim.derived().logical_bytes;
-    let (report, trace_info) = match &spec.source {
+    let (report, post_recovery, trace_info) = match &spec.source {
         Source::Synthetic(_) => {
             obs.replay_begins(match p.workload.limit {
                 Limit::Requests(n) => Some(n),
                 Limit::DurationNs(_) => None,
             });
             let mut gen = Generator::new(&p.workload, logical, spec.seed)?.map(Ok);
-            (sim.run(&mut gen, &p.opts, obs)?, None)
+            let report = sim.run(&mut gen, opts, obs)?;
+            let post = after_cut(&mut sim, &report, &mut gen, opts, obs)?;
+            (report, post, None)
         }
         Source::Trace { path, options, .. } => {
             let spp = p.cfg.geometry.sectors_per_page();
@@ -242,15 +319,16 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
                 if i.detected { " (detected; --format overrides)" } else { "" }
             ));
             obs.replay_begins(None);
-            let report = sim.run(&mut src, &p.opts, obs)?;
+            let report = sim.run(&mut src, opts, obs)?;
+            let post = after_cut(&mut sim, &report, &mut src, opts, obs)?;
             let mut info = serde_json::to_value(src.info()).expect("replay info serialises");
             info["options"] = serde_json::to_value(options).expect("options serialise");
             info["bad_lines_skipped"] = src.bad_lines().into();
             info["untyped_records_skipped"] = src.untyped_records().into();
-            (report, Some(info))
+            (report, post, Some(info))
         }
     };
-    if report.host.requests == 0 {
+    if report.host.requests == 0 && report.power_cut.is_none() {
         return Err(SimError::Input(match &spec.source {
             Source::Trace { path, .. } => format!(
                 "{}: no request was replayed (the trace has requests, but --device, --skip, --time-window or --max-requests left none)",
@@ -259,14 +337,129 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
             Source::Synthetic(_) => "the workload produced no request".into(),
         }));
     }
-    let mut wall = wall_time_json(sim.wall_times(), started.elapsed().as_secs_f64(), report.host.requests);
-    wall["memory_estimate_bytes"] = memory_estimate.into();
+    Ok(Replayed { report, post_recovery, precondition, trace_info, memory_estimate, wall: sim.wall_times().clone() })
+}
+
+/// The cut instants of `--power-cut random:N`: uniform over the reference run's simulated
+/// time, from the run's seed.
+fn random_cut_times(seed: u64, n: u32, run_ns: u64) -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5EED_C0DE_F00D);
+    (0..n).map(|_| rng.gen_range(1..run_ns.max(2))).collect()
+}
+
+/// One cut of a `random:N` series in results.json: the cut, recovery, and the run after it.
+fn cut_summary(r: &Replayed) -> serde_json::Value {
+    let post = r.post_recovery.as_ref();
+    serde_json::json!({
+        "power_cut": r.report.power_cut,
+        "before_cut": {
+            "requests": r.report.host.requests,
+            "mean_response_ns": r.report.response_time.all.mean_ns,
+        },
+        "post_recovery": post.map(|p| serde_json::json!({
+            "requests": p.host.requests,
+            "iops": p.performance.iops,
+            "mean_response_ns": p.response_time.all.mean_ns,
+            "p99_response_ns": p.response_time.all.p99_ns,
+            "write_amplification": p.write_amplification.total,
+        })),
+    })
+}
+
+/// Means and maxima over the cuts of a `random:N` series.
+fn cuts_overview(cuts: &[Replayed]) -> serde_json::Value {
+    let reports: Vec<_> = cuts.iter().filter_map(|c| c.report.power_cut.as_ref()).collect();
+    let n = reports.len().max(1) as f64;
+    let mean = |f: &dyn Fn(&ftlsim_core::sim::PowerCutReport) -> f64| reports.iter().map(|r| f(r)).sum::<f64>() / n;
+    let max = |f: &dyn Fn(&ftlsim_core::sim::PowerCutReport) -> f64| reports.iter().map(|r| f(r)).fold(0.0, f64::max);
+    let mut torn = serde_json::Map::new();
+    for r in &reports {
+        let k = r.torn_operation.unwrap_or("none");
+        let e = torn.entry(k).or_insert(0u64.into());
+        *e = (e.as_u64().unwrap_or(0) + 1).into();
+    }
+    serde_json::json!({
+        "cuts": reports.len(),
+        "recovery_pages_read_ratio_mean": mean(&|r| r.recovery_pages_read_ratio),
+        "recovery_pages_read_ratio_max": max(&|r| r.recovery_pages_read_ratio),
+        "recovery_pages_read_mean": mean(&|r| r.recovery_pages_read as f64),
+        "recovery_time_us_mean": mean(&|r| r.recovery_time_us),
+        "recovery_time_us_max": max(&|r| r.recovery_time_us),
+        "lost_acknowledged_pages_total": reports.iter()
+            .map(|r| r.lost_acknowledged_pages.write_buffer + r.lost_acknowledged_pages.merge_buffer)
+            .sum::<u64>(),
+        "torn_operations": torn,
+    })
+}
+
+/// Run a planned spec: build the drive, precondition it (or load its snapshot), replay,
+/// report; with `--power-cut`, cut, recover and go on (docs/power-loss.md).
+pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result<Outcome, SimError> {
+    let started = std::time::Instant::now();
+    let cut_at = match spec.power_cut {
+        Some(PowerCut::At(at)) => Some(at),
+        _ => None,
+    };
+    let r = replay(spec, p, &RunOptions { power_cut: cut_at, ..p.opts.clone() }, obs)?;
+    let mut series = Vec::new();
+    if let Some(PowerCut::Random(n)) = spec.power_cut {
+        let times = random_cut_times(spec.seed, n, r.report.performance.simulated_time_ns);
+        for (i, &t) in times.iter().enumerate() {
+            obs.notice(&format!("power cut {} of {n} at {:.3} ms of simulated time", i + 1, t as f64 / 1e6));
+            let opts = RunOptions { power_cut: Some(CutAt::TimeNs(t)), ..p.opts.clone() };
+            series.push(replay(spec, p, &opts, obs)?);
+        }
+    }
+    let requests = r.report.host.requests;
+    let mut wall = wall_time_json(&r.wall, started.elapsed().as_secs_f64(), requests);
+    wall["memory_estimate_bytes"] = r.memory_estimate.into();
     wall["peak_rss_bytes"] = memory::peak_rss_bytes().into();
-    let mut json = result_json(p, spec.seed, precondition, &report, wall);
-    if let Some(info) = trace_info {
-        json["run"]["trace"] = info;
+    let mut json = result_json(p, spec.seed, r.precondition.clone(), &r.report, wall);
+    if let Some(info) = &r.trace_info {
+        json["run"]["trace"] = info.clone();
         json["run"]["workload"] = serde_json::Value::Null;
         json["run"]["workload_spec"] = serde_json::Value::Null;
     }
-    Ok(Outcome { report, json })
+    match spec.power_cut {
+        Some(PowerCut::At(at)) => {
+            json["run"]["power_cut"] = serde_json::to_value(at).expect("cut serialises");
+            if r.report.power_cut.is_none() {
+                obs.notice("power cut: the run ended before the cut instant; nothing was cut");
+            }
+            json["post_recovery"] = serde_json::to_value(&r.post_recovery).expect("report serialises");
+        }
+        Some(PowerCut::Random(n)) => {
+            json["run"]["power_cut"] = format!("random:{n}").into();
+            json["power_cuts"] = series.iter().map(cut_summary).collect();
+            json["power_cuts_overview"] = cuts_overview(&series);
+        }
+        None => {}
+    }
+    Ok(Outcome { report: r.report, json })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn power_cut_instants_parse_and_mistakes_name_the_flag() {
+        assert_eq!(PowerCut::parse("5000").unwrap(), PowerCut::At(CutAt::Request(5000)));
+        assert_eq!(PowerCut::parse("250ms").unwrap(), PowerCut::At(CutAt::TimeNs(250_000_000)));
+        assert_eq!(PowerCut::parse("1.5s").unwrap(), PowerCut::At(CutAt::TimeNs(1_500_000_000)));
+        assert_eq!(PowerCut::parse("random:7").unwrap(), PowerCut::Random(7));
+        for bad in ["0", "random:0", "random:x", "12.5", "soon", ""] {
+            let e = PowerCut::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("--power-cut"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn random_cut_instants_are_seeded_and_inside_the_run() {
+        let a = random_cut_times(3, 50, 1_000_000);
+        assert_eq!(a, random_cut_times(3, 50, 1_000_000));
+        assert_ne!(a, random_cut_times(4, 50, 1_000_000));
+        assert!(a.iter().all(|&t| (1..1_000_000).contains(&t)));
+    }
 }

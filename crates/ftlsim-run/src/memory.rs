@@ -39,9 +39,11 @@ pub fn peak_rss_bytes() -> Option<u64> {
 }
 
 /// Refuse, before allocating, a drive whose simulator would not fit: its memory estimate
-/// against `max` or else the memory available. Returns the estimate.
-pub fn check_drive(cfg: &DriveConfig, verify: bool, max: Option<u64>) -> Result<u64, SimError> {
-    let need = ftlsim_ftl::memory_estimate(cfg, verify)?;
+/// against `max` or else the memory available; `power_cut`: pages carry program stamps (4
+/// bytes per physical page). Returns the estimate.
+pub fn check_drive(cfg: &DriveConfig, verify: bool, power_cut: bool, max: Option<u64>) -> Result<u64, SimError> {
+    let stamps = if power_cut { u64::from(cfg.derive()?.physical_pages) * 4 } else { 0 };
+    let need = ftlsim_ftl::memory_estimate(cfg, verify)? + stamps;
     check_need(need, &format!("drive `{}`", cfg.name), max)?;
     Ok(need)
 }

@@ -39,6 +39,11 @@ impl MergeBuffer {
         self.map.get(&lpn).map(|&(m, v, _)| (m, v))
     }
 
+    /// Every buffered page with its version, in no particular order.
+    pub(super) fn entries(&self) -> impl Iterator<Item = (Lpn, u32)> + '_ {
+        self.map.iter().map(|(&l, &(_, v, _))| (l, v))
+    }
+
     /// Take `lpn` out; returns its sector mask and version.
     pub(super) fn remove(&mut self, lpn: Lpn) -> Option<(u64, u32)> {
         self.map.remove(&lpn).map(|(m, v, _)| (m, v))

@@ -10,17 +10,20 @@
 //! - `precondition.rs`: functional fill and steady-state overwrites before a measured run.
 //! - `report.rs`: the report of a run (docs/metrics.md).
 //! - `merge_buffer.rs`: the partial-page merge buffer of `host.partial_write = "merge"`.
+//! - `power_cut.rs`: a power cut in a measured run, and the recovery after it.
 //!
 //! Same config, requests and seed give bit-for-bit identical reports: time is integer
 //! nanoseconds and every tie resolves in issue order.
 
 mod merge_buffer;
 mod pipeline;
+mod power_cut;
 mod precondition;
 mod replay;
 mod report;
 mod snapshot;
 
+pub use power_cut::{CutAt, LostPages, PowerCutReport};
 pub use precondition::{Precondition, PreconditionReport};
 pub use replay::{Replay, RunOptions};
 pub use report::{
@@ -118,6 +121,9 @@ pub struct Simulator {
     request: Option<u32>,
     /// Host operations of that request deferred so far.
     deferred_ops: u32,
+    /// A request read from the source and not issued when a power cut ended the run: the
+    /// next run issues it first.
+    held: Option<crate::host::Request>,
     wall: WallTimes,
 }
 
@@ -148,6 +154,7 @@ impl Simulator {
             ftl,
             request: None,
             deferred_ops: 0,
+            held: None,
             wall: WallTimes { build_s: t0.elapsed().as_secs_f64(), ..WallTimes::default() },
             run: Vec::new(),
             next_version: 1,
@@ -184,6 +191,30 @@ impl Simulator {
     /// Flash operation counts since creation.
     pub fn flash_counts(&self) -> &FlashCounts {
         &self.dev.counts
+    }
+
+    /// Stamp every page programmed from now on, so the FTL can recover from a power cut
+    /// (call before preconditioning; 4 bytes per physical page).
+    pub fn keep_program_stamps(&mut self) {
+        self.dev.flash.keep_program_stamps();
+    }
+
+    /// A clean shutdown and power-up: the FTL writes what it holds only in controller memory
+    /// to flash ([`Ftl::checkpoint`]), untimed and outside any measured run, and the write
+    /// and merge buffers are written through. A power-cut run starts from here, as the
+    /// thesis's recovery experiments start from a drive whose mapping is all on flash.
+    pub fn clean_shutdown(&mut self) -> Result<(), SimError> {
+        let buffered: Vec<(Lpn, u32)> = self.wbuf.as_ref().map(|w| w.iter_recent().collect()).unwrap_or_default();
+        for (lpn, v) in buffered.into_iter().rev() {
+            self.wbuf.as_mut().expect("buffer exists").remove(lpn);
+            self.ftl_write(lpn, v, false)?;
+        }
+        while let Some((lpn, v)) = self.merge.as_mut().and_then(|m| m.oldest()) {
+            self.ftl_write(lpn, v, false)?;
+        }
+        self.ftl.checkpoint(&mut self.dev.ctx(false))?;
+        self.dev.ops.clear();
+        Ok(())
     }
 
     /// The host write buffer, if configured.

@@ -194,7 +194,7 @@ impl Simulator {
         Ok((r?, self.deferred_ops))
     }
 
-    fn dispatch_in_slot(&mut self, req: &Request, t: SimTime) -> Result<SimTime, SimError> {
+    pub(super) fn dispatch_in_slot(&mut self, req: &Request, t: SimTime) -> Result<SimTime, SimError> {
         let offset = req.offset_sector;
         self.dev.sched.set_now(t);
         let spp = self.cfg.geometry.sectors_per_page();

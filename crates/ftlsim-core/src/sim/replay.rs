@@ -11,6 +11,7 @@
 //! next request arrives; a step under way when it arrives delays it, as a real controller
 //! would finish the page copy it started.
 
+use super::power_cut::{CutAt, InFlight};
 use super::report::Measured;
 use super::Simulator;
 use super::{HostCounts, Report};
@@ -51,6 +52,10 @@ pub struct RunOptions {
     pub interval_ns: u64,
     /// Check FTL and flash invariants after every this many requests (0 = never; tests).
     pub check_every: u64,
+    /// Cut the power here: the run stops issuing, the drive recovers, and the report says
+    /// what the cut cost ([`Report::power_cut`]); the caller may run the rest of the source
+    /// after it.
+    pub power_cut: Option<CutAt>,
 }
 
 impl Default for RunOptions {
@@ -60,6 +65,7 @@ impl Default for RunOptions {
             max_sim_ns: None,
             interval_ns: 100_000_000,
             check_every: 0,
+            power_cut: None,
         }
     }
 }
@@ -68,7 +74,8 @@ impl Default for RunOptions {
 struct Pending {
     arrival: SimTime,
     op: IoOp,
-    bytes: u64,
+    offset_sector: u64,
+    sectors: u32,
     /// Its deferred operations not yet placed (GC preemption); it completes at 0.
     deferred: u32,
     /// Its completion as far as placed.
@@ -157,10 +164,12 @@ impl Simulator {
         let mut start: Option<SimTime> = None;
         let mut last_completion: SimTime = 0;
         let mut first_arrival: Option<u64> = None;
-        let mut pending: Option<Request> = None;
+        // A request the last run read but did not issue (it was cut first) comes first.
+        let mut pending: Option<Request> = self.held.take();
         let mut source_done = false;
-        let mut index = 0u64;
+        let mut index = u64::from(pending.is_some());
         let mut completed: Vec<(u32, SimTime)> = Vec::new();
+        let mut cut: Option<(SimTime, Option<Request>)> = None;
 
         // Time series accumulators.
         let interval = opts.interval_ns;
@@ -210,6 +219,15 @@ impl Simulator {
                     if first_event.is_none_or(|e| t < e) {
                         let req = *req;
                         pending = None;
+                        let cut_time = match opts.power_cut {
+                            Some(CutAt::Request(n)) if index >= n => Some(t),
+                            Some(CutAt::TimeNs(x)) if t >= start.unwrap_or(t) + x => Some(start.unwrap_or(t) + x),
+                            _ => None,
+                        };
+                        if let Some(at) = cut_time {
+                            cut = Some((at, Some(req)));
+                            break;
+                        }
                         if outstanding == 0 && start.is_some() && t > last_completion {
                             let gap = t - last_completion;
                             idle_len.record(gap);
@@ -221,8 +239,14 @@ impl Simulator {
                         start.get_or_insert(t);
                         let t = t.max(self.dev.sched.now());
                         now = t;
-                        let p =
-                            Pending { arrival, op: req.op, bytes: u64::from(req.sectors) * 512, deferred: 0, end: t };
+                        let p = Pending {
+                            arrival,
+                            op: req.op,
+                            offset_sector: req.offset_sector,
+                            sectors: req.sectors,
+                            deferred: 0,
+                            end: t,
+                        };
                         let slot = match free_slots.pop() {
                             Some(s) => {
                                 slots[s as usize] = p;
@@ -253,6 +277,22 @@ impl Simulator {
                 self.dev.sched.set_now(d);
                 self.complete_deferred(&mut completed, &mut slots, &mut heap, &mut seq);
                 continue;
+            }
+            if let (Some(CutAt::TimeNs(x)), Some(origin), Some(c)) = (opts.power_cut, start, next_completion) {
+                if c > origin + x {
+                    // The request the host issues next is the frontier the cut tears, if it
+                    // has arrived (closed loop: the host keeps the queue full); one arriving
+                    // later waits for the run after recovery.
+                    let at = origin + x;
+                    let arrived = |r: &Request| {
+                        closed
+                            || first_arrival.is_some_and(|f| {
+                                (r.arrival_ns.saturating_sub(f) as f64 * scale).round() as u64 <= at - origin
+                            })
+                    };
+                    cut = Some((at, pending.take_if(|r| arrived(r))));
+                    break;
+                }
             }
             let Some(Reverse((t, _, slot))) = heap.pop() else {
                 break;
@@ -288,7 +328,7 @@ impl Simulator {
                 row_lat_sum += u128::from(lat);
                 row.max_latency_us = row.max_latency_us.max(lat as f64 / 1e3);
                 if p.op != IoOp::Trim {
-                    row_bytes += p.bytes;
+                    row_bytes += u64::from(p.sectors) * 512;
                 }
             }
             if self.host.requests.is_multiple_of(65_536) {
@@ -300,7 +340,10 @@ impl Simulator {
         }
         obs.progress(self.host.requests);
         let origin = start.unwrap_or(0);
-        let end = last_completion.max(origin);
+        let end = match cut {
+            Some((at, _)) => at.max(origin),
+            None => last_completion.max(origin),
+        };
         if interval > 0 && row.requests > 0 {
             row.t_end_ns = end;
             let partial = (end - (origin + next_row - interval)).max(1);
@@ -314,7 +357,21 @@ impl Simulator {
             idle_len,
             idle_total_ns: idle_total,
         };
-        Ok(self.report(measured, &base))
+        let mut report = self.report(measured, &base);
+        if let Some((at, next)) = cut {
+            // Dispatched and not completed: they fail. A request read from the source that
+            // had not arrived goes to the next run.
+            self.held = pending.take();
+            let in_flight = (0..slots.len() as u32)
+                .filter(|s| !free_slots.contains(s))
+                .map(|s| {
+                    let p = &slots[s as usize];
+                    InFlight { op: p.op, offset_sector: p.offset_sector, sectors: p.sectors }
+                })
+                .collect();
+            report.power_cut = Some(self.power_cut(at, at - origin.min(at), next, in_flight)?);
+        }
+        Ok(report)
     }
 
     /// Requests whose deferred operations the scheduler placed: those now complete go on

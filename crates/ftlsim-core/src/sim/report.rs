@@ -78,6 +78,9 @@ pub struct Report {
     pub write_buffer: Option<WriteBufferReport>,
     /// Preconditioning done before the measured run.
     pub precondition: Option<PreconditionReport>,
+    /// The power cut that ended the run and the recovery after it (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_cut: Option<super::PowerCutReport>,
     /// Distributions for plots.
     pub histograms: Histograms,
 }
@@ -453,6 +456,7 @@ impl Simulator {
                 }
             }),
             precondition: self.precondition.clone(),
+            power_cut: None,
             histograms: Histograms {
                 response_time_all: lat_all.log_buckets(),
                 response_time_read: lat_read.log_buckets(),

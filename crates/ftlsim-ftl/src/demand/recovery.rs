@@ -3,8 +3,7 @@
 //!
 //! What the spare areas hold: every page its logical page (data) or translation page number,
 //! its kind and its program stamp (the thesis's PSN); the first page of a block gives the
-//! block's sequence number (BSN) and whether GC opened it (a GC copy: GC blocks mix data and
-//! translation pages). A translation page also carries its backup stamp (MinPSN): every
+//! block's sequence number (BSN). A translation page also carries its backup stamp (MinPSN): every
 //! mapping change made before that stamp is in the entries of that copy, so only data pages
 //! programmed after it can be newer than what it says (set when it is programmed, see
 //! `program_translation`).
@@ -12,13 +11,16 @@
 //! The procedure, with the pages it reads:
 //! 1. the first page of every block (m reads; a block whose first pages are torn or skipped
 //!    is read until a page answers), for the BSN and the block's kind (lines 3-9);
-//! 2. every page of the blocks that may hold translation pages (first page a translation
-//!    page or a GC copy): the newest copy of each translation page becomes its directory
-//!    entry, with its backup stamp (lines 10-19);
+//! 2. every page of the translation blocks (first page a translation page): the newest copy
+//!    of each translation page becomes its directory entry, with its backup stamp (lines
+//!    10-19);
 //! 3. the other blocks newest first, each from its last written page down, until a page
 //!    older than the oldest backup stamp (lines 20-33): a data page newer than its
 //!    translation page's backup is a change the cut lost from the cache. A block not full
-//!    costs one more read, the erased page that ends it.
+//!    costs one more read, the erased page that ends it. A translation page met here (GC
+//!    put it with data on a plane down to its last free block) counts like one of step 2.
+//!    One step 2 did not find leaves its translation page without a backup, so step 3 scans
+//!    every block to the bottom and meets it: never wrong, only slower.
 //!
 //! Worst case, with no backup point (no translation page written, or one whose backup is
 //! the drive's first program): m + n pages, as the thesis says. Departure: the thesis caches
@@ -43,7 +45,6 @@ struct FirstPage {
     block: BlockId,
     index: u32,
     oob: Oob,
-    relocated: bool,
 }
 
 /// Recover `ftl`, built anew, from the flash; `contents` are the translation-page entries
@@ -71,15 +72,14 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
         let wp = ctx.flash().write_pointer(b);
         for i in 0..wp.max(1) {
             if let Some(oob) = ctx.read_spare(first + i) {
-                let relocated = ctx.flash().is_relocated(first + i);
-                firsts.push(FirstPage { block: b, index: i, oob, relocated });
+                firsts.push(FirstPage { block: b, index: i, oob });
                 break;
             }
         }
     }
     // Newest block first (the order of lines 11 and 21; the stamps decide, not the order).
     firsts.sort_by_key(|f| std::cmp::Reverse(ctx.flash().open_seq(f.block)));
-    let holds_translation = |f: &FirstPage| f.oob.kind == PageKind::Translation || f.relocated;
+    let holds_translation = |f: &FirstPage| f.oob.kind == PageKind::Translation;
 
     // Step 2: translation pages, newest copy of each; data pages met on the way are kept.
     let tps = ftl.state().directory.len();
@@ -176,16 +176,13 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
     for &ppn in s.directory.iter().filter(|&&p| p != NONE) {
         ctx.revalidate(ppn)?;
     }
-    // Partly written blocks go back to the stream that wrote them, told by their first page,
-    // so a later recovery finds translation pages where step 1 looks for them.
-    let mut stream = vec![None; g.blocks() as usize];
-    for f in &firsts {
-        stream[f.block as usize] = Some(match (f.relocated, f.oob.kind) {
-            (true, _) => GC,
-            (false, PageKind::Translation) => TRANSLATION,
-            (false, _) => HOST,
-        });
+    // Partly written blocks go back to a stream of their first page's kind, so a later
+    // recovery finds translation pages where step 1 looks for them.
+    let data_streams = 1 << HOST | 1 << GC;
+    let mut streams = vec![data_streams; g.blocks() as usize];
+    for f in firsts.iter().filter(|f| f.oob.kind == PageKind::Translation) {
+        streams[f.block as usize] = 1 << TRANSLATION;
     }
-    s.bm.rebuild(ctx, |b| stream[b as usize].or(Some(HOST)))?;
+    s.bm.rebuild(ctx, |b| streams[b as usize])?;
     ftl.flush_write_backs(ctx, true)
 }

@@ -246,14 +246,7 @@ impl Scftl {
 
     /// Batch update: every modified cached entry of translation page `tvpn` goes to flash.
     fn batch_update(&mut self, tvpn: u32) {
-        let map = &mut self.st.flash_map;
-        self.cmt.clean_page(tvpn, |e| {
-            for l in e.lpn..=e.end() {
-                map[l as usize] = e.ppn_of(l);
-            }
-        });
-        self.set_mc(tvpn, 0);
-        self.tpd_modified[tvpn as usize] = false;
+        self.clean_entries(tvpn);
         self.write_back(tvpn);
     }
 
@@ -469,6 +462,17 @@ impl DemandFtl for Scftl {
 
     fn has_modified_entries(&self, tvpn: u32) -> bool {
         self.tpd_modified[tvpn as usize]
+    }
+
+    fn clean_entries(&mut self, tvpn: u32) {
+        let map = &mut self.st.flash_map;
+        self.cmt.clean_page(tvpn, |e| {
+            for l in e.lpn..=e.end() {
+                map[l as usize] = e.ppn_of(l);
+            }
+        });
+        self.set_mc(tvpn, 0);
+        self.tpd_modified[tvpn as usize] = false;
     }
 
     fn state(&self) -> &DemandState {

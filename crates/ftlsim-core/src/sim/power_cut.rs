@@ -1,0 +1,290 @@
+//! A power cut in a measured run and the recovery after it (issue 15; seed 001 Ch. 8).
+//!
+//! The replay stops issuing at the cut instant ([`CutAt`]); the run so far is reported as
+//! usual. Then, in order:
+//! 1. with `host.buffer_power_protected`, the controller spends its hold-up energy flushing
+//!    the volatile buffers to flash, oldest page first, at most
+//!    `host.buffer_flush_budget_pages` pages (all of them when unset);
+//! 2. the flash operation under way at the cut is torn: the first program, copy-back or
+//!    erase of the request that was being dispatched (a read-only request tears nothing);
+//! 3. whatever the write buffer and the merge buffer still hold is lost, each page counted
+//!    as acknowledged (its request had completed) or not (its request was in flight);
+//! 4. the flash restarts ([`crate::flash::FlashArray::restart`]: controller memory gone,
+//!    flash contents and spare areas kept) and the FTL recovers
+//!    ([`crate::ftl::Ftl::recover`]), its flash operations timed from the cut instant;
+//! 5. under `verify`, every logical page is read back and checked against the data oracle:
+//!    each acknowledged write reads its version, unless the page is counted lost; a page
+//!    written by a request in flight, or lost, reads an older version or the new one, never
+//!    something newer or never written.
+//!
+//! The requests in flight at the cut never complete (the host sees them fail); the run
+//! continues with the next request of the source ([`super::Simulator::run`] again), so
+//! performance after recovery is measured on its own.
+
+use super::Simulator;
+use crate::error::{FlashError, SimError};
+use crate::flash::{PageKind, TornOp};
+use crate::ftl::FlashCounts;
+use crate::geometry::Lpn;
+use crate::host::{pages, IoOp, Request};
+use crate::metrics::r6;
+use crate::scheduler::{SimTime, Tag};
+use crate::write_buffer::WriteBuffer;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// When the power goes in a measured run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutAt {
+    /// At this simulated time after the run's first request, ns.
+    TimeNs(u64),
+    /// Just as the n-th request (from 1) is dispatched.
+    Request(u64),
+}
+
+/// Acknowledged pages lost at a cut, by the buffer that held them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LostPages {
+    /// Pages whose newest data was only in the DRAM write buffer.
+    pub write_buffer: u64,
+    /// Partial pages whose newest sectors were only in the merge buffer.
+    pub merge_buffer: u64,
+}
+
+/// What a power cut did and what recovery cost (results.json `report.power_cut`,
+/// docs/metrics.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct PowerCutReport {
+    /// The cut instant, ns after the run's first request.
+    pub at_ns: u64,
+    /// Requests completed before the cut.
+    pub requests_completed: u64,
+    /// Requests dispatched and not completed at the cut (they fail).
+    pub requests_in_flight: u64,
+    /// The flash operation the cut tore: `program`, `copyback`, `erase`, or `null`.
+    pub torn_operation: Option<&'static str>,
+    /// What a torn program or copy-back was writing: `data`, `translation`, `log`, `meta`.
+    pub torn_page_kind: Option<&'static str>,
+    /// Pages unreadable after the cut (torn programs, every page of a torn erase).
+    pub torn_pages: u64,
+    /// Whether the volatile buffers were power-protected (`host.buffer_power_protected`).
+    pub buffer_power_protected: bool,
+    /// Pages flushed from the buffers on the hold-up energy.
+    pub buffer_flushed_pages: u64,
+    /// Acknowledged pages lost, by buffer.
+    pub lost_acknowledged_pages: LostPages,
+    /// Pages of requests in flight that were in a buffer and are lost (never acknowledged).
+    pub lost_unacknowledged_pages: u64,
+    /// Pages read by recovery.
+    pub recovery_pages_read: u64,
+    /// Recovery pages read over all pages of the flash (RP, seed 001 Eq. 4.6).
+    pub recovery_pages_read_ratio: f64,
+    /// Pages recovery programmed (copy-back destinations included).
+    pub recovery_pages_programmed: u64,
+    /// Blocks recovery erased.
+    pub recovery_blocks_erased: u64,
+    /// From the cut until recovery's last flash operation ends, us (power returns at once).
+    pub recovery_time_us: f64,
+    /// Logical pages read back against the data oracle after recovery (0 without `verify`).
+    pub oracle_checked_pages: u64,
+}
+
+/// The volatile buffer a page was in.
+#[derive(Clone, Copy)]
+enum Buffer {
+    Write,
+    Merge,
+}
+
+/// A request in flight at the cut: what it wrote, if it wrote.
+pub(super) struct InFlight {
+    pub op: IoOp,
+    pub offset_sector: u64,
+    pub sectors: u32,
+}
+
+impl Simulator {
+    /// Cut the power at `at` while `next` (if any) was being dispatched, with `in_flight`
+    /// dispatched and not completed; recover. See the module header.
+    pub(super) fn power_cut(
+        &mut self,
+        at: SimTime,
+        at_rel: u64,
+        next: Option<Request>,
+        mut in_flight: Vec<InFlight>,
+    ) -> Result<PowerCutReport, SimError> {
+        let spp = self.cfg.geometry.sectors_per_page();
+        let requests_completed = self.host.requests;
+        if let Some(r) = &next {
+            in_flight.push(InFlight { op: r.op, offset_sector: r.offset_sector, sectors: r.sectors });
+        }
+        // Newest version each page had before the cut, for pages an unacknowledged write
+        // touched: recovery may give the new one or an older one.
+        let mut unacked: BTreeMap<Lpn, u32> = BTreeMap::new();
+        for r in in_flight.iter().filter(|r| r.op == IoOp::Write) {
+            for span in pages(r.offset_sector, r.sectors, spp) {
+                unacked.insert(span.lpn, u32::MAX);
+            }
+        }
+        self.dev.sched.drain_all();
+        let now = at.max(self.dev.sched.now());
+        self.dev.sched.set_now(now);
+
+        // 1. Hold-up energy flushes the buffers, oldest first.
+        let protected = self.cfg.host.buffer_power_protected;
+        let mut budget = if protected { self.cfg.host.buffer_flush_budget_pages.unwrap_or(u32::MAX) } else { 0 };
+        let mut flushed = 0u64;
+        if let Some(w) = self.wbuf.as_mut() {
+            let oldest_first: Vec<(Lpn, u32)> = w.iter_recent().collect::<Vec<_>>().into_iter().rev().collect();
+            for (lpn, v) in oldest_first.into_iter().take(budget as usize) {
+                self.wbuf.as_mut().expect("buffer exists").remove(lpn);
+                self.ftl_write(lpn, v, false)?;
+                flushed += 1;
+                budget -= 1;
+            }
+        }
+        while budget > 0 {
+            let Some((lpn, v)) = self.merge.as_mut().and_then(|m| m.oldest()) else { break };
+            self.ftl_read(lpn)?;
+            self.ftl_write(lpn, v, false)?;
+            flushed += 1;
+            budget -= 1;
+        }
+        self.dev.ops.clear();
+
+        // What the buffers hold now is acknowledged unless a request in flight wrote it; the
+        // torn dispatch may evict some of it towards flash and lose it on the way.
+        let mut buffered: Vec<(Lpn, u32, Buffer)> = Vec::new();
+        if let Some(w) = self.wbuf.as_ref() {
+            buffered.extend(w.iter_recent().map(|(l, v)| (l, v, Buffer::Write)));
+        }
+        if let Some(m) = self.merge.as_ref() {
+            buffered.extend(m.entries().map(|(l, v)| (l, v, Buffer::Merge)));
+        }
+
+        // 2. The operation under way is torn.
+        self.dev.flash.arm_power_cut(0);
+        if let Some(req) = &next {
+            match self.dispatch_in_slot(req, now) {
+                Ok(_) | Err(SimError::Flash(FlashError::PowerLost)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.request = None;
+        self.run.clear();
+        self.dev.ops.clear();
+        let (torn_op, torn_kind) = (self.dev.flash.torn_op(), self.dev.flash.torn_kind());
+
+        // 3. The volatile buffers are lost (which of their pages flash lacks is known once
+        // the drive has recovered).
+        if let Some(w) = self.wbuf.as_mut() {
+            *w = WriteBuffer::new(w.capacity_pages(), self.cfg.host.write_buffer_policy);
+        }
+        if let Some(m) = self.merge.as_mut() {
+            while m.oldest().is_some() {}
+        }
+
+        // 4. Restart and recovery.
+        self.dev.flash.restart();
+        let torn_pages = self.dev.flash.torn_pages();
+        let before = self.dev.counts.clone();
+        {
+            let mut ctx = self.dev.ctx(true);
+            ctx.set_tag(Tag::Mapping);
+            self.ftl.recover(&mut ctx, &self.cfg)?;
+        }
+        let end = self.dev.sched.schedule(&self.dev.ops, now, None).end;
+        self.dev.ops.clear();
+        self.dev.sched.drain_all();
+        let c: FlashCounts = self.dev.counts.since(&before);
+
+        // A buffered page is lost when flash does not give its version back.
+        let mut lost = LostPages::default();
+        let mut lost_unacked = 0u64;
+        let mut lost_pages: BTreeMap<Lpn, u32> = BTreeMap::new();
+        for &(lpn, v, buffer) in &buffered {
+            if self.read_untimed(lpn)? == Some(v) {
+                continue;
+            }
+            let newest = lost_pages.entry(lpn).or_insert(v);
+            *newest = (*newest).max(v);
+            match (unacked.contains_key(&lpn), buffer) {
+                (true, _) => lost_unacked += 1,
+                (false, Buffer::Write) => lost.write_buffer += 1,
+                (false, Buffer::Merge) => lost.merge_buffer += 1,
+            }
+        }
+
+        // 5. The data oracle.
+        let checked = self.check_after_cut(&unacked, &lost_pages)?;
+
+        let reads: u64 = c.reads.iter().sum();
+        Ok(PowerCutReport {
+            at_ns: at_rel,
+            requests_completed,
+            requests_in_flight: in_flight.len() as u64,
+            torn_operation: torn_op.map(|op| match op {
+                TornOp::Program => "program",
+                TornOp::Copyback => "copyback",
+                TornOp::Erase => "erase",
+            }),
+            torn_page_kind: torn_kind.filter(|_| torn_op != Some(TornOp::Erase)).map(|k| match k {
+                PageKind::Data => "data",
+                PageKind::Translation => "translation",
+                PageKind::Log => "log",
+                PageKind::Meta => "meta",
+            }),
+            torn_pages,
+            buffer_power_protected: protected,
+            buffer_flushed_pages: flushed,
+            lost_acknowledged_pages: lost,
+            lost_unacknowledged_pages: lost_unacked,
+            recovery_pages_read: reads,
+            recovery_pages_read_ratio: r6(reads as f64 / f64::from(self.d.physical_pages)),
+            recovery_pages_programmed: c.pages_programmed(),
+            recovery_blocks_erased: c.erases.iter().sum(),
+            recovery_time_us: r6(end.saturating_sub(now) as f64 / 1e3),
+            oracle_checked_pages: checked,
+        })
+    }
+
+    /// The version the FTL gives for `lpn`, read outside the run (untimed, uncounted).
+    fn read_untimed(&mut self, lpn: Lpn) -> Result<Option<u32>, SimError> {
+        let mut scratch = FlashCounts::default();
+        let mut ops = Vec::new();
+        let mut ctx = crate::ftl::FlashCtx::new(&mut self.dev.flash, &mut ops, &mut scratch, false);
+        self.ftl.read(&mut ctx, lpn)
+    }
+
+    /// Read every logical page back (untimed, uncounted) and hold it to the oracle; pages of
+    /// writes in flight and lost pages may read an older version, and the oracle takes what
+    /// they read. Returns the pages checked (0 without an oracle).
+    fn check_after_cut(&mut self, unacked: &BTreeMap<Lpn, u32>, lost: &BTreeMap<Lpn, u32>) -> Result<u64, SimError> {
+        let Some(mut oracle) = self.oracle.take() else { return Ok(0) };
+        let mut r = Ok(());
+        for lpn in 0..oracle.len() as Lpn {
+            let found = self.read_untimed(lpn)?;
+            let want = oracle[lpn as usize];
+            let excused = unacked.contains_key(&lpn) || lost.contains_key(&lpn) || (want == 0 && self.was_trimmed(lpn));
+            if excused {
+                // Versions grow with time: an excused page reads its newest version or an
+                // older one, never one nobody wrote.
+                let newest = lost.get(&lpn).copied().unwrap_or(want).max(want);
+                if unacked.contains_key(&lpn) || found.is_none_or(|f| f <= newest) || want == 0 {
+                    oracle[lpn as usize] = found.unwrap_or(0);
+                    continue;
+                }
+            }
+            if found != (want != 0).then_some(want) {
+                r = Err(SimError::DataMismatch { lpn, expected: (want != 0).then_some(want), found });
+                break;
+            }
+        }
+        let n = oracle.len() as u64;
+        self.oracle = Some(oracle);
+        r?;
+        self.check_invariants();
+        Ok(n)
+    }
+}
