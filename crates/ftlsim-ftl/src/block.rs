@@ -51,6 +51,7 @@
 //! host I/O in the scope during a rewrite, like the page FTL's foreground GC.
 
 pub(crate) mod pools;
+pub(crate) mod recovery;
 
 use ftlsim_core::config::{DriveConfig, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
@@ -239,6 +240,15 @@ impl Ftl for BlockFtl {
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
         *self = ftlsim_core::state::decode(bytes)?;
+        Ok(())
+    }
+
+    /// Full scan and merge of what a cut left spread (`block::recovery`): the map holds one
+    /// block per logical block, so a rewrite cut part-way leaves its logical block in two
+    /// blocks, merged into a third. Worst case m + n pages read.
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+        *self = BlockFtl::new(cfg)?;
+        self.data = recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages)?;
         Ok(())
     }
 

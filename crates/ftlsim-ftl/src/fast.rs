@@ -38,7 +38,10 @@
 //!   that logical block); the victim, left with no valid page, is erased.
 //! - Reads take the newest copy: the log page map, then the SW block if it belongs to the
 //!   logical block and holds the offset, then the data block. Each page has one valid copy:
-//!   a write invalidates the copy it supersedes. TRIM invalidates the newest copy.
+//!   a write invalidates the copy it supersedes once the new copy is programmed, so a merge
+//!   the write needs first copies the old one like any valid page (a power cut between the
+//!   merge's erase and the program would otherwise lose an acknowledged write; issue 15).
+//!   TRIM invalidates the newest copy.
 //! - Runs of whole pages of one host request ([`Ftl::write_run`]) are written page by page
 //!   (the trait's default): FAST's sequential detection already sees a run's pages in
 //!   order, so a run from offset 0 fills the SW block and a whole-block run is one switch
@@ -341,7 +344,14 @@ impl FastFtl {
         loop {
             if let Some(&b) = self.rw_open.front() {
                 let ppn = self.geo.first_page(b) + ctx.flash().write_pointer(b);
+                // The copy this write supersedes (wherever a merge on the way moved it) is
+                // invalidated only once the new one is on flash: a merge must not erase the
+                // last durable copy of an acknowledged write before its successor exists.
+                let old = self.newest(ctx.flash(), lpn / self.ppb, lpn % self.ppb, true);
                 ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
+                if let Some(c) = old {
+                    ctx.invalidate(c.ppn())?;
+                }
                 self.log_map[lpn as usize] = ppn;
                 if ctx.flash().write_pointer(b) == self.ppb {
                     self.rw_open.pop_front();
@@ -398,14 +408,10 @@ impl Ftl for FastFtl {
                 }
                 return Ok(());
             }
-            // The sequence is broken: merge the SW block, then log the page as random. A
-            // page beyond the prefix is dropped first so the partial merge does not copy it.
-            if off > wp {
-                self.drop_newest(ctx, lpn)?;
-            }
+            // The sequence is broken: merge the SW block (it copies the page's current copy
+            // too), then log the page as random.
             self.merge_sw(ctx)?;
         }
-        self.drop_newest(ctx, lpn)?;
         self.write_rw(ctx, lpn, version)
     }
 
@@ -444,6 +450,16 @@ impl Ftl for FastFtl {
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
         *self = ftlsim_core::state::decode(bytes)?;
+        Ok(())
+    }
+
+    /// Full scan; every logical block with pages in a log block (or a merge cut part-way) is
+    /// merged into a fresh data block, and the log area starts empty (`block::recovery`).
+    /// Worst case m + n pages read, plus a full merge per logical block with a page in the
+    /// log blocks.
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+        *self = FastFtl::new(cfg)?;
+        self.data = crate::block::recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages)?;
         Ok(())
     }
 

@@ -79,6 +79,13 @@ impl FreePools {
         Ok(b)
     }
 
+    /// Take block `b` out of its pool (recovery found it written).
+    pub(crate) fn claim(&mut self, b: BlockId) {
+        if std::mem::take(&mut self.is_free[b as usize]) {
+            self.free[self.geo.plane_of_block(b) as usize].retain(|&x| x != b);
+        }
+    }
+
     /// Return an erased block to its plane's pool.
     pub(crate) fn release(&mut self, flash: &FlashArray, b: BlockId) {
         assert!(!self.is_free[b as usize], "block {b} released twice");
