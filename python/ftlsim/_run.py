@@ -77,6 +77,19 @@ class Result:
         report: dict[str, Any] = self.summary["report"]
         return report
 
+    @property
+    def power_cut(self) -> Optional[dict[str, Any]]:
+        """What the power cut cost (``report.power_cut``; None for a run without one), or for
+        ``power_cut="random:N"`` the overview over the cuts (``power_cuts_overview``)."""
+        cut: Optional[dict[str, Any]] = self.report.get("power_cut") or self.summary.get("power_cuts_overview")
+        return cut
+
+    @property
+    def post_recovery(self) -> Optional[dict[str, Any]]:
+        """The report of the run after recovery (None without a cut or with no request left)."""
+        post: Optional[dict[str, Any]] = self.summary.get("post_recovery")
+        return post
+
     def row(self) -> dict[str, Any]:
         """One flat dict: ``config.*`` (every config field), ``run.*``, ``report.*`` and
         ``wall_time.*``, lists and histograms left out."""

@@ -37,7 +37,7 @@ from ._config import Config
 #: Keys a run description may have: the keyword arguments of :func:`ftlsim.run`, and
 #: ``tag``, any JSON value kept in the row as ``param.tag`` (a label, an index) and not run.
 RUN_KEYS = ("preset", "config", "ftl", "workload", "trace", "trace_options", "fill", "fill_offset",
-            "steady_state", "seed", "overrides", "interval", "verify", "max_memory", "tag")
+            "steady_state", "seed", "overrides", "interval", "verify", "max_memory", "power_cut", "tag")
 #: Config sections that shape a drive's state: runs agreeing on them can share a snapshot.
 _STATE_SHAPING = ("geometry", "overprovisioning", "nand", "ftl")
 #: Seconds between rewrites of the Parquet file while the sweep runs.

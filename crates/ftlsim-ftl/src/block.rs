@@ -248,7 +248,7 @@ impl Ftl for BlockFtl {
     /// blocks, merged into a third. Worst case m + n pages read.
     fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
         *self = BlockFtl::new(cfg)?;
-        self.data = recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages)?;
+        self.data = recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages, 0)?.data;
         Ok(())
     }
 

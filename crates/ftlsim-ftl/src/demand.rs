@@ -567,18 +567,26 @@ impl DemandState {
         }
     }
 
-    /// Where GC moves the valid translation page `src`: the translation stream of its plane
-    /// (through the controller), so translation pages stay in blocks that begin with one,
-    /// where recovery looks for them (seed 001 Fig. 8.1, line 5). `None` when that would
-    /// open a block on a plane down to its last free one (a collection may take only one
-    /// new block): the page then goes with the data into the GC stream, and recovery, not
-    /// finding it where it looks, scans deeper and meets it there.
+    /// Where GC moves the valid translation page `src`: a translation block (through the
+    /// controller), so translation pages stay in blocks that begin with one, where recovery
+    /// looks for them (seed 001 Fig. 8.1, line 5); its own plane's, else the next plane's
+    /// that can take it without opening its last free block (a collection may take only one
+    /// new block on its plane). `None` when no plane can: the page then goes with the data
+    /// into the GC stream, and recovery, not finding it where it looks, reads every block.
     fn translation_destination(&mut self, flash: &FlashArray, src: Ppn) -> Option<Result<Ppn, SimError>> {
-        let plane = self.geo.plane_of(src);
-        let dst = self.allocate_leaving_one(flash, plane, TRANSLATION)?;
-        self.gc_pages_used[plane as usize] += 1;
-        self.moves.controller_same_plane += 1;
-        Some(dst)
+        let (from, planes) = (self.geo.plane_of(src), self.geo.planes());
+        for plane in (0..planes).map(|i| (from + i) % planes) {
+            if let Some(dst) = self.allocate_leaving_one(flash, plane, TRANSLATION) {
+                if plane == from {
+                    self.gc_pages_used[plane as usize] += 1;
+                    self.moves.controller_same_plane += 1;
+                } else {
+                    self.moves.inter_plane += 1;
+                }
+                return Some(dst);
+            }
+        }
+        None
     }
 
     /// The host replaced or trimmed the data page `ppn`: its plane has new garbage, so idle
@@ -732,19 +740,15 @@ pub(crate) trait DemandFtl {
         self.flush_write_backs(ctx, true)
     }
 
-    /// [`ftlsim_core::ftl::Ftl::checkpoint`]: every modified entry to the flash map, every
-    /// translation page that maps something rewritten.
+    /// [`ftlsim_core::ftl::Ftl::checkpoint`]: every modified entry to the flash map and every
+    /// translation page rewritten, those mapping nothing yet included: a translation page
+    /// never written has no backup point, and recovery would have to read every block to
+    /// find its data (a formatted drive holds its whole, empty, map).
     fn checkpoint_all(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
         self.flush_write_backs(ctx, true)?;
-        let (tps, per_tp) = (self.state().directory.len() as u32, self.state().per_tp);
-        for tvpn in 0..tps {
+        for tvpn in 0..self.state().directory.len() as u32 {
             self.clean_entries(tvpn);
-            let s = self.state();
-            let lo = (tvpn * per_tp) as usize;
-            let hi = (lo + per_tp as usize).min(s.flash_map.len());
-            if s.directory[tvpn as usize] != NONE || s.flash_map[lo..hi].iter().any(|&p| p != NONE) {
-                self.write_back(tvpn);
-            }
+            self.write_back(tvpn);
         }
         self.flush_write_backs(ctx, true)
     }

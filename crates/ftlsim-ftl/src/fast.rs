@@ -453,13 +453,17 @@ impl Ftl for FastFtl {
         Ok(())
     }
 
-    /// Full scan; every logical block with pages in a log block (or a merge cut part-way) is
-    /// merged into a fresh data block, and the log area starts empty (`block::recovery`).
-    /// Worst case m + n pages read, plus a full merge per logical block with a page in the
-    /// log blocks.
+    /// Full scan (`block::recovery`): the random log blocks and their log page map come back
+    /// from the spare areas; a logical block spread over its data block and the SW block (or
+    /// a merge cut part-way) is merged. Worst case m + n pages read.
     fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
         *self = FastFtl::new(cfg)?;
-        self.data = crate::block::recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages)?;
+        let r =
+            crate::block::recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages, self.max_rw as usize)?;
+        self.data = r.data;
+        self.log_map = r.log_map;
+        self.rw_open = r.logs.iter().copied().filter(|&b| ctx.flash().write_pointer(b) < self.ppb).collect();
+        self.rw = r.logs.into();
         Ok(())
     }
 

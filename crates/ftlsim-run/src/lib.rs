@@ -273,6 +273,11 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
     let precondition = match &spec.load_state {
         Some(path) => {
             let h = sim.load_state(path)?;
+            if cut {
+                // A snapshot of a run without stamps: its pages read as stamp 0, older than
+                // the clean shutdown's backups, which is what they are.
+                sim.keep_program_stamps();
+            }
             obs.notice(&format!("loaded drive state from {} (preconditioned: {})", path.display(), h.precondition));
             serde_json::json!({ "loaded_from": path.display().to_string(), "saved_with": h.precondition })
         }

@@ -3,31 +3,45 @@
 //! Their maps live in SRAM and their spare areas hold each page's logical page and version,
 //! so recovery is a full scan (crates/ftlsim-core/src/recovery.rs: every written page and the
 //! erased page ending each block that is not full; worst case m + n pages). The newest copy
-//! of each logical page wins. A logical block whose newest copies all sit at their offsets in
-//! one block holding nothing else becomes that block's data block as it is. Any other one
-//! (its pages spread over its data block and a log block or a rewrite cut part-way, or in a
-//! block shared with other logical blocks, as FAST's random log blocks are) is merged: its
-//! newest copies are copied at their offsets into a fresh block, like the block FTL's rewrite
-//! and FAST's full merge. A block left with no newest copy is erased as soon as it has none,
-//! so merges need no more free blocks than the FTL's own. The FTL comes back with data blocks
-//! only: no log block, no sequential stream (FAST starts its logs afresh).
+//! of each logical page wins. A block holding pages of several logical blocks, or pages off
+//! their offsets, is a log block (FAST's random log blocks): up to `max_logs` of them, the
+//! newest, stay log blocks with their newest copies in the log map, as FAST rebuilds its log
+//! page map from their spare areas. A logical block whose other newest copies all sit at their
+//! offsets in one block holding nothing else keeps that block as its data block. Any other one
+//! (its pages spread over its data block and its SW block, or a block FTL rewrite or a merge
+//! cut part-way, or in a log block beyond `max_logs`) is merged: its newest copies are copied
+//! at their offsets into a fresh block, like the block FTL's rewrite and FAST's full merge. A
+//! block left with no newest copy is erased as soon as it has none, so merges need no more
+//! free blocks than the FTL's own. There is no SW block after recovery (FAST starts a new
+//! sequential stream at the next write at offset 0).
 
 use super::pools::{retire, skip_to, FreePools};
 use ftlsim_core::error::SimError;
 use ftlsim_core::ftl::FlashCtx;
-use ftlsim_core::geometry::{BlockId, Lpn, Ppn, NONE};
+use ftlsim_core::geometry::{BlockId, Ppn, NONE};
 use ftlsim_core::recovery;
 
 /// A block holding pages of more than one logical block, or pages off their offsets.
 const MIXED: u32 = u32::MAX - 1;
 
-/// Rebuild the data block of every logical block from the flash; `pools` is built anew
-/// (every usable block free). Returns the data block per logical block (NONE: unwritten).
+/// What recovery rebuilt.
+pub(crate) struct Recovered {
+    /// The data block of each logical block (NONE: none).
+    pub data: Vec<BlockId>,
+    /// Log blocks, oldest first.
+    pub logs: Vec<BlockId>,
+    /// Per logical page, its newest copy when that is in a log block (NONE otherwise).
+    pub log_map: Vec<Ppn>,
+}
+
+/// Rebuild the block map (and up to `max_logs` log blocks) from the flash; `pools` is built
+/// anew (every usable block free).
 pub(crate) fn rebuild_block_map(
     ctx: &mut FlashCtx,
     pools: &mut FreePools,
     logical_pages: u32,
-) -> Result<Vec<BlockId>, SimError> {
+    max_logs: usize,
+) -> Result<Recovered, SimError> {
     let g = ctx.flash().geometry().clone();
     let ppb = g.pages_per_block;
     let mut newest: Vec<Ppn> = vec![NONE; logical_pages as usize];
@@ -44,19 +58,32 @@ pub(crate) fn rebuild_block_map(
         };
         recovery::keep_newest(&mut newest, flash, ppn, oob);
     });
-    // How many newest copies each block holds, and which logical blocks need a merge.
     let mut refs = vec![0u32; g.blocks() as usize];
+    for &p in newest.iter().filter(|&&p| p != NONE) {
+        refs[g.block_of(p) as usize] += 1;
+    }
+    // The newest log blocks stay log blocks.
+    let mut logs: Vec<BlockId> =
+        (0..g.blocks()).filter(|&b| owner[b as usize] == MIXED && refs[b as usize] > 0).collect();
+    logs.sort_by_key(|&b| ctx.flash().open_seq(b));
+    let mut is_log = vec![false; g.blocks() as usize];
+    for &b in logs.iter().rev().take(max_logs) {
+        is_log[b as usize] = true;
+    }
+    // Each logical block's home (the one block holding its newest copies outside the logs)
+    // and whether it must be merged.
     let lbns = logical_pages.div_ceil(ppb);
     let mut home: Vec<BlockId> = vec![NONE; lbns as usize];
     let mut merge = vec![false; lbns as usize];
     for (lpn, &p) in newest.iter().enumerate().filter(|(_, &p)| p != NONE) {
-        let (b, lbn) = (g.block_of(p), lpn as u32 / ppb);
-        refs[b as usize] += 1;
-        let l = lbn as usize;
+        let (b, l) = (g.block_of(p), lpn / ppb as usize);
+        if is_log[b as usize] {
+            continue;
+        }
         if home[l] == NONE {
             home[l] = b;
         }
-        merge[l] |= home[l] != b || owner[b as usize] != lbn;
+        merge[l] |= home[l] != b || owner[b as usize] != l as u32;
     }
     let written: Vec<BlockId> = (0..g.blocks()).filter(|&b| ctx.flash().write_pointer(b) > 0).collect();
     for b in written {
@@ -77,20 +104,23 @@ pub(crate) fn rebuild_block_map(
             let b = g.block_of(src) as usize;
             refs[b] -= 1;
             if refs[b] == 0 {
+                is_log[b] = false;
                 retire(ctx, pools, b as BlockId)?;
             }
         }
         home[lbn as usize] = new;
     }
-    // The kept data blocks' pages become valid (merged copies are valid as programmed).
-    for (lbn, &b) in home.iter().enumerate().filter(|(l, &b)| b != NONE && !merge[*l]) {
-        for off in 0..ppb {
-            let lpn: Lpn = lbn as u32 * ppb + off;
-            if let Some(&p) = newest.get(lpn as usize).filter(|&&p| p != NONE) {
-                debug_assert_eq!(g.block_of(p), b);
-                ctx.revalidate(p)?;
-            }
+    // The kept pages become valid (merged copies are valid as programmed).
+    let mut log_map = vec![NONE; logical_pages as usize];
+    for (lpn, &p) in newest.iter().enumerate().filter(|(_, &p)| p != NONE) {
+        let b = g.block_of(p) as usize;
+        if is_log[b] {
+            log_map[lpn] = p;
+            ctx.revalidate(p)?;
+        } else if !merge[lpn / ppb as usize] {
+            ctx.revalidate(p)?;
         }
     }
-    Ok(home)
+    logs.retain(|&b| is_log[b as usize]);
+    Ok(Recovered { data: home, logs, log_map })
 }
