@@ -182,6 +182,7 @@ def run(
     verify: bool = False,
     max_memory: Optional[str] = None,
     power_cut: Union[str, int, None] = None,
+    clean_shutdown: bool = True,
     progress: Union[bool, ProgressCallback] = False,
 ) -> Result:
     """Simulate a drive under a workload or trace, as ``ftlsim run`` does, in this process.
@@ -210,6 +211,9 @@ def run(
         power_cut: cut the power and recover, as ``--power-cut``: a request count (5000),
             a simulated time ("250ms") or "random:N" (docs/power-loss.md); the results
             then hold ``report.power_cut`` and ``post_recovery`` (or ``power_cuts``).
+        clean_shutdown: with ``power_cut``, shut the drive down cleanly after
+            preconditioning (the FTL's mapping cache written to flash); False cuts the drive
+            as preconditioning left it.
         progress: True for a tqdm progress bar, or a callable ``f(stage, done, total)``
             called at each progress point (stage "precondition" or "replay").
 
@@ -256,6 +260,7 @@ def run(
             verify=bool(verify),
             max_memory=max_memory,
             power_cut=None if power_cut is None else str(power_cut),
+            clean_shutdown=bool(clean_shutdown),
             progress=callback,
         )
     finally:

@@ -37,7 +37,7 @@ from ._config import Config
 #: Keys a run description may have: the keyword arguments of :func:`ftlsim.run`, and
 #: ``tag``, any JSON value kept in the row as ``param.tag`` (a label, an index) and not run.
 RUN_KEYS = ("preset", "config", "ftl", "workload", "trace", "trace_options", "fill", "fill_offset",
-            "steady_state", "seed", "overrides", "interval", "verify", "max_memory", "power_cut", "tag")
+            "steady_state", "seed", "overrides", "interval", "verify", "max_memory", "power_cut", "clean_shutdown", "tag")
 #: Config sections that shape a drive's state: runs agreeing on them can share a snapshot.
 _STATE_SHAPING = ("geometry", "overprovisioning", "nand", "ftl")
 #: Seconds between rewrites of the Parquet file while the sweep runs.
@@ -181,6 +181,8 @@ def _snapshot_key(run: Mapping[str, Any]) -> Optional[str]:
         "seed": int(run.get("seed", 1)),
         # A snapshot made with the data oracle is needed by runs that verify.
         "verify": bool(run.get("verify", False)),
+        # Power-cut runs need their pages stamped from the start (docs/power-loss.md).
+        "program_stamps": run.get("power_cut") is not None,
         "build": build_id(),
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
@@ -196,6 +198,9 @@ def _prepare(run: Mapping[str, Any], path: str) -> Optional[str]:
         if os.path.exists(path):
             return path
         tmp = f"{path}.{os.getpid()}.tmp"
+        if run.get("power_cut") is not None:
+            # Stamp the pages as the power-cut runs loading it need, with a cut never reached.
+            kw["power_cut"] = str(2**64 - 1)
         run_one(**kw, workload="requests=1", interval=0, save_state=tmp)
         os.replace(tmp, path)
         return path

@@ -16,6 +16,7 @@ PAGES = [
     ("experiments/trace-fit/run", "TRACE_FIT_DOC", "TRACE_FIT_OUT", "docs/results/trace-fit.md"),
     ("experiments/thesis-ch5/run", "THESIS_CH5_DOC", "THESIS_CH5_OUT", "docs/results/thesis-ch5.md"),
     ("experiments/pcftl/run", "PCFTL_DOC", "PCFTL_OUT", "docs/results/pcftl.md"),
+    ("experiments/power-loss/run", "POWER_LOSS_DOC", "POWER_LOSS_OUT", "docs/results/power-loss.md"),
 ]
 
 

@@ -124,6 +124,10 @@ pub struct RunArgs {
     /// random instant). See docs/power-loss.md.
     #[arg(long, value_name = "AT")]
     power_cut: Option<String>,
+    /// With --power-cut: cut the drive as preconditioning left it, instead of after a clean
+    /// shutdown that writes the FTL's controller-only state (mapping cache) to flash.
+    #[arg(long, requires = "power_cut")]
+    no_clean_shutdown: bool,
     #[command(flatten)]
     trace: trace_cmd::TraceArgs,
 }
@@ -161,6 +165,7 @@ impl RunArgs {
             verify: self.verify,
             max_memory: self.max_memory.as_deref().map(|m| parse_bytes("--max-memory", m)).transpose()?,
             power_cut: self.power_cut.as_deref().map(ftlsim_run::PowerCut::parse).transpose()?,
+            clean_shutdown: !self.no_clean_shutdown,
         })
     }
 }

@@ -104,7 +104,7 @@ impl RunObserver for PyObserver {
 #[pyo3(signature = (*, preset=None, config_toml=None, config_path=None, ftl=None, overrides=Vec::new(),
     workload=String::new(), trace=None, trace_options=None, seed=1, fill=None, fill_offset=0.0,
     steady_state=false, load_state=None, save_state=None, interval=String::from("100ms"), verify=false,
-    max_memory=None, power_cut=None, progress=None))]
+    max_memory=None, power_cut=None, clean_shutdown=true, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -126,6 +126,7 @@ fn run(
     verify: bool,
     max_memory: Option<String>,
     power_cut: Option<String>,
+    clean_shutdown: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
     let drive = match (preset, config_toml, config_path) {
@@ -164,6 +165,7 @@ fn run(
         verify,
         max_memory,
         power_cut,
+        clean_shutdown,
     };
     let plan = spec.plan().map_err(|e| to_py(py, e))?;
     let mut obs = PyObserver { progress, rows: Vec::new(), error: None, stage: "precondition", total: None };

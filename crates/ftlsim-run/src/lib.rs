@@ -131,6 +131,10 @@ pub struct RunSpec {
     pub max_memory: Option<u64>,
     /// Power cuts during the measured run.
     pub power_cut: Option<PowerCut>,
+    /// With a power cut: shut the drive down cleanly after preconditioning (the FTL writes
+    /// its controller-only state to flash), so recovery starts from a recent backup point.
+    /// `false` cuts the drive as preconditioning left it.
+    pub clean_shutdown: bool,
 }
 
 impl Default for RunSpec {
@@ -151,6 +155,7 @@ impl Default for RunSpec {
             verify: false,
             max_memory: None,
             power_cut: None,
+            clean_shutdown: true,
         }
     }
 }
@@ -273,10 +278,12 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
     let precondition = match &spec.load_state {
         Some(path) => {
             let h = sim.load_state(path)?;
-            if cut {
-                // A snapshot of a run without stamps: its pages read as stamp 0, older than
-                // the clean shutdown's backups, which is what they are.
-                sim.keep_program_stamps();
+            if cut && !sim.flash().keeps_program_stamps() {
+                return Err(SimError::Input(format!(
+                    "{}: this snapshot was saved by a run without --power-cut, so its pages carry no program \
+                     stamps, which recovery needs to tell old copies from new; save it from a run with --power-cut",
+                    path.display()
+                )));
             }
             obs.notice(&format!("loaded drive state from {} (preconditioned: {})", path.display(), h.precondition));
             serde_json::json!({ "loaded_from": path.display().to_string(), "saved_with": h.precondition })
@@ -297,7 +304,7 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
             pre
         }
     };
-    if cut {
+    if cut && spec.clean_shutdown {
         sim.clean_shutdown()?;
     }
     let logical = sim.derived().logical_bytes;
@@ -378,6 +385,10 @@ fn cuts_overview(cuts: &[Replayed]) -> serde_json::Value {
     let n = reports.len().max(1) as f64;
     let mean = |f: &dyn Fn(&ftlsim_core::sim::PowerCutReport) -> f64| reports.iter().map(|r| f(r)).sum::<f64>() / n;
     let max = |f: &dyn Fn(&ftlsim_core::sim::PowerCutReport) -> f64| reports.iter().map(|r| f(r)).fold(0.0, f64::max);
+    let post: Vec<f64> =
+        cuts.iter().filter_map(|c| c.post_recovery.as_ref()).map(|p| p.response_time.all.mean_ns as f64).collect();
+    let post_mean: serde_json::Value =
+        if post.is_empty() { serde_json::Value::Null } else { (post.iter().sum::<f64>() / post.len() as f64).into() };
     let mut torn = serde_json::Map::new();
     for r in &reports {
         let k = r.torn_operation.unwrap_or("none");
@@ -391,6 +402,9 @@ fn cuts_overview(cuts: &[Replayed]) -> serde_json::Value {
         "recovery_pages_read_mean": mean(&|r| r.recovery_pages_read as f64),
         "recovery_time_us_mean": mean(&|r| r.recovery_time_us),
         "recovery_time_us_max": max(&|r| r.recovery_time_us),
+        "before_cut_mean_response_ns_mean": cuts.iter()
+            .map(|c| c.report.response_time.all.mean_ns as f64).sum::<f64>() / n,
+        "post_recovery_mean_response_ns_mean": post_mean,
         "lost_acknowledged_pages_total": reports.iter()
             .map(|r| r.lost_acknowledged_pages.write_buffer + r.lost_acknowledged_pages.merge_buffer)
             .sum::<u64>(),
@@ -429,6 +443,7 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
     match spec.power_cut {
         Some(PowerCut::At(at)) => {
             json["run"]["power_cut"] = serde_json::to_value(at).expect("cut serialises");
+            json["run"]["clean_shutdown"] = spec.clean_shutdown.into();
             if r.report.power_cut.is_none() {
                 obs.notice("power cut: the run ended before the cut instant; nothing was cut");
             }
@@ -436,6 +451,7 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         }
         Some(PowerCut::Random(n)) => {
             json["run"]["power_cut"] = format!("random:{n}").into();
+            json["run"]["clean_shutdown"] = spec.clean_shutdown.into();
             json["power_cuts"] = series.iter().map(cut_summary).collect();
             json["power_cuts_overview"] = cuts_overview(&series);
         }

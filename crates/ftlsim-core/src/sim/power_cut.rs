@@ -18,8 +18,9 @@
 //!    something newer or never written.
 //!
 //! The requests in flight at the cut never complete (the host sees them fail); the run
-//! continues with the next request of the source ([`super::Simulator::run`] again), so
-//! performance after recovery is measured on its own.
+//! continues with the next request of the source ([`super::Simulator::run`] again), issued
+//! from the end of recovery on (the host waits for the drive to come back), so performance
+//! after recovery is measured on its own.
 
 use super::Simulator;
 use crate::error::{FlashError, SimError};
@@ -197,6 +198,8 @@ impl Simulator {
         let end = self.dev.sched.schedule(&self.dev.ops, now, None).end;
         self.dev.ops.clear();
         self.dev.sched.drain_all();
+        // The host issues again once the drive is back.
+        self.dev.sched.set_now(end.max(now));
         let c: FlashCounts = self.dev.counts.since(&before);
 
         // A buffered page is lost when flash does not give its version back.

@@ -160,7 +160,10 @@ impl Simulator {
         let mut slots: Vec<Pending> = Vec::with_capacity(qd as usize);
         let mut free_slots: Vec<u32> = Vec::with_capacity(qd as usize);
         let mut seq = 0u64;
-        let mut now: SimTime = 0;
+        // Time runs on from where the drive's clock is: 0 for a first run, the end of
+        // recovery for the run after a power cut (the host issues again once the drive is back).
+        let clock0: SimTime = self.dev.sched.now();
+        let mut now: SimTime = clock0;
         let mut start: Option<SimTime> = None;
         let mut last_completion: SimTime = 0;
         let mut first_arrival: Option<u64> = None;
@@ -192,7 +195,7 @@ impl Simulator {
                     }
                 }
             }
-            let stop_issuing = opts.max_sim_ns.is_some_and(|m| now >= m);
+            let stop_issuing = opts.max_sim_ns.is_some_and(|m| now >= clock0 + m);
             let outstanding = slots.len() - free_slots.len();
             let next_completion = heap.peek().map(|e| e.0 .0);
             // Deferred work starting first is placed first: it may complete requests.
@@ -213,7 +216,7 @@ impl Simulator {
                                 req.arrival_ns
                             ))
                         })?;
-                        (rel as f64 * scale).round() as u64
+                        clock0 + (rel as f64 * scale).round() as u64
                     };
                     let t = arrival.max(now);
                     if first_event.is_none_or(|e| t < e) {
@@ -287,7 +290,8 @@ impl Simulator {
                     let arrived = |r: &Request| {
                         closed
                             || first_arrival.is_some_and(|f| {
-                                (r.arrival_ns.saturating_sub(f) as f64 * scale).round() as u64 <= at - origin
+                                (r.arrival_ns.saturating_sub(f) as f64 * scale).round() as u64
+                                    <= at.saturating_sub(clock0)
                             })
                     };
                     cut = Some((at, pending.take_if(|r| arrived(r))));
