@@ -197,3 +197,34 @@ def test_trace_fit_replays_the_trace_shape(traces, tmp_path):
     assert abs(reads - w["read_share"]) < 0.05
     with pytest.raises(ftlsim.WorkloadError, match="rate and speed apply to a fitted workload"):
         ftlsim.run(workload="rate=10", overrides=SMALL)
+
+
+def test_a_power_cut_run_recovers_verifies_and_goes_on():
+    r = small_run(ftl="dftl", workload="requests=3000", power_cut=1500, verify=True)
+    cut = r.power_cut
+    assert cut["requests_completed"] + cut["requests_in_flight"] == 1500
+    assert cut["oracle_checked_pages"] > 0 and cut["recovery_pages_read"] > 0
+    assert 0 < cut["recovery_pages_read_ratio"] < 1 and cut["recovery_time_us"] > 0
+    post = r.post_recovery
+    assert post["host"]["requests"] == 3000 - 1500
+    assert r.summary["run"]["power_cut"] == {"request": 1500} and r.summary["run"]["clean_shutdown"] is True
+    # The flat row carries both reports.
+    row = r.row()
+    assert row["report.power_cut.recovery_pages_read"] == cut["recovery_pages_read"]
+    assert row["post_recovery.host.requests"] == 1500
+
+
+def test_random_power_cuts_summarise_every_cut_and_the_pcftl_write_buffer_loses_pages():
+    r = small_run(ftl="pcftl", workload="requests=3000,read=0", power_cut="random:3")
+    assert "power_cut" not in r.report  # the reference run is uncut
+    cuts = r.summary["power_cuts"]
+    assert len(cuts) == 3 and r.power_cut["cuts"] == 3
+    assert r.power_cut["lost_acknowledged_pages_total"] > 0, "its 2 MiB write buffer is volatile"
+    protected = small_run(ftl="pcftl", workload="requests=3000,read=0", power_cut="random:3",
+                          overrides={**SMALL, "host.buffer_power_protected": True})
+    assert protected.power_cut["lost_acknowledged_pages_total"] == 0
+
+
+def test_a_bad_power_cut_names_the_option():
+    with pytest.raises(ftlsim.WorkloadError, match="power_cut"):
+        small_run(power_cut="soon")

@@ -76,6 +76,27 @@ fn a_saved_drive_loads_instead_of_preconditioning_with_the_same_results() {
     let both = run(&["--load-state", snap.to_str().unwrap(), "--steady-state"], "d");
     assert_eq!(both.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&both.stderr).contains("--steady-state"));
+    // A power-cut run needs a snapshot whose pages carry program stamps.
+    let cut = run(&["--load-state", snap.to_str().unwrap(), "--power-cut", "100"], "e");
+    assert_eq!(cut.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&cut.stderr);
+    assert!(e.contains("drive.snap") && e.contains("program stamps") && e.contains("--power-cut"), "{e}");
+    let stamped = d.join("stamped.snap");
+    let saved =
+        run(&["--steady-state", "--save-state", stamped.to_str().unwrap(), "--power-cut", "100", "--verify"], "f");
+    assert!(saved.status.success(), "{}", String::from_utf8_lossy(&saved.stderr));
+    let cut = run(&["--load-state", stamped.to_str().unwrap(), "--power-cut", "100", "--verify"], "g");
+    assert!(cut.status.success(), "{}", String::from_utf8_lossy(&cut.stderr));
+    assert!(json(&cut)["report"]["power_cut"]["oracle_checked_pages"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn power_cut_mistakes_exit_1_naming_the_option() {
+    for bad in ["0", "soon", "random:0"] {
+        let o = ftlsim(&["run", "--power-cut", bad, "--quiet"]);
+        assert_eq!(o.status.code(), Some(1), "{bad}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--power-cut"), "{bad}");
+    }
 }
 
 #[test]

@@ -149,7 +149,8 @@ fn run(
     };
     let max_memory = max_memory.map(|m| parse_bytes("max_memory", &m)).transpose().map_err(|e| to_py(py, e.into()))?;
     let interval_ns = parse_duration_ns("interval", &interval).map_err(|e| to_py(py, e.into()))?;
-    let power_cut = power_cut.map(|c| ftlsim_run::PowerCut::parse(&c)).transpose().map_err(|e| to_py(py, e))?;
+    let power_cut =
+        power_cut.map(|c| ftlsim_run::PowerCut::parse_named("power_cut", &c)).transpose().map_err(|e| to_py(py, e))?;
     let spec = RunSpec {
         drive,
         sets: overrides,

@@ -46,8 +46,13 @@ impl PowerCut {
     /// Parse `AT`: a request count (`5000`: as the 5,000th request is dispatched), a
     /// simulated time after the first request (`250ms`, `1.5s`, `800us`), or `random:N`.
     pub fn parse(s: &str) -> Result<PowerCut, SimError> {
+        PowerCut::parse_named("--power-cut", s)
+    }
+
+    /// [`PowerCut::parse`], errors naming the option `key` (`power_cut` in Python).
+    pub fn parse_named(key: &str, s: &str) -> Result<PowerCut, SimError> {
         let t = s.trim();
-        let bad = |rule: &str| SimError::from(WorkloadError::new("--power-cut", s, rule));
+        let bad = |rule: &str| SimError::from(WorkloadError::new(key, s, rule));
         if let Some(n) = t.strip_prefix("random:") {
             let n: u32 = n.parse().map_err(|_| bad("expected random:N with N a whole number of cuts"))?;
             if n == 0 {
@@ -66,7 +71,7 @@ impl PowerCut {
                 "expected a request count (5000), a simulated time with its unit (250ms, 1.5s) or random:N",
             ));
         }
-        Ok(PowerCut::At(CutAt::TimeNs(parse_duration_ns("--power-cut", t)?)))
+        Ok(PowerCut::At(CutAt::TimeNs(parse_duration_ns(key, t)?)))
     }
 }
 
