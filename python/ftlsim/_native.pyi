@@ -53,6 +53,8 @@ def run(
     interval: str = "100ms",
     verify: bool = False,
     max_memory: Optional[str] = None,
+    power_cut: Optional[str] = None,
+    clean_shutdown: bool = True,
     progress: Optional[Callable[[str, int, Optional[int]], None]] = None,
 ) -> tuple[dict[str, Any], dict[str, list[Any]], dict[str, Any]]:
     """Run one simulation with the GIL released: (results.json as a dict, the time series by
