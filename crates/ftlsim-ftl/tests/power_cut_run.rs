@@ -140,3 +140,20 @@ fn a_cut_beyond_the_run_cuts_nothing() {
     assert!(before.power_cut.is_none() && post.is_none());
     assert_eq!(before.host.requests, 100);
 }
+
+#[test]
+fn the_merge_buffer_loses_partial_pages_unless_protected() {
+    // Partial-page writes (512 B to 2 KiB) wait in the merge buffer for their page to fill.
+    let workload = "pattern=uniform,read=0,size=512@0.5|2k@0.5,align=512,requests=2000";
+    let merge = "[host]\npartial_write = \"merge\"\nmerge_buffer_pages = 32\n";
+    let lost = |extra: &str| {
+        let (before, post) = cut_run(&config("dftl", &format!("{merge}{extra}")), workload, CutAt::Request(1500), 8);
+        assert!(post.is_some());
+        cut(&before).clone()
+    };
+    let open = lost("");
+    assert!(open.lost_acknowledged_pages.merge_buffer > 10, "{open:?}");
+    let protected = lost("buffer_power_protected = true\n");
+    assert_eq!(protected.lost_acknowledged_pages.merge_buffer, 0, "{protected:?}");
+    assert!(protected.buffer_flushed_pages >= open.lost_acknowledged_pages.merge_buffer, "{protected:?}");
+}
