@@ -81,6 +81,22 @@ def test_runs_sharing_a_drive_precondition_once_with_identical_results(tmp_path)
     pd.testing.assert_frame_equal(a, b)
 
 
+def test_power_cut_runs_sharing_a_drive_recover_as_if_preconditioned_alone(tmp_path):
+    # The shared snapshot must carry program stamps (a demand FTL's recovery needs them), and a
+    # cut run from it must recover exactly as one that preconditioned itself.
+    grid = {"ftl": "dftl", "workload": "requests=2000", "overrides": SMALL, "steady_state": True, "seed": 5,
+            "power_cut": ["700", "1300"], "clean_shutdown": [True, False], "verify": True}
+    shared = ftlsim.sweep(grid, out=tmp_path / "a.parquet", workers=2)
+    alone = ftlsim.sweep(grid, out=tmp_path / "b.parquet", workers=2, share_preconditioning=False)
+    assert (shared.status == "ok").all(), shared.error.tolist()
+    assert shared.snapshot_used.all()
+    cols = [c for c in shared.columns if c.startswith(("report.power_cut.", "post_recovery.host."))]
+    assert "report.power_cut.recovery_pages_read" in cols
+    a = shared.set_index("run_id").sort_index()[cols]
+    b = alone.set_index("run_id").sort_index()[cols]
+    pd.testing.assert_frame_equal(a, b)
+
+
 def test_cli_sweep_file(cli, tmp_path):
     f = tmp_path / "sweep.toml"
     f.write_text('ftl = ["page", "fast"]\nworkload = "requests=1500"\nfill = 0.5\n'
