@@ -265,6 +265,31 @@ pub struct FtlConfig {
     pub dftl: DftlConfig,
     /// PCFTL's options.
     pub pcftl: PcftlConfig,
+    /// WAFTL's options.
+    pub waftl: WaftlConfig,
+}
+
+/// WAFTL options (`[ftl.waftl]`, seed 002 Secs. III-IV).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WaftlConfig {
+    /// Buffer Zone size, bytes, in whole blocks spread evenly over the planes (Table II: 256 MB,
+    /// 512 MB, 1 GB). Its blocks come out of the drive's spare blocks: to keep a spare area
+    /// beside the zone, raise `overprovisioning.share` by the zone's share (docs/waftl.md).
+    pub buffer_zone_bytes: u64,
+    /// Migration threshold, pages (Algorithm 1 line 23); 0 = a full block (the figures' 64).
+    pub threshold_pages: u32,
+    /// The dynamic threshold's control parameter D (Eqs. 1-2; Figs. 18-19: 0.03, 0.06);
+    /// unset = the static threshold.
+    pub dynamic_d: Option<f64>,
+    /// Eq. 3's adjust factor alpha of the idle-time prediction (not given by the paper).
+    pub idle_alpha: f64,
+}
+
+impl Default for WaftlConfig {
+    fn default() -> Self {
+        WaftlConfig { buffer_zone_bytes: 256 << 20, threshold_pages: 0, dynamic_d: None, idle_alpha: 0.5 }
+    }
 }
 
 /// How DFTL collects (`[ftl.dftl] gc`).
@@ -368,6 +393,7 @@ impl Default for FtlConfig {
             mapping_cache_bytes: None,
             scftl: ScftlConfig::default(),
             fast: FastConfig::default(),
+            waftl: WaftlConfig::default(),
             dftl: DftlConfig::default(),
             pcftl: PcftlConfig::default(),
         }
@@ -767,6 +793,28 @@ impl DriveConfig {
         let log = self.ftl.fast.log_blocks_percent;
         if !(log > 0.0 && log < 100.0) {
             return Err(invalid("ftl.fast.log_blocks_percent", log, "must be in (0, 100)"));
+        }
+        let w = &self.ftl.waftl;
+        let zone_unit = u64::from(g.planes()) * u64::from(g.pages_per_block) * u64::from(g.page_size_bytes);
+        if w.buffer_zone_bytes < zone_unit {
+            return Err(invalid(
+                "ftl.waftl.buffer_zone_bytes",
+                w.buffer_zone_bytes,
+                format!("must hold at least one block per plane ({zone_unit} bytes)"),
+            ));
+        }
+        if w.threshold_pages > g.pages_per_block {
+            return Err(invalid(
+                "ftl.waftl.threshold_pages",
+                w.threshold_pages,
+                format!("must be at most a block ({} pages); 0 = a full block", g.pages_per_block),
+            ));
+        }
+        if let Some(d) = w.dynamic_d.filter(|d| !(*d > 0.0 && *d < 1.0)) {
+            return Err(invalid("ftl.waftl.dynamic_d", d, "must be in (0, 1)"));
+        }
+        if !(w.idle_alpha > 0.0 && w.idle_alpha <= 1.0) {
+            return Err(invalid("ftl.waftl.idle_alpha", w.idle_alpha, "must be in (0, 1]"));
         }
         let streams = self.ftl.write_streams;
         if streams == 0 || streams > 16 {

@@ -198,6 +198,12 @@ impl<'a> FlashCtx<'a> {
         }
     }
 
+    /// The scheduler's clock (timed mode only), for an FTL that watches time (WAFTL's idle
+    /// prediction).
+    pub fn now(&self) -> Option<SimTime> {
+        self.sched.as_deref().map(|s| s.now())
+    }
+
     /// Whether operations are recorded and timed (not functional mode).
     pub fn is_timed(&self) -> bool {
         self.record && self.sched.is_some()

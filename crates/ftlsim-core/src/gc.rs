@@ -37,6 +37,9 @@ pub enum BlockState {
     Victim,
     /// Held back, never allocated (bad-block spares).
     Reserved,
+    /// Lent whole to an FTL that manages it itself (WAFTL's Buffer Zone and block-mapped
+    /// blocks): no stream writes it and GC never chooses it until it is given back erased.
+    Lent,
 }
 
 /// Victim selection per plane.
@@ -352,6 +355,24 @@ impl BlockManager {
         self.victims.remove(block);
         self.state[block as usize] = BlockState::Victim;
         GcJob::new(block)
+    }
+
+    /// Lend the free block of `plane` with the fewest erases (ties: the first in the pool),
+    /// if the plane has one ([`BlockState::Lent`]).
+    pub fn lend_youngest(&mut self, flash: &FlashArray, plane: PlaneId) -> Option<BlockId> {
+        let pool = &mut self.free[plane as usize];
+        let (i, _) = pool.iter().enumerate().min_by_key(|&(i, &b)| (flash.erase_count(b), i))?;
+        let b = pool.remove(i).expect("index from the pool");
+        self.state[b as usize] = BlockState::Lent;
+        Some(b)
+    }
+
+    /// A lent block comes back erased to its plane's free pool.
+    pub fn give_back(&mut self, flash: &FlashArray, block: BlockId) {
+        assert_eq!(self.state[block as usize], BlockState::Lent, "block {block} given back was not lent");
+        assert_eq!(flash.write_pointer(block), 0, "block {block} given back is not erased");
+        self.state[block as usize] = BlockState::Free;
+        self.free[self.geo.plane_of_block(block) as usize].push_back(block);
     }
 
     /// An erased victim returns to its plane's free pool.

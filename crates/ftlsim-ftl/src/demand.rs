@@ -627,8 +627,9 @@ impl DemandState {
     }
 
     /// The consistency of the map, the directory and the flash; `current` is the FTL's
-    /// mapping of an LPN (cache first, then `flash_map`).
-    pub fn check_invariants(&self, flash: &FlashArray, current: impl Fn(Lpn) -> Ppn) {
+    /// mapping of an LPN (cache first, then `flash_map`); `other_valid` valid pages belong to
+    /// blocks lent out of the block manager (WAFTL's zone and block-mapped blocks).
+    pub fn check_invariants(&self, flash: &FlashArray, current: impl Fn(Lpn) -> Ppn, other_valid: u64) {
         self.bm.check_invariants(flash);
         let mut mapped = 0u64;
         for lpn in 0..self.flash_map.len() as Lpn {
@@ -649,7 +650,11 @@ impl DemandState {
             }
         }
         let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
-        assert_eq!(mapped + tps, valid, "mapped data {mapped} + translation pages {tps} != valid pages {valid}");
+        assert_eq!(
+            mapped + tps + other_valid,
+            valid,
+            "mapped data {mapped} + translation pages {tps} + {other_valid} elsewhere != valid pages {valid}"
+        );
         assert!(self.pending_write_back.is_empty(), "write-backs left pending after GC");
     }
 }

@@ -561,7 +561,25 @@ impl Ftl for Dftl {
     }
 
     fn check_invariants(&self, flash: &FlashArray) {
-        self.st.check_invariants(flash, |lpn| self.current(lpn));
+        self.check_with_lent(flash, 0);
+    }
+}
+
+impl Dftl {
+    /// Give back the name a snapshot does not hold (an FTL that embeds this one, WAFTL).
+    pub(crate) fn set_name(&mut self, name: &'static str) {
+        self.st.name = name;
+    }
+
+    /// The block manager, for an FTL built on this one that borrows whole blocks (WAFTL).
+    pub(crate) fn block_manager(&mut self) -> &mut ftlsim_core::gc::BlockManager {
+        &mut self.st.bm
+    }
+
+    /// [`Ftl::check_invariants`] with `lent_valid` valid pages in blocks lent out of the block
+    /// manager.
+    pub(crate) fn check_with_lent(&self, flash: &FlashArray, lent_valid: u64) {
+        self.st.check_invariants(flash, |lpn| self.current(lpn), lent_valid);
         assert!(self.ctp.len() <= self.ctp_cap, "ctp holds {} pages, capacity {}", self.ctp.len(), self.ctp_cap);
         let mut seen: Vec<u32> = self.ctp.iter().map(|e| e.0).collect();
         seen.sort_unstable();

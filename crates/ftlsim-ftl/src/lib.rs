@@ -82,6 +82,14 @@ pub const FTLS: &[FtlInfo] = &[
         bytes_per_cache_byte: 4,
     },
     FtlInfo {
+        name: "waftl",
+        description:
+            "WAFTL: Buffer Zone logging, page- and block-mapped data blocks by Algorithm 1, offline GC in idle time",
+        source: "Wei et al. MSST'11, seed 002 Secs. III-IV (Table II, Algorithm 1, Eqs. 1-4)",
+        bytes_per_logical_page: 8,
+        bytes_per_cache_byte: 4,
+    },
+    FtlInfo {
         name: "block",
         description: "block-level FTL: one physical block per logical block, page updates rewrite the block",
         source: "BFTL of seed 001 Sec. 3.2, Table 5.3",
@@ -117,6 +125,7 @@ pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
         "cdftl" => Ok(Box::new(cdftl::new(cfg)?)),
         "dloop" => Ok(Box::new(dloop::new(cfg)?)),
         "pcftl" => Ok(Box::new(pcftl::new(cfg)?)),
+        "waftl" => Ok(Box::new(waftl::Waftl::new(cfg)?)),
         other => unreachable!("FTL `{other}` is registered but not built"),
     }
 }

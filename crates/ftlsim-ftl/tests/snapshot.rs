@@ -49,11 +49,13 @@ fn snapshot_error(r: Result<ftlsim_core::sim::SnapshotHeader, SimError>) -> Snap
 #[test]
 fn a_loaded_drive_gives_the_results_of_preconditioning_in_process() {
     let dir = tempfile::tempdir().unwrap();
-    for ftl in ["page", "dftl", "cdftl", "scftl", "pcftl", "dloop", "block", "fast"] {
-        let mut original = preconditioned(cfg(ftl, ""), true);
+    for ftl in ["page", "dftl", "cdftl", "scftl", "pcftl", "dloop", "block", "fast", "waftl"] {
+        // WAFTL's Buffer Zone: two blocks per plane of this drive.
+        let extra = if ftl == "waftl" { "[ftl.waftl]\nbuffer_zone_bytes = 524288" } else { "" };
+        let mut original = preconditioned(cfg(ftl, extra), true);
         let path = save(&mut original, dir.path());
         let expected = serde_json::to_value(measure(&mut original)).unwrap();
-        let mut loaded = ftlsim_ftl::simulator(cfg(ftl, ""), true).unwrap();
+        let mut loaded = ftlsim_ftl::simulator(cfg(ftl, extra), true).unwrap();
         loaded.load_state(&path).unwrap();
         let got = serde_json::to_value(measure(&mut loaded)).unwrap();
         assert_eq!(got, expected, "{ftl}: results after loading differ");

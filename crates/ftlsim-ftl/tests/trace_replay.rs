@@ -65,6 +65,8 @@ fn every_ftl_replays_financial1_with_the_oracle_under_heavy_gc() {
         let cache = match info.name {
             "cdftl" => "mapping_cache_bytes = 4360",
             "dftl" | "scftl" | "pcftl" | "dloop" => "mapping_cache_bytes = 288",
+            // A Buffer Zone of two blocks per plane: many migrations.
+            "waftl" => "mapping_cache_bytes = 288\n[ftl.waftl]\nbuffer_zone_bytes = 1048576",
             _ => "",
         };
         // PCFTL wastes pages to keep copy-back parity: the rule is on. Not for DLOOP, which on

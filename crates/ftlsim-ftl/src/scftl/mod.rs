@@ -592,7 +592,7 @@ impl Ftl for Scftl {
     }
 
     fn check_invariants(&self, flash: &FlashArray) {
-        self.st.check_invariants(flash, |lpn| self.current(lpn));
+        self.st.check_invariants(flash, |lpn| self.current(lpn), 0);
         self.cmt.check_invariants(|e| self.high(self.tp_of(e.lpn)));
         for s in self.cmt.slots_by_lpn() {
             let e = self.cmt.entry(s);

@@ -13,6 +13,7 @@
 //! are all clean copies has nothing new, so it is not rewritten (the copies are dropped).
 
 use ftlsim_core::geometry::{BlockId, Lpn, Ppn};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Where a logical block's data lives outside the zone: its GMT entry (Sec. III-B, L109).
@@ -27,7 +28,7 @@ pub enum Home {
 }
 
 /// A logical page held in the zone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ZonePage {
     /// Where it is in the zone.
     pub ppn: Ppn,
@@ -36,7 +37,7 @@ pub struct ZonePage {
 }
 
 /// A logical block in the zone: its popularity and its pages by offset.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlockNode {
     /// Accesses to the block since it entered the zone (sequential runs count once).
     pub popularity: u32,
@@ -61,7 +62,7 @@ impl BlockNode {
 }
 
 /// The BZMT.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Bzmt {
     ppb: u32,
     nodes: BTreeMap<u32, BlockNode>,
@@ -103,6 +104,14 @@ impl Bzmt {
             self.pages += 1;
         }
         old
+    }
+
+    /// Forget the zone's copy of `lpn` (a trim); returns it.
+    pub fn remove(&mut self, lpn: Lpn) -> Option<ZonePage> {
+        let node = self.nodes.get_mut(&(lpn / self.ppb))?;
+        let p = node.pages.remove(&(lpn % self.ppb))?;
+        self.pages -= 1;
+        Some(p)
     }
 
     /// The zone's copy of `lpn`, if any.

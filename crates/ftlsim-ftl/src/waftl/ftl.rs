@@ -1,0 +1,665 @@
+//! The WAFTL FTL on the flash model (seed 002 Secs. III-B to III-E).
+//!
+//! - Every host write is logged into the Buffer Zone (`zone`): a set of whole blocks written
+//!   in order, lent out of the block manager, youngest first (Sec. III-E: "we reserve top
+//!   youngest blocks for future Buffer Zone allocation"), spread evenly over the planes. A
+//!   read the zone does not serve is copied into it as a clean page (L137).
+//! - When the zone is full its block nodes migrate by Algorithm 1 (`zone::plan`): page-mapped
+//!   data goes through the page-mapped part, a DFTL (`crate::dftl`) with the same mapping
+//!   cache as DFTL gets (Table II: 256 KB), whose data blocks are the PMBs and whose
+//!   translation pages are the PMT on mapping blocks with its cached part (CPMT) and
+//!   directory; block-mapped data goes to BMBs, whole blocks lent like the zone's, each page
+//!   at its offset. The GMT (SRAM) says which, per logical block. The emptied zone is a Dirty
+//!   Buffer Zone waiting for erasure, as is a BMB a rewrite replaced.
+//! - Offline GC (Sec. III-D) erases those in idle time, at most Eq. 4's budget per idle period
+//!   predicted by Eq. 3, one erase per step so a request arriving stops it between erases
+//!   (counted as an interruption). Online GC, when a plane is down to its GC threshold and a
+//!   block must be lent, erases the plane's waiting blocks first, and only then lets the
+//!   page-mapped part collect its own blocks (PMBs and mapping blocks, the most invalid first).
+//!
+//! Not modelled: power-loss recovery (WAFTL's paper has none; `recover` refuses).
+
+use super::idle::IdlePredictor;
+use super::mapping_size;
+use super::threshold::{DynamicThreshold, Threshold};
+use super::zone::{plan, BlockNode, Bzmt, Home, Plan};
+use crate::demand::GcMode;
+use crate::dftl::{Dftl, Flavour};
+use ftlsim_core::config::{Allocation, DriveConfig};
+use ftlsim_core::error::{ConfigError, SimError};
+use ftlsim_core::flash::{FlashArray, Oob, PageKind};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
+use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
+use ftlsim_core::scheduler::SimTime;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// GMT value of a page-mapped logical block (the paper's -1).
+const PAGE_MAPPED: u32 = u32::MAX - 1;
+
+/// What WAFTL counts (`extra_metrics`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Counts {
+    migrations: u64,
+    bmb_rewrites: u64,
+    pmb_updates: u64,
+    new_popular_to_pmb: u64,
+    new_to_pmb: u64,
+    new_to_bmb: u64,
+    dropped_clean: u64,
+    read_miss_copies: u64,
+    offline_erases: u64,
+    online_erases: u64,
+    offline_interruptions: u64,
+    idle_periods: u64,
+    bmb_to_pmb: u64,
+    short_zones: u64,
+}
+
+/// WAFTL.
+#[derive(Serialize, Deserialize)]
+pub struct Waftl {
+    geo: Geometry,
+    ppb: u32,
+    logical_pages: u32,
+    /// The page-mapped part: PMBs, mapping blocks, CPMT.
+    pm: Dftl,
+    /// Per logical block: NONE (never migrated), PAGE_MAPPED, or its BMB.
+    gmt: Vec<u32>,
+    bzmt: Bzmt,
+    /// The zone's blocks in write order, and the one being written.
+    zone: Vec<BlockId>,
+    zone_cursor: usize,
+    zone_blocks_per_plane: u32,
+    /// Lent blocks with no valid page, waiting for an erase (Dirty Buffer Zones, replaced BMBs).
+    to_erase: VecDeque<BlockId>,
+    threshold: Threshold,
+    idle: IdlePredictor,
+    /// The idle period under way: when it began and the erases it may still do.
+    idle_since: Option<SimTime>,
+    idle_budget: u32,
+    t_erase_ns: u64,
+    /// Free blocks a plane keeps for the page-mapped part's GC.
+    gc_threshold: u32,
+    /// Host pages and runs written, for the average request size of the dynamic threshold.
+    pages_seen: u64,
+    runs_seen: u64,
+    counts: Counts,
+    gc: GcCounts,
+}
+
+impl Waftl {
+    /// Build for a validated config (`[ftl.waftl]`).
+    pub fn new(cfg: &DriveConfig) -> Result<Waftl, ConfigError> {
+        let d = cfg.derive()?;
+        let g = &cfg.geometry;
+        let w = &cfg.ftl.waftl;
+        let ppb = g.pages_per_block;
+        let block_bytes = u64::from(ppb) * u64::from(g.page_size_bytes);
+        let zone_blocks = w.buffer_zone_bytes / block_bytes;
+        let per_plane = (zone_blocks / u64::from(g.planes())).max(1) as u32;
+        // The zone and one BMB rewrite in flight must fit beside the page-mapped part's
+        // own room for GC; the data itself lives in the logical space's share.
+        let spare = g.blocks_per_plane.saturating_sub(d.logical_pages.div_ceil(ppb).div_ceil(g.planes()));
+        let need = per_plane + d.gc_threshold_blocks + 4;
+        if spare < need {
+            return Err(ConfigError::Invalid {
+                key: "ftl.waftl.buffer_zone_bytes".into(),
+                value: w.buffer_zone_bytes.to_string(),
+                rule: format!(
+                    "a zone of {per_plane} blocks per plane, the GC threshold ({}) and 4 blocks of room need {need} \
+                     spare blocks per plane, the drive has {spare}: raise overprovisioning.share or shrink the zone",
+                    d.gc_threshold_blocks
+                ),
+            });
+        }
+        let pm = Dftl::build(
+            cfg,
+            Flavour {
+                name: "waftl",
+                second_level: false,
+                gc: GcMode::per_plane(cfg)?,
+                allocation: Allocation::RoundRobin,
+                write_buffer_bytes: 0,
+                plane_info: false,
+            },
+        )?;
+        let threshold_pages = if w.threshold_pages == 0 { ppb } else { w.threshold_pages };
+        Ok(Waftl {
+            geo: g.clone(),
+            ppb,
+            logical_pages: d.logical_pages,
+            pm,
+            gmt: vec![NONE; d.logical_pages.div_ceil(ppb) as usize],
+            bzmt: Bzmt::new(ppb),
+            zone: Vec::new(),
+            zone_cursor: 0,
+            zone_blocks_per_plane: per_plane,
+            to_erase: VecDeque::new(),
+            threshold: match w.dynamic_d {
+                Some(dd) => Threshold::Dynamic(DynamicThreshold::new(dd, ppb)),
+                None => Threshold::Static(threshold_pages),
+            },
+            idle: IdlePredictor::new(w.idle_alpha),
+            idle_since: None,
+            idle_budget: 0,
+            t_erase_ns: cfg.timing.t_bers_ns.max(1),
+            gc_threshold: d.gc_threshold_blocks.max(1),
+            pages_seen: 0,
+            runs_seen: 0,
+            counts: Counts::default(),
+            gc: GcCounts::default(),
+        })
+    }
+
+    fn home(&self, lbn: u32) -> Home {
+        match self.gmt[lbn as usize] {
+            NONE => Home::Unmapped,
+            PAGE_MAPPED => Home::PageMapped,
+            b => Home::BlockMapped(b),
+        }
+    }
+
+    /// A host operation arrives: an idle period under way ends (Eq. 3 learns its length; an
+    /// offline GC that had budget and work left was interrupted).
+    fn host_activity(&mut self, ctx: &FlashCtx) {
+        if let Some(since) = self.idle_since.take() {
+            let now = ctx.now().unwrap_or(since);
+            self.idle.observe(now.saturating_sub(since));
+            self.counts.idle_periods += 1;
+            if self.idle_budget > 0 && !self.to_erase.is_empty() {
+                self.counts.offline_interruptions += 1;
+            }
+        }
+    }
+
+    /// The next zone page, migrating the zone first when it is full.
+    fn zone_page(&mut self, ctx: &mut FlashCtx) -> Result<Ppn, SimError> {
+        loop {
+            if let Some(&b) = self.zone.get(self.zone_cursor) {
+                let wp = ctx.flash().write_pointer(b);
+                if wp < self.ppb {
+                    return Ok(self.geo.first_page(b) + wp);
+                }
+                self.zone_cursor += 1;
+                continue;
+            }
+            if !self.zone.is_empty() {
+                self.migrate(ctx)?;
+            }
+            self.new_zone(ctx)?;
+        }
+    }
+
+    /// Erase what waits for it and lend a new zone, youngest blocks first, spread over the
+    /// planes (a plane short of room gives its share to the roomiest).
+    fn new_zone(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        let mut zone = Vec::with_capacity((self.zone_blocks_per_plane * self.geo.planes()) as usize);
+        'lend: for _ in 0..self.zone_blocks_per_plane {
+            for preferred in 0..self.geo.planes() {
+                let plane = self.roomiest_plane(preferred);
+                match self.try_lend(ctx, plane)? {
+                    Some(b) => zone.push(b),
+                    // The drive is short of room (block-mapped data below a full block leaves
+                    // pages unused): a smaller zone, migrated sooner, rather than a halt.
+                    None if !zone.is_empty() => {
+                        self.counts.short_zones += 1;
+                        break 'lend;
+                    }
+                    None => return Err(self.no_room(ctx.flash(), plane)),
+                }
+            }
+        }
+        self.zone = zone;
+        self.zone_cursor = 0;
+        Ok(())
+    }
+
+    /// The error of a plane with no block to lend and nothing to reclaim.
+    fn no_room(&self, f: &FlashArray, plane: u32) -> SimError {
+        let valid: u64 = f.blocks_of(plane).map(|b| u64::from(f.valid_count(b))).sum();
+        let pages = u64::from(self.geo.blocks_per_plane) * u64::from(self.ppb);
+        SimError::Ftl(format!(
+            "waftl: plane {plane} has no free block for the Buffer Zone and nothing to reclaim \
+             ({valid} of its {pages} pages valid): raise overprovisioning.share or shrink ftl.waftl.buffer_zone_bytes"
+        ))
+    }
+
+    /// Lend a free block of `plane`, or `None` when it has none and nothing to reclaim. While
+    /// the plane is down to its GC threshold (the page-mapped part's GC needs those blocks to
+    /// relocate into), online GC makes room: first the plane's blocks waiting for an erase
+    /// (Dirty Buffer Zones, replaced BMBs), then the page-mapped part's collection (Sec.
+    /// III-D: PMB GC last).
+    fn try_lend(&mut self, ctx: &mut FlashCtx, plane: u32) -> Result<Option<BlockId>, SimError> {
+        for _ in 0..=self.geo.blocks_per_plane * self.ppb {
+            if self.pm.block_manager().free_blocks(plane) > self.gc_threshold {
+                let b = self.pm.block_manager().lend_youngest(ctx.flash(), plane);
+                return Ok(Some(b.expect("the plane has free blocks")));
+            }
+            if let Some(i) = self.to_erase.iter().position(|&b| self.geo.plane_of_block(b) == plane) {
+                let b = self.to_erase.remove(i).expect("position in the queue");
+                self.erase_lent(ctx, b)?;
+                self.counts.online_erases += 1;
+                continue;
+            }
+            if !self.pm.gc_step(ctx, plane)? {
+                break;
+            }
+        }
+        Ok(None)
+    }
+
+    fn erase_lent(&mut self, ctx: &mut FlashCtx, b: BlockId) -> Result<(), SimError> {
+        debug_assert_eq!(ctx.flash().valid_count(b), 0, "block {b} erased with valid pages");
+        ctx.erase(b)?;
+        self.pm.block_manager().give_back(ctx.flash(), b);
+        Ok(())
+    }
+
+    /// Algorithm 1 over the full zone.
+    fn migrate(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        self.counts.migrations += 1;
+        let popular = self.bzmt.most_popular();
+        let nodes = std::mem::replace(&mut self.bzmt, Bzmt::new(self.ppb)).take();
+        let threshold = self.threshold.pages();
+        for (lbn, node) in &nodes {
+            let p = plan(self.home(*lbn), node, popular == Some(*lbn), threshold);
+            self.apply(ctx, *lbn, node, p)?;
+        }
+        if let Threshold::Dynamic(d) = &mut self.threshold {
+            let avg = self.pages_seen.checked_div(self.runs_seen).unwrap_or(1).max(1) as u32;
+            d.update(avg);
+        }
+        for b in std::mem::take(&mut self.zone) {
+            assert_eq!(ctx.flash().valid_count(b), 0, "zone block {b} still holds valid pages after migration");
+            self.to_erase.push_back(b);
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, ctx: &mut FlashCtx, lbn: u32, node: &BlockNode, p: Plan) -> Result<(), SimError> {
+        match p {
+            Plan::Drop => {
+                self.counts.dropped_clean += 1;
+                for (_, zp) in node.pages() {
+                    ctx.invalidate(zp.ppn)?;
+                }
+            }
+            Plan::UpdatePmb => {
+                self.counts.pmb_updates += 1;
+                for (off, zp) in node.pages() {
+                    if zp.dirty {
+                        self.migrate_to_pmb(ctx, lbn * self.ppb + off, zp.ppn)?;
+                    } else {
+                        ctx.invalidate(zp.ppn)?;
+                    }
+                }
+            }
+            Plan::NewToPmb { most_popular } => {
+                if most_popular {
+                    self.counts.new_popular_to_pmb += 1;
+                } else {
+                    self.counts.new_to_pmb += 1;
+                }
+                if let Threshold::Dynamic(d) = &mut self.threshold {
+                    d.record_new_block(node.page_count());
+                }
+                self.gmt[lbn as usize] = PAGE_MAPPED;
+                for (off, zp) in node.pages() {
+                    self.migrate_to_pmb(ctx, lbn * self.ppb + off, zp.ppn)?;
+                }
+            }
+            Plan::NewToBmb => {
+                self.counts.new_to_bmb += 1;
+                if let Threshold::Dynamic(d) = &mut self.threshold {
+                    d.record_new_block(node.page_count());
+                    d.record_bmb(false);
+                }
+                self.write_bmb(ctx, lbn, node, None)?;
+            }
+            Plan::RewriteBmb { old } => {
+                self.counts.bmb_rewrites += 1;
+                if let Threshold::Dynamic(d) = &mut self.threshold {
+                    d.record_bmb(true);
+                }
+                self.write_bmb(ctx, lbn, node, Some(old))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Move the zone page `zone_ppn` of `lpn` into the page-mapped part.
+    fn migrate_to_pmb(&mut self, ctx: &mut FlashCtx, lpn: Lpn, zone_ppn: Ppn) -> Result<(), SimError> {
+        self.online_erase(ctx)?;
+        let oob = ctx.read(zone_ppn)?;
+        ctx.invalidate(zone_ppn)?;
+        self.pm.write(ctx, lpn, oob.version)
+    }
+
+    /// Online GC's first step (Sec. III-D) before the page-mapped part allocates: erase the
+    /// waiting blocks of every plane close to its GC threshold (its own GC cannot reclaim
+    /// them: they are lent).
+    fn online_erase(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        let mut i = 0;
+        while i < self.to_erase.len() {
+            let b = self.to_erase[i];
+            if self.pm.block_manager().free_blocks(self.geo.plane_of_block(b)) <= self.gc_threshold + 1 {
+                self.to_erase.remove(i);
+                self.erase_lent(ctx, b)?;
+                self.counts.online_erases += 1;
+            } else {
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// A BMB for `lbn`: the zone's pages and, from `old` (a BMB being replaced), the rest,
+    /// each at its offset; `old` then waits for its erase.
+    fn write_bmb(
+        &mut self,
+        ctx: &mut FlashCtx,
+        lbn: u32,
+        node: &BlockNode,
+        old: Option<BlockId>,
+    ) -> Result<(), SimError> {
+        let plane = self.roomiest_plane(old.map_or(lbn % self.geo.planes(), |b| self.geo.plane_of_block(b)));
+        let Some(new) = self.try_lend(ctx, plane)? else {
+            return self.bmb_to_pmb(ctx, lbn, node, old);
+        };
+        let first = self.geo.first_page(new);
+        let mut zone: Vec<Option<Ppn>> = vec![None; self.ppb as usize];
+        for (off, zp) in node.pages() {
+            zone[off as usize] = Some(zp.ppn);
+        }
+        for off in 0..self.ppb {
+            let src = match (zone[off as usize], old) {
+                (Some(z), _) => Some(z),
+                (None, Some(o)) => {
+                    let p = self.geo.first_page(o) + off;
+                    (off < ctx.flash().write_pointer(o) && ctx.flash().is_valid(p)).then_some(p)
+                }
+                (None, None) => None,
+            };
+            let Some(src) = src else { continue };
+            while ctx.flash().write_pointer(new) < off {
+                let wp = ctx.flash().write_pointer(new);
+                ctx.skip_page(first + wp)?;
+            }
+            ctx.copy(src, first + off, false)?;
+            ctx.invalidate(src)?;
+        }
+        if let Some(o) = old {
+            for p in ctx.flash().valid_pages(o).collect::<Vec<_>>() {
+                ctx.invalidate(p)?;
+            }
+            self.to_erase.push_back(o);
+        }
+        if ctx.flash().write_pointer(new) == 0 {
+            // Nothing to hold (every page trimmed): the logical block is unmapped again.
+            self.pm.block_manager().give_back(ctx.flash(), new);
+            self.gmt[lbn as usize] = NONE;
+        } else {
+            self.gmt[lbn as usize] = new;
+        }
+        Ok(())
+    }
+
+    /// The plane for a lent block (a BMB, a zone block): `preferred` if it has a free block
+    /// beyond its GC threshold, else the plane with the most free blocks and blocks waiting
+    /// for an erase (a BMB is found through the GMT and a zone block through the zone's list
+    /// wherever they are; a plane full of valid data must not stop a migration).
+    fn roomiest_plane(&mut self, preferred: u32) -> u32 {
+        if self.pm.block_manager().free_blocks(preferred) > self.gc_threshold {
+            return preferred;
+        }
+        // Blocks waiting for an erase count as room: `lend` erases them first (online GC).
+        let planes = self.geo.planes();
+        let mut room = vec![0u32; planes as usize];
+        for &b in &self.to_erase {
+            room[self.geo.plane_of_block(b) as usize] += 1;
+        }
+        let bm = self.pm.block_manager();
+        (0..planes)
+            .map(|i| (preferred + i) % planes)
+            .max_by_key(|&p| {
+                (bm.free_blocks(p) + room[p as usize], std::cmp::Reverse((p + planes - preferred) % planes))
+            })
+            .unwrap_or(preferred)
+    }
+
+    /// No plane can lend a block for a BMB (block-mapped data below a full block leaves its
+    /// block's other pages unused, and the lent blocks are no GC candidates): the logical
+    /// block becomes page-mapped instead, its zone pages and the old BMB's other valid pages
+    /// written to the PMB, the old BMB then waiting for its erase. A departure: the paper
+    /// never runs out (its drive's spare space is not given); counted as `waftl_bmb_to_pmb`.
+    fn bmb_to_pmb(
+        &mut self,
+        ctx: &mut FlashCtx,
+        lbn: u32,
+        node: &BlockNode,
+        old: Option<BlockId>,
+    ) -> Result<(), SimError> {
+        self.counts.bmb_to_pmb += 1;
+        self.gmt[lbn as usize] = PAGE_MAPPED;
+        let mut in_zone = vec![false; self.ppb as usize];
+        for (off, zp) in node.pages() {
+            in_zone[off as usize] = true;
+            self.migrate_to_pmb(ctx, lbn * self.ppb + off, zp.ppn)?;
+        }
+        if let Some(o) = old {
+            let first = self.geo.first_page(o);
+            for off in 0..ctx.flash().write_pointer(o) {
+                let p = first + off;
+                if !ctx.flash().is_valid(p) {
+                    continue;
+                }
+                if in_zone[off as usize] {
+                    ctx.invalidate(p)?;
+                } else {
+                    self.migrate_to_pmb(ctx, lbn * self.ppb + off, p)?;
+                }
+            }
+            self.to_erase.push_back(o);
+        }
+        Ok(())
+    }
+
+    /// The page of `lpn` outside the zone, if any, and whether it is in a BMB.
+    fn outside(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
+        let (lbn, off) = (lpn / self.ppb, lpn % self.ppb);
+        match self.home(lbn) {
+            Home::Unmapped => Ok(None),
+            Home::PageMapped => self.pm.read(ctx, lpn),
+            Home::BlockMapped(b) => {
+                let p = self.geo.first_page(b) + off;
+                if off < ctx.flash().write_pointer(b) && ctx.flash().is_valid(p) {
+                    Ok(Some(ctx.read_mapped(p, lpn, None)?))
+                } else {
+                    Ok(None)
+                }
+            }
+        }
+    }
+
+    /// Log a host write of `lpn` into the zone.
+    fn log_host_write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
+        assert!(lpn < self.logical_pages, "lpn {lpn} beyond the {} logical pages", self.logical_pages);
+        self.host_activity(ctx);
+        self.bzmt.touch(lpn);
+        let ppn = self.zone_page(ctx)?;
+        ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
+        if let Some(old) = self.bzmt.log_write(lpn, ppn) {
+            ctx.invalidate(old)?;
+        }
+        Ok(())
+    }
+
+    /// Valid pages in lent blocks (the zone's and the BMBs').
+    fn lent_valid(&self, flash: &FlashArray) -> u64 {
+        let zone: u64 = self.zone.iter().map(|&b| u64::from(flash.valid_count(b))).sum();
+        let bmbs: u64 =
+            self.gmt.iter().filter(|&&b| b != NONE && b != PAGE_MAPPED).map(|&b| u64::from(flash.valid_count(b))).sum();
+        zone + bmbs
+    }
+}
+
+impl Ftl for Waftl {
+    fn name(&self) -> &'static str {
+        "waftl"
+    }
+
+    fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
+        self.host_activity(ctx);
+        if let Some(zp) = self.bzmt.lookup(lpn) {
+            self.bzmt.touch(lpn);
+            return Ok(Some(ctx.read_mapped(zp.ppn, lpn, None)?));
+        }
+        let found = self.outside(ctx, lpn)?;
+        if let Some(version) = found {
+            // A read miss is copied into the zone (L137), a clean page.
+            self.bzmt.touch(lpn);
+            let ppn = self.zone_page(ctx)?;
+            ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
+            self.bzmt.log_read_miss(lpn, ppn);
+            self.counts.read_miss_copies += 1;
+        }
+        Ok(found)
+    }
+
+    fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
+        self.write_run(ctx, lpn, &[version])
+    }
+
+    fn write_run(&mut self, ctx: &mut FlashCtx, first: Lpn, versions: &[u32]) -> Result<(), SimError> {
+        self.pages_seen += versions.len() as u64;
+        self.runs_seen += 1;
+        for (lpn, &v) in (first..).zip(versions) {
+            self.log_host_write(ctx, lpn, v)?;
+        }
+        Ok(())
+    }
+
+    fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
+        self.host_activity(ctx);
+        if let Some(zp) = self.bzmt.remove(lpn) {
+            ctx.invalidate(zp.ppn)?;
+        }
+        let (lbn, off) = (lpn / self.ppb, lpn % self.ppb);
+        match self.home(lbn) {
+            Home::Unmapped => Ok(()),
+            Home::PageMapped => self.pm.trim(ctx, lpn),
+            Home::BlockMapped(b) => {
+                let p = self.geo.first_page(b) + off;
+                if off < ctx.flash().write_pointer(b) && ctx.flash().is_valid(p) {
+                    ctx.invalidate(p)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Offline GC: one erase of a Dirty Buffer Zone block or a replaced BMB per step, within
+    /// Eq. 4's budget for the idle period (set at its first step from Eq. 3's prediction).
+    fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
+        if self.idle_since.is_none() {
+            self.idle_since = Some(ctx.now().unwrap_or(0));
+            self.idle_budget = self.idle.erases_for(self.t_erase_ns);
+        }
+        if self.idle_budget == 0 {
+            return Ok(false);
+        }
+        let Some(b) = self.to_erase.pop_front() else { return Ok(false) };
+        self.erase_lent(ctx, b)?;
+        self.idle_budget -= 1;
+        self.counts.offline_erases += 1;
+        self.gc.background_collections += 1;
+        Ok(true)
+    }
+
+    fn gc_step(&mut self, ctx: &mut FlashCtx, plane: u32) -> Result<bool, SimError> {
+        self.pm.gc_step(ctx, plane)
+    }
+
+    fn gc_counts(&self) -> GcCounts {
+        let mut g = self.pm.gc_counts();
+        g.background_collections += self.gc.background_collections;
+        g
+    }
+
+    fn free_blocks(&self) -> u64 {
+        self.pm.free_blocks()
+    }
+
+    fn mapping_sram_bytes(&self) -> u64 {
+        // The CPMT (DFTL's cache budget) and the GMT: 4 bytes per logical block.
+        self.pm.mapping_sram_bytes() + self.gmt.len() as u64 * mapping_size::ENTRY_BYTES
+    }
+
+    fn begin_measurement(&mut self) {
+        self.pm.begin_measurement();
+        self.counts = Counts::default();
+    }
+
+    fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = self.pm.extra_metrics();
+        let c = &self.counts;
+        let bmb = self.gmt.iter().filter(|&&b| b != NONE && b != PAGE_MAPPED).count() as u64;
+        let pmb = self.gmt.iter().filter(|&&b| b == PAGE_MAPPED).count() as u64;
+        m.insert("waftl_migrations".into(), c.migrations.into());
+        m.insert("waftl_bmb_rewrites".into(), c.bmb_rewrites.into());
+        m.insert("waftl_pmb_updates".into(), c.pmb_updates.into());
+        m.insert("waftl_new_most_popular_to_pmb".into(), c.new_popular_to_pmb.into());
+        m.insert("waftl_new_to_pmb".into(), c.new_to_pmb.into());
+        m.insert("waftl_new_to_bmb".into(), c.new_to_bmb.into());
+        m.insert("waftl_dropped_clean_blocks".into(), c.dropped_clean.into());
+        m.insert("waftl_read_miss_copies".into(), c.read_miss_copies.into());
+        m.insert("waftl_offline_erases".into(), c.offline_erases.into());
+        m.insert("waftl_online_erases".into(), c.online_erases.into());
+        m.insert("waftl_offline_interruptions".into(), c.offline_interruptions.into());
+        m.insert("waftl_idle_periods".into(), c.idle_periods.into());
+        m.insert("waftl_bmb_to_pmb".into(), c.bmb_to_pmb.into());
+        m.insert("waftl_short_zones".into(), c.short_zones.into());
+        m.insert("waftl_idle_prediction_error_ns".into(), self.idle.mean_abs_error_ns().into());
+        m.insert("waftl_block_mapped_blocks".into(), bmb.into());
+        m.insert("waftl_page_mapped_blocks".into(), pmb.into());
+        m.insert("waftl_threshold_pages".into(), self.threshold.pages().into());
+        m.insert(
+            "waftl_mapping_table_bytes".into(),
+            mapping_size::waftl_bytes(self.gmt.len() as u64, pmb, u64::from(self.ppb)).into(),
+        );
+        m
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        ftlsim_core::state::encode(self)
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let mut loaded: Waftl = ftlsim_core::state::decode(bytes)?;
+        loaded.pm.set_name("waftl");
+        *self = loaded;
+        Ok(())
+    }
+
+    fn check_invariants(&self, flash: &FlashArray) {
+        self.pm.check_with_lent(flash, self.lent_valid(flash));
+        for (lbn, &b) in self.gmt.iter().enumerate() {
+            if b == NONE || b == PAGE_MAPPED {
+                continue;
+            }
+            for p in flash.valid_pages(b) {
+                let lpn = lbn as u32 * self.ppb + self.geo.page_in_block(p);
+                assert_eq!(flash.owner(p), lpn, "BMB {b} of lbn {lbn}: page {p} holds another lpn");
+            }
+        }
+        for &b in &self.to_erase {
+            assert_eq!(flash.valid_count(b), 0, "block {b} waits for its erase with valid pages");
+        }
+        assert_eq!(
+            self.zone.iter().map(|&b| u64::from(flash.valid_count(b))).sum::<u64>(),
+            u64::from(self.bzmt.pages()),
+            "zone valid pages and BZMT pages disagree"
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! WAFTL (issue 16) on the flash model: the data oracle through the Buffer Zone, migrations,
+//! BMB rewrites, read-miss copies and offline GC, over random workloads; each branch of
+//! Algorithm 1 seen at work; offline GC only in idle time; determinism.
+
+mod util;
+
+use ftlsim_core::config::DriveConfig;
+use ftlsim_core::metrics::NoObserver;
+use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions};
+use ftlsim_core::workload::{Generator, WorkloadSpec};
+use proptest::prelude::*;
+use util::{mix, run_oracle, small_config};
+
+/// A drive of 4 planes x 48 blocks of 16 pages with a Buffer Zone of `zone_blocks` per plane
+/// and a tiny CPMT; `extra` adds `[ftl.waftl]` lines.
+fn waftl(zone_blocks: u32, extra: &str) -> DriveConfig {
+    let zone = u64::from(zone_blocks) * 4 * 16 * 4096;
+    small_config(
+        48,
+        16,
+        0.3,
+        &format!(
+            "[ftl]\nname = \"waftl\"\nmapping_cache_bytes = 132\n[ftl.waftl]\nbuffer_zone_bytes = {zone}\n{extra}"
+        ),
+    )
+}
+
+fn metric(r: &Report, k: &str) -> u64 {
+    r.ftl_metrics.get(k).and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no metric {k}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_read_returns_the_newest_version(m in mix(), zone in 1u32..4, threshold in 0u32..17, dynamic in any::<bool>()) {
+        let extra = if dynamic { "dynamic_d = 0.05".to_string() } else { format!("threshold_pages = {threshold}") };
+        let cfg = waftl(zone, &extra);
+        if let Err(e) = run_oracle(cfg, &m, 1500) {
+            prop_assert!(false, "{e}\nzone {zone}, {extra}\nmix: {m:?}");
+        }
+    }
+}
+
+/// Run `workload` on a drive filled to `fill`; the report.
+fn run_on(cfg: DriveConfig, fill: f64, workload: &str, open_loop: bool) -> Report {
+    let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
+    sim.precondition(&Precondition { fill, ..Precondition::default() }).unwrap();
+    let spec = WorkloadSpec::parse(workload).unwrap();
+    let mut gen = Generator::new(&spec, sim.derived().logical_bytes, 3).unwrap().map(Ok);
+    let replay = if open_loop { Replay::Open { time_scale: 1.0 } } else { Replay::Closed { queue_depth: 8 } };
+    let opts = RunOptions { replay, check_every: 101, interval_ns: 0, ..RunOptions::default() };
+    let r = sim.run(&mut gen, &opts, &mut NoObserver).unwrap();
+    sim.check_invariants();
+    r
+}
+
+/// [`run_on`] a drive 90% full.
+fn run(cfg: DriveConfig, workload: &str, open_loop: bool) -> Report {
+    run_on(cfg, 0.9, workload, open_loop)
+}
+
+#[test]
+fn sequential_blocks_go_block_mapped_and_their_updates_rewrite_them() {
+    // Whole-block sequential writes: new blocks reach the threshold (a full block) and become
+    // BMBs; then small random updates of them rewrite the BMBs.
+    let r = run_on(waftl(2, ""), 0.0, "pattern=sequential,read=0,size=64k,requests=400", false);
+    let migrations = metric(&r, "waftl_migrations");
+    assert!(migrations > 2, "{:?}", r.ftl_metrics);
+    assert!(metric(&r, "waftl_new_to_bmb") > 10, "{:?}", r.ftl_metrics);
+    // A migration whose most popular block is new sends it to the PMB whatever its size
+    // (once the sequential stream wraps, the blocks are rewrites and none is new).
+    let popular = metric(&r, "waftl_new_most_popular_to_pmb");
+    assert!(popular >= 1 && popular <= migrations, "{:?}", r.ftl_metrics);
+    let r = run(waftl(2, ""), "pattern=uniform,read=0,size=4k,requests=3000", false);
+    assert!(metric(&r, "waftl_bmb_rewrites") > 10, "{:?}", r.ftl_metrics);
+}
+
+#[test]
+fn scattered_small_writes_go_page_mapped() {
+    let r = run(waftl(2, "threshold_pages = 16"), "pattern=uniform,read=0,size=4k,requests=3000", false);
+    // After the fill, most blocks were migrated whole (BMB); scattered 4 KiB writes rewrite them.
+    // With a threshold of 2 pages instead, ones with 2 pages go to BMBs only if new; updates of
+    // page-mapped blocks go to the PMB.
+    let low = run(waftl(2, "threshold_pages = 2"), "pattern=uniform,read=0,size=4k,requests=3000", false);
+    assert!(metric(&r, "waftl_page_mapped_blocks") + metric(&low, "waftl_page_mapped_blocks") > 0);
+    let reads = run(waftl(2, ""), "pattern=uniform,read=1,size=4k,requests=1000", false);
+    assert!(metric(&reads, "waftl_read_miss_copies") > 800, "{:?}", reads.ftl_metrics);
+    assert!(metric(&reads, "waftl_dropped_clean_blocks") > 0, "clean copies of block-mapped data are dropped");
+}
+
+#[test]
+fn offline_gc_erases_only_in_idle_time() {
+    let busy = run(waftl(1, ""), "pattern=uniform,read=0,size=4k,requests=3000", false);
+    assert_eq!(metric(&busy, "waftl_offline_erases"), 0, "closed loop: no idle time");
+    assert!(metric(&busy, "waftl_online_erases") > 0);
+    let mut idle_cfg = waftl(1, "");
+    idle_cfg.ftl.background_gc = true;
+    idle_cfg.ftl.idle_threshold_ns = 1_000;
+    let idle = run(idle_cfg, "pattern=uniform,read=0,size=4k,arrival=poisson:20ms,requests=3000", true);
+    assert!(metric(&idle, "waftl_offline_erases") > 0, "{:?}", idle.ftl_metrics);
+    assert!(metric(&idle, "waftl_idle_periods") > 100, "{:?}", idle.ftl_metrics);
+}
+
+#[test]
+fn a_run_is_deterministic() {
+    let a = run(waftl(2, "dynamic_d = 0.03"), "pattern=zipf:0.9,read=0.3,requests=2000", false);
+    let b = run(waftl(2, "dynamic_d = 0.03"), "pattern=zipf:0.9,read=0.3,requests=2000", false);
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+}
+
+#[test]
+fn a_zone_larger_than_the_spare_blocks_is_refused_with_the_numbers() {
+    let e = ftlsim_ftl::build(&waftl(40, "")).err().expect("refused").to_string();
+    assert!(e.contains("ftl.waftl.buffer_zone_bytes") && e.contains("spare blocks per plane"), "{e}");
+}
