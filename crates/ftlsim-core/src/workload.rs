@@ -121,6 +121,15 @@ pub struct WorkloadSpec {
     pub span: f64,
     /// Alignment of request offsets, bytes (multiple of 512).
     pub align_bytes: u64,
+    /// Share of requests that start where the previous one ended (a sequential
+    /// continuation, as WAFTL's Table III counts "Seq."); the others are placed by the
+    /// pattern. 0 unless `seq` is given (and then in results.json).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub seq_share: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for WorkloadSpec {
@@ -134,6 +143,7 @@ impl Default for WorkloadSpec {
             limit: Limit::Requests(200_000),
             span: 1.0,
             align_bytes: 4096,
+            seq_share: 0.0,
         }
     }
 }
@@ -203,7 +213,8 @@ impl WorkloadSpec {
     /// Keys: `pattern` = `uniform` | `sequential` | `hotcold:TRAFFIC:SPACE` | `zipf:THETA`;
     /// `read`, `trim` = share; `size` = `SIZE` or `SIZE@WEIGHT|SIZE@WEIGHT...`;
     /// `arrival` = `closed:QD` | `fixed:DURATION` | `poisson:DURATION`; `qd` = N (closed loop);
-    /// `requests` = N; `duration` = DURATION; `span` = share; `align` = SIZE.
+    /// `requests` = N; `duration` = DURATION; `span` = share; `align` = SIZE; `seq` = share of
+    /// requests continuing the previous one.
     pub fn parse(spec: &str) -> Result<WorkloadSpec, WorkloadError> {
         let mut w = WorkloadSpec::default();
         let (mut arrival_given, mut read_given, mut trim_given) = (false, false, false);
@@ -218,7 +229,7 @@ impl WorkloadSpec {
             let part = part.as_str();
             let (k, v) = part
                 .split_once('=')
-                .ok_or_else(|| err("spec", part, "expected key=value (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, file, rate, speed, layout)"))?;
+                .ok_or_else(|| err("spec", part, "expected key=value (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, seq, file, rate, speed, layout)"))?;
             let (k, v) = (k.trim(), v.trim());
             match k {
                 "pattern" => w.pattern = parse_pattern(v)?,
@@ -287,6 +298,7 @@ impl WorkloadSpec {
                     }
                     w.span = s
                 }
+                "seq" => w.seq_share = parse_share(k, v)?,
                 "align" => {
                     let a = parse_bytes(k, v)?;
                     if a % 512 != 0 {
@@ -299,13 +311,16 @@ impl WorkloadSpec {
                     return Err(err(
                         "spec",
                         k,
-                        "unknown key (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, file, rate, speed, layout)",
+                        "unknown key (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, seq, file, rate, speed, layout)",
                     ))
                 }
             }
         }
         if let Pattern::Fitted { own_alignment, .. } = &mut w.pattern {
             *own_alignment = !align_given;
+            if w.seq_share > 0.0 {
+                return Err(err("seq", spec, "a fitted workload keeps the trace's own runs; seq is for the patterns"));
+            }
         }
         if let Pattern::Fitted { model, .. } = &w.pattern {
             // The trace's mix and timing unless the spec says otherwise.
@@ -427,6 +442,8 @@ pub struct Generator {
     clock_ns: u64,
     seq_next: u64,
     span_bytes: u64,
+    /// Where the previous request ended (for `seq`).
+    last_end: Option<u64>,
 }
 
 impl Generator {
@@ -484,6 +501,7 @@ impl Generator {
             clock_ns: 0,
             seq_next: 0,
             span_bytes,
+            last_end: None,
         })
     }
 
@@ -568,7 +586,19 @@ impl Iterator for Generator {
             });
         }
         let size = self.size();
-        let offset = self.offset(size);
+        // A sequential continuation (`seq`) when it fits; the draw only with `seq` given, so
+        // other specs keep their streams.
+        let go_on = match self.last_end {
+            Some(end) if self.spec.seq_share > 0.0 && end + size <= self.span_bytes => {
+                self.rng.gen_bool(self.spec.seq_share).then_some(end)
+            }
+            _ => None,
+        };
+        let offset = match go_on {
+            Some(end) => end,
+            None => self.offset(size),
+        };
+        self.last_end = Some(offset + size);
         let u: f64 = self.rng.gen();
         let op = if u < self.spec.read_share {
             IoOp::Read
@@ -584,6 +614,23 @@ impl Iterator for Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seq_continues_that_share_of_requests() {
+        let spec = WorkloadSpec::parse("pattern=uniform,seq=0.6,size=8k@1|64k@1,requests=20000").unwrap();
+        let reqs: Vec<Request> = Generator::new(&spec, 1 << 30, 7).unwrap().collect();
+        let cont =
+            reqs.windows(2).filter(|w| w[0].offset_sector + u64::from(w[0].sectors) == w[1].offset_sector).count();
+        let share = cont as f64 / (reqs.len() - 1) as f64;
+        assert!((share - 0.6).abs() < 0.02, "{share}");
+        // Without seq the stream is the one it always was.
+        let plain = WorkloadSpec::parse("pattern=uniform,requests=100").unwrap();
+        let with0 = WorkloadSpec::parse("pattern=uniform,seq=0,requests=100").unwrap();
+        let a: Vec<Request> = Generator::new(&plain, 1 << 30, 7).unwrap().collect();
+        let b: Vec<Request> = Generator::new(&with0, 1 << 30, 7).unwrap().collect();
+        assert_eq!(a, b);
+        assert!(WorkloadSpec::parse("seq=1.5").unwrap_err().to_string().contains("seq"));
+    }
 
     #[test]
     fn parses_a_full_spec() {
