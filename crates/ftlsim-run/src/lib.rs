@@ -195,6 +195,13 @@ impl RunSpec {
         }
         cfg.derive()?;
         ftlsim_ftl::info(&cfg.ftl.name)?;
+        if self.power_cut.is_some() && !ftlsim_core::recovery::RECOVERABLE.contains(&cfg.ftl.name.as_str()) {
+            return Err(SimError::Input(format!(
+                "--power-cut: {} does not recover from a power cut yet (those that do: {})",
+                cfg.ftl.name,
+                ftlsim_core::recovery::RECOVERABLE.join(", ")
+            )));
+        }
         let (workload_text, qd) = match &self.source {
             Source::Synthetic(text) => (text.clone(), None),
             Source::Trace { qd, .. } => (String::new(), Some(*qd)),
