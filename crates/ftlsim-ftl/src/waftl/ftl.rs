@@ -19,10 +19,12 @@
 //!
 //! Not modelled: power-loss recovery (WAFTL's paper has none; `recover` refuses).
 
+use super::erase_queue::EraseQueue;
 use super::idle::IdlePredictor;
 use super::mapping_size;
 use super::threshold::{DynamicThreshold, Threshold};
 use super::zone::{plan, BlockNode, Bzmt, Home, Plan};
+use crate::block::pools::skip_to;
 use crate::demand::GcMode;
 use crate::dftl::{Dftl, Flavour};
 use ftlsim_core::config::{Allocation, DriveConfig};
@@ -32,7 +34,6 @@ use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
 use ftlsim_core::scheduler::SimTime;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// GMT value of a page-mapped logical block (the paper's -1).
 const PAGE_MAPPED: u32 = u32::MAX - 1;
@@ -72,7 +73,7 @@ pub struct Waftl {
     zone_cursor: usize,
     zone_blocks_per_plane: u32,
     /// Lent blocks with no valid page, waiting for an erase (Dirty Buffer Zones, replaced BMBs).
-    to_erase: VecDeque<BlockId>,
+    to_erase: EraseQueue,
     threshold: Threshold,
     idle: IdlePredictor,
     /// The idle period under way: when it began and the erases it may still do.
@@ -135,7 +136,7 @@ impl Waftl {
             zone: Vec::new(),
             zone_cursor: 0,
             zone_blocks_per_plane: per_plane,
-            to_erase: VecDeque::new(),
+            to_erase: EraseQueue::new(g.planes()),
             threshold: match w.dynamic_d {
                 Some(dd) => Threshold::Dynamic(DynamicThreshold::new(dd, ppb)),
                 None => Threshold::Static(threshold_pages),
@@ -236,8 +237,7 @@ impl Waftl {
                 let b = self.pm.block_manager().lend_youngest(ctx.flash(), plane);
                 return Ok(Some(b.expect("the plane has free blocks")));
             }
-            if let Some(i) = self.to_erase.iter().position(|&b| self.geo.plane_of_block(b) == plane) {
-                let b = self.to_erase.remove(i).expect("position in the queue");
+            if let Some(b) = self.to_erase.pop_plane(plane) {
                 self.erase_lent(ctx, b)?;
                 self.counts.online_erases += 1;
                 continue;
@@ -272,7 +272,7 @@ impl Waftl {
         }
         for b in std::mem::take(&mut self.zone) {
             assert_eq!(ctx.flash().valid_count(b), 0, "zone block {b} still holds valid pages after migration");
-            self.to_erase.push_back(b);
+            self.to_erase.push(self.geo.plane_of_block(b), b);
         }
         Ok(())
     }
@@ -340,15 +340,18 @@ impl Waftl {
     /// waiting blocks of every plane close to its GC threshold (its own GC cannot reclaim
     /// them: they are lent).
     fn online_erase(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
-        let mut i = 0;
-        while i < self.to_erase.len() {
-            let b = self.to_erase[i];
-            if self.pm.block_manager().free_blocks(self.geo.plane_of_block(b)) <= self.gc_threshold + 1 {
-                self.to_erase.remove(i);
+        if self.to_erase.is_empty() {
+            return Ok(());
+        }
+        let low: Vec<u32> = self
+            .to_erase
+            .planes_waiting()
+            .filter(|&p| self.pm.block_manager().free_blocks(p) <= self.gc_threshold + 1)
+            .collect();
+        for p in low {
+            while let Some(b) = self.to_erase.pop_plane(p) {
                 self.erase_lent(ctx, b)?;
                 self.counts.online_erases += 1;
-            } else {
-                i += 1;
             }
         }
         Ok(())
@@ -382,10 +385,7 @@ impl Waftl {
                 (None, None) => None,
             };
             let Some(src) = src else { continue };
-            while ctx.flash().write_pointer(new) < off {
-                let wp = ctx.flash().write_pointer(new);
-                ctx.skip_page(first + wp)?;
-            }
+            skip_to(ctx, new, off)?;
             ctx.copy(src, first + off, false)?;
             ctx.invalidate(src)?;
         }
@@ -393,7 +393,7 @@ impl Waftl {
             for p in ctx.flash().valid_pages(o).collect::<Vec<_>>() {
                 ctx.invalidate(p)?;
             }
-            self.to_erase.push_back(o);
+            self.to_erase.push(self.geo.plane_of_block(o), o);
         }
         if ctx.flash().write_pointer(new) == 0 {
             // Nothing to hold (every page trimmed): the logical block is unmapped again.
@@ -415,15 +415,11 @@ impl Waftl {
         }
         // Blocks waiting for an erase count as room: `lend` erases them first (online GC).
         let planes = self.geo.planes();
-        let mut room = vec![0u32; planes as usize];
-        for &b in &self.to_erase {
-            room[self.geo.plane_of_block(b) as usize] += 1;
-        }
-        let bm = self.pm.block_manager();
+        let (waiting, bm) = (&self.to_erase, self.pm.block_manager());
         (0..planes)
             .map(|i| (preferred + i) % planes)
             .max_by_key(|&p| {
-                (bm.free_blocks(p) + room[p as usize], std::cmp::Reverse((p + planes - preferred) % planes))
+                (bm.free_blocks(p) + waiting.on_plane(p) as u32, std::cmp::Reverse((p + planes - preferred) % planes))
             })
             .unwrap_or(preferred)
     }
@@ -460,7 +456,7 @@ impl Waftl {
                     self.migrate_to_pmb(ctx, lbn * self.ppb + off, p)?;
                 }
             }
-            self.to_erase.push_back(o);
+            self.to_erase.push(self.geo.plane_of_block(o), o);
         }
         Ok(())
     }
@@ -569,7 +565,7 @@ impl Ftl for Waftl {
         if self.idle_budget == 0 {
             return Ok(false);
         }
-        let Some(b) = self.to_erase.pop_front() else { return Ok(false) };
+        let Some(b) = self.to_erase.pop_any() else { return Ok(false) };
         self.erase_lent(ctx, b)?;
         self.idle_budget -= 1;
         self.counts.offline_erases += 1;
@@ -653,7 +649,7 @@ impl Ftl for Waftl {
                 assert_eq!(flash.owner(p), lpn, "BMB {b} of lbn {lbn}: page {p} holds another lpn");
             }
         }
-        for &b in &self.to_erase {
+        for b in self.to_erase.iter() {
             assert_eq!(flash.valid_count(b), 0, "block {b} waits for its erase with valid pages");
         }
         assert_eq!(

@@ -10,6 +10,7 @@
 //! - `idle`: the idle-time predictor of Eqs. 3-4 (Sec. III-D);
 //! - `mapping_size`: the mapping-table sizes of Fig. 16.
 
+mod erase_queue;
 mod ftl;
 pub mod idle;
 pub mod mapping_size;
