@@ -204,14 +204,7 @@ impl Simulator {
     /// and merge buffers are written through. A power-cut run starts from here, as the
     /// thesis's recovery experiments start from a drive whose mapping is all on flash.
     pub fn clean_shutdown(&mut self) -> Result<(), SimError> {
-        let buffered: Vec<(Lpn, u32)> = self.wbuf.as_ref().map(|w| w.iter_recent().collect()).unwrap_or_default();
-        for (lpn, v) in buffered.into_iter().rev() {
-            self.wbuf.as_mut().expect("buffer exists").remove(lpn);
-            self.ftl_write(lpn, v, false)?;
-        }
-        while let Some((lpn, v)) = self.merge.as_mut().and_then(|m| m.oldest()) {
-            self.ftl_write(lpn, v, false)?;
-        }
+        self.flush_buffers(u32::MAX)?;
         self.ftl.checkpoint(&mut self.dev.ctx(false))?;
         self.dev.ops.clear();
         Ok(())

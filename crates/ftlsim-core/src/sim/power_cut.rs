@@ -134,24 +134,8 @@ impl Simulator {
 
         // 1. Hold-up energy flushes the buffers, oldest first.
         let protected = self.cfg.host.buffer_power_protected;
-        let mut budget = if protected { self.cfg.host.buffer_flush_budget_pages.unwrap_or(u32::MAX) } else { 0 };
-        let mut flushed = 0u64;
-        if let Some(w) = self.wbuf.as_mut() {
-            let oldest_first: Vec<(Lpn, u32)> = w.iter_recent().collect::<Vec<_>>().into_iter().rev().collect();
-            for (lpn, v) in oldest_first.into_iter().take(budget as usize) {
-                self.wbuf.as_mut().expect("buffer exists").remove(lpn);
-                self.ftl_write(lpn, v, false)?;
-                flushed += 1;
-                budget -= 1;
-            }
-        }
-        while budget > 0 {
-            let Some((lpn, v)) = self.merge.as_mut().and_then(|m| m.oldest()) else { break };
-            self.ftl_read(lpn)?;
-            self.ftl_write(lpn, v, false)?;
-            flushed += 1;
-            budget -= 1;
-        }
+        let budget = if protected { self.cfg.host.buffer_flush_budget_pages.unwrap_or(u32::MAX) } else { 0 };
+        let flushed = self.flush_buffers(budget)?;
         self.dev.ops.clear();
 
         // What the buffers hold now is acknowledged unless a request in flight wrote it; the
@@ -250,6 +234,29 @@ impl Simulator {
             recovery_time_us: r6(end.saturating_sub(now) as f64 / 1e3),
             oracle_checked_pages: checked,
         })
+    }
+
+    /// Write up to `budget` buffered pages through the FTL, untimed, oldest first: the write
+    /// buffer's, then the merge buffer's (read-modify-write); returns how many. A hold-up
+    /// flush at a cut and a clean shutdown both do this.
+    pub(super) fn flush_buffers(&mut self, budget: u32) -> Result<u64, SimError> {
+        let mut flushed = 0u64;
+        if let Some(w) = self.wbuf.as_ref() {
+            let oldest_first: Vec<(Lpn, u32)> = w.iter_recent().collect::<Vec<_>>().into_iter().rev().collect();
+            for (lpn, v) in oldest_first.into_iter().take(budget as usize) {
+                self.wbuf.as_mut().expect("buffer exists").remove(lpn);
+                self.ftl_write(lpn, v, false)?;
+                flushed += 1;
+            }
+        }
+        while flushed < u64::from(budget) {
+            let Some((lpn, v)) = self.merge.as_mut().and_then(|m| m.oldest()) else { break };
+            self.ftl_read(lpn)?;
+            self.ftl_write(lpn, v, false)?;
+            flushed += 1;
+        }
+        self.dev.ops.clear();
+        Ok(flushed)
     }
 
     /// The version the FTL gives for `lpn`, read outside the run (untimed, uncounted).
