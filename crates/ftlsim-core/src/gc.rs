@@ -367,6 +367,13 @@ impl BlockManager {
         Some(b)
     }
 
+    /// Lend the free block `plane` would allocate next (its pool's front), if it has one.
+    pub fn lend_next(&mut self, plane: PlaneId) -> Option<BlockId> {
+        let b = self.free[plane as usize].pop_front()?;
+        self.state[b as usize] = BlockState::Lent;
+        Some(b)
+    }
+
     /// A lent block comes back erased to its plane's free pool.
     pub fn give_back(&mut self, flash: &FlashArray, block: BlockId) {
         assert_eq!(self.state[block as usize], BlockState::Lent, "block {block} given back was not lent");

@@ -199,7 +199,7 @@ impl Waftl {
         'lend: for _ in 0..self.zone_blocks_per_plane {
             for preferred in 0..self.geo.planes() {
                 let plane = self.roomiest_plane(preferred);
-                match self.try_lend(ctx, plane)? {
+                match self.try_lend(ctx, plane, true)? {
                     Some(b) => zone.push(b),
                     // The drive is short of room (block-mapped data below a full block leaves
                     // pages unused): a smaller zone, migrated sooner, rather than a halt.
@@ -231,10 +231,14 @@ impl Waftl {
     /// relocate into), online GC makes room: first the plane's blocks waiting for an erase
     /// (Dirty Buffer Zones, replaced BMBs), then the page-mapped part's collection (Sec.
     /// III-D: PMB GC last).
-    fn try_lend(&mut self, ctx: &mut FlashCtx, plane: u32) -> Result<Option<BlockId>, SimError> {
+    /// `youngest`: the block with the fewest erases (the zone's, Sec. III-E: "we reserve top
+    /// youngest blocks for future Buffer Zone allocation"); otherwise (a BMB) the block the
+    /// plane would allocate next, leaving the youngest to the zone.
+    fn try_lend(&mut self, ctx: &mut FlashCtx, plane: u32, youngest: bool) -> Result<Option<BlockId>, SimError> {
         for _ in 0..=self.geo.blocks_per_plane * self.ppb {
             if self.pm.block_manager().free_blocks(plane) > self.gc_threshold {
-                let b = self.pm.block_manager().lend_youngest(ctx.flash(), plane);
+                let bm = self.pm.block_manager();
+                let b = if youngest { bm.lend_youngest(ctx.flash(), plane) } else { bm.lend_next(plane) };
                 return Ok(Some(b.expect("the plane has free blocks")));
             }
             if let Some(b) = self.to_erase.pop_plane(plane) {
@@ -367,7 +371,7 @@ impl Waftl {
         old: Option<BlockId>,
     ) -> Result<(), SimError> {
         let plane = self.roomiest_plane(old.map_or(lbn % self.geo.planes(), |b| self.geo.plane_of_block(b)));
-        let Some(new) = self.try_lend(ctx, plane)? else {
+        let Some(new) = self.try_lend(ctx, plane, false)? else {
             return self.bmb_to_pmb(ctx, lbn, node, old);
         };
         let first = self.geo.first_page(new);
