@@ -105,6 +105,9 @@ class Result:
     def timeseries(self) -> pd.DataFrame:
         """The time series (one row per interval; columns as timeseries.csv, plus ``t_end_s``)."""
         df = pd.DataFrame(self._timeseries)
+        for c in df.columns:
+            if df[c].dtype == object:  # a column only some FTLs fill (None elsewhere) reads as NaN, as in the CSV
+                df[c] = pd.to_numeric(df[c])
         df.insert(1, "t_end_s", df["t_end_ns"] / 1e9)
         return df
 

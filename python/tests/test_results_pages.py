@@ -17,6 +17,7 @@ PAGES = [
     ("experiments/thesis-ch5/run", "THESIS_CH5_DOC", "THESIS_CH5_OUT", "docs/results/thesis-ch5.md"),
     ("experiments/pcftl/run", "PCFTL_DOC", "PCFTL_OUT", "docs/results/pcftl.md"),
     ("experiments/power-loss/run", "POWER_LOSS_DOC", "POWER_LOSS_OUT", "docs/results/power-loss.md"),
+    ("experiments/waftl/run", "WAFTL_DOC", "WAFTL_OUT", "docs/results/waftl.md"),
 ]
 
 

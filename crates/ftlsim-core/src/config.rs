@@ -284,12 +284,34 @@ pub struct WaftlConfig {
     pub dynamic_d: Option<f64>,
     /// Eq. 3's adjust factor alpha of the idle-time prediction (not given by the paper).
     pub idle_alpha: f64,
+    /// When a full zone's block nodes move out (the paper does not say; docs/waftl.md).
+    pub migration: ZoneMigration,
 }
 
 impl Default for WaftlConfig {
     fn default() -> Self {
-        WaftlConfig { buffer_zone_bytes: 256 << 20, threshold_pages: 0, dynamic_d: None, idle_alpha: 0.5 }
+        WaftlConfig {
+            buffer_zone_bytes: 256 << 20,
+            threshold_pages: 0,
+            dynamic_d: None,
+            idle_alpha: 0.5,
+            migration: ZoneMigration::default(),
+        }
     }
+}
+
+/// When WAFTL migrates a full Buffer Zone (`[ftl.waftl] migration`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ZoneMigration {
+    /// A fresh zone is lent at once and the full one drains behind it: block nodes move in
+    /// idle time (with `ftl.background_gc`) and, paced, with the writes into the new zone, so
+    /// that it is empty before the new one fills. Needs room for two zones.
+    #[default]
+    Incremental,
+    /// All of Algorithm 1 in the request that finds the zone full (the whole zone copied before
+    /// that request completes).
+    Foreground,
 }
 
 /// How DFTL collects (`[ftl.dftl] gc`).

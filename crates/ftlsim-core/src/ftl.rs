@@ -234,6 +234,15 @@ pub enum PrefetchStage {
     OldPage,
 }
 
+/// Logical blocks by how they are mapped ([`Ftl::mapped_logical_blocks`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MappedBlocks {
+    /// Mapped page by page (WAFTL's PMB data).
+    pub page_mapped: u64,
+    /// Mapped as whole blocks (WAFTL's BMBs).
+    pub block_mapped: u64,
+}
+
 /// Garbage-collection counters every FTL reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GcCounts {
@@ -311,6 +320,11 @@ pub trait Ftl {
     fn free_blocks(&self) -> u64;
     /// Controller SRAM used by the mapping, bytes.
     fn mapping_sram_bytes(&self) -> u64;
+    /// Logical blocks mapped page by page and block by block now, for an FTL that chooses per
+    /// block (WAFTL's PMB and BMB share over time, in the time series); `None` for others.
+    fn mapped_logical_blocks(&self) -> Option<MappedBlocks> {
+        None
+    }
     /// DRAM write buffer the FTL brings when `host.write_buffer_bytes` is unset, bytes
     /// (PCFTL's write cache; none for most FTLs).
     fn default_write_buffer_bytes(&self) -> u64 {
@@ -322,6 +336,13 @@ pub trait Ftl {
     /// FTL-specific metrics, by name with units in the names.
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
         serde_json::Map::new()
+    }
+    /// Preconditioning has ended: finish, functionally, the deferred work a drive left idle
+    /// would finish before the measured run (WAFTL drains a full zone and erases the blocks
+    /// waiting for it), so that the run is not charged for the preconditioning's debts.
+    /// Default: nothing deferred.
+    fn settle(&mut self, _ctx: &mut FlashCtx) -> Result<(), SimError> {
+        Ok(())
     }
     /// A clean shutdown: write everything the FTL keeps only in controller memory to flash,
     /// so that a later recovery starts from here (a demand FTL writes its modified entries

@@ -169,6 +169,12 @@ pub struct IntervalRow {
     pub gc_pages_moved: u64,
     /// Flash pages programmed in the interval (all tags).
     pub flash_programs: u64,
+    /// Logical blocks mapped page by page at the interval end, for an FTL that maps per block
+    /// (WAFTL's PMB share over time, Fig. 15); empty for others.
+    pub page_mapped_blocks: Option<u64>,
+    /// Logical blocks mapped as whole blocks at the interval end (WAFTL's BMBs); empty for
+    /// others.
+    pub block_mapped_blocks: Option<u64>,
 }
 
 /// Receives progress and time-series rows during a run.

@@ -254,8 +254,13 @@ fn demand_ftls_recover_every_acknowledged_write_from_a_cut_anywhere() {
 #[test]
 fn the_ftls_said_to_recover_do_and_the_others_say_they_do_not() {
     for info in ftlsim_ftl::FTLS {
-        // WAFTL's default Buffer Zone (256 MB) does not fit this drive: one block per plane.
-        let zone = if info.name == "waftl" { "\n[ftl.waftl]\nbuffer_zone_bytes = 262144" } else { "" };
+        // WAFTL's default Buffer Zone (256 MB) does not fit this drive: one block per plane,
+        // migrated in the foreground (room for one zone only).
+        let zone = if info.name == "waftl" {
+            "\n[ftl.waftl]\nbuffer_zone_bytes = 262144\nmigration = \"foreground\""
+        } else {
+            ""
+        };
         let cfg = small_config(24, 16, 0.3, &format!("[ftl]\nname = \"{}\"{zone}", info.name));
         let mut flash = FlashArray::new(&cfg.geometry, false);
         flash.keep_program_stamps();

@@ -33,11 +33,24 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn every_read_returns_the_newest_version(m in mix(), zone in 1u32..4, threshold in 0u32..17, dynamic in any::<bool>()) {
-        let extra = if dynamic { "dynamic_d = 0.05".to_string() } else { format!("threshold_pages = {threshold}") };
-        let cfg = waftl(zone, &extra);
+    fn every_read_returns_the_newest_version(
+        m in mix(),
+        zone in 1u32..4,
+        threshold in 0u32..17,
+        dynamic in any::<bool>(),
+        foreground in any::<bool>(),
+        idle_gc in any::<bool>(),
+    ) {
+        let mut extra = if dynamic { "dynamic_d = 0.05".to_string() } else { format!("threshold_pages = {threshold}") };
+        // Incremental migration needs room for two zones: at most 2 blocks per plane here.
+        let zone = if foreground { zone } else { zone.min(2) };
+        extra += if foreground { "\nmigration = \"foreground\"" } else { "\nmigration = \"incremental\"" };
+        let mut cfg = waftl(zone, &extra);
+        // Idle time (open loop) then erases waiting blocks and migrates draining nodes.
+        cfg.ftl.background_gc = idle_gc;
+        cfg.ftl.idle_threshold_ns = 1_000;
         if let Err(e) = run_oracle(cfg, &m, 1500) {
-            prop_assert!(false, "{e}\nzone {zone}, {extra}\nmix: {m:?}");
+            prop_assert!(false, "{e}\nzone {zone}, {extra}, idle GC {idle_gc}\nmix: {m:?}");
         }
     }
 }
@@ -70,6 +83,9 @@ fn sequential_blocks_go_block_mapped_and_their_updates_rewrite_them() {
     assert!(metric(&r, "waftl_new_to_bmb") > 10, "{:?}", r.ftl_metrics);
     // A migration whose most popular block is new sends it to the PMB whatever its size
     // (once the sequential stream wraps, the blocks are rewrites and none is new).
+    // On an empty drive every mapped block was migrated by the run.
+    assert_eq!(metric(&r, "waftl_run_block_mapped_blocks"), metric(&r, "waftl_block_mapped_blocks"));
+    assert_eq!(metric(&r, "waftl_run_page_mapped_blocks"), metric(&r, "waftl_page_mapped_blocks"));
     let popular = metric(&r, "waftl_new_most_popular_to_pmb");
     assert!(popular >= 1 && popular <= migrations, "{:?}", r.ftl_metrics);
     let r = run(waftl(2, ""), "pattern=uniform,read=0,size=4k,requests=3000", false);
@@ -103,6 +119,52 @@ fn offline_gc_erases_only_in_idle_time() {
 }
 
 #[test]
+fn a_full_zone_drains_in_idle_time_or_paced_by_the_writes_never_all_at_once() {
+    // Open loop with long gaps: the draining zone moves out in idle time.
+    let mut idle_cfg = waftl(1, "");
+    idle_cfg.ftl.background_gc = true;
+    idle_cfg.ftl.idle_threshold_ns = 1_000;
+    let idle = run_on(idle_cfg, 0.0, "pattern=uniform,read=0,size=4k,arrival=poisson:20ms,requests=2000", true);
+    assert!(metric(&idle, "waftl_migrations") > 5, "{:?}", idle.ftl_metrics);
+    assert!(metric(&idle, "waftl_nodes_migrated_idle") > 100, "{:?}", idle.ftl_metrics);
+    assert_eq!(metric(&idle, "waftl_nodes_migrated_at_full_zone"), 0, "{:?}", idle.ftl_metrics);
+    // Closed loop, no idle time: every node moves with the writes into the new zone, none is
+    // left when it fills.
+    let busy = run_on(waftl(1, ""), 0.0, "pattern=uniform,read=0,size=4k,requests=2000", false);
+    assert_eq!(metric(&busy, "waftl_nodes_migrated_idle"), 0);
+    assert!(metric(&busy, "waftl_nodes_migrated_paced") > 100, "{:?}", busy.ftl_metrics);
+    assert_eq!(metric(&busy, "waftl_nodes_migrated_at_full_zone"), 0, "{:?}", busy.ftl_metrics);
+    // Foreground: every node moves in the request that finds the zone full; the worst
+    // response (open loop, no queueing behind other requests) is then a whole zone's copy,
+    // far beyond paced migration's few nodes.
+    // (A short run on an empty drive: no collection of the page-mapped part in the way.)
+    let spaced = "pattern=uniform,read=0,size=4k,arrival=poisson:20ms,requests=800";
+    let fg = run_on(waftl(2, "migration = \"foreground\""), 0.0, spaced, true);
+    assert!(metric(&fg, "waftl_nodes_migrated_at_full_zone") > 200, "{:?}", fg.ftl_metrics);
+    assert_eq!(metric(&fg, "waftl_nodes_migrated_paced") + metric(&fg, "waftl_nodes_migrated_idle"), 0);
+    let paced = run_on(waftl(2, ""), 0.0, spaced, true);
+    assert_eq!(metric(&paced, "waftl_nodes_migrated_at_full_zone"), 0, "{:?}", paced.ftl_metrics);
+    let (f, p) = (fg.response_time.all.max_ns, paced.response_time.all.max_ns);
+    assert!(f > 4 * p, "foreground max {f} ns, incremental {p} ns\n{:?}\n{:?}", fg.ftl_metrics, paced.ftl_metrics);
+}
+
+#[test]
+fn preconditioning_leaves_no_migration_or_erase_to_the_run() {
+    // A fill through WAFTL leaves full zones behind; the drive settles before the run, so a
+    // few reads in idle time find nothing to erase or migrate.
+    let mut cfg = waftl(2, "");
+    cfg.ftl.background_gc = true;
+    cfg.ftl.idle_threshold_ns = 1_000;
+    let r = run_on(cfg, 0.9, "pattern=uniform,read=1,size=4k,arrival=poisson:20ms,requests=20", true);
+    assert_eq!(metric(&r, "waftl_offline_erases") + metric(&r, "waftl_online_erases"), 0, "{:?}", r.ftl_metrics);
+    assert_eq!(metric(&r, "waftl_nodes_migrated_idle"), 0, "{:?}", r.ftl_metrics);
+    assert_eq!(r.flash.erases.total, 0);
+    // The fill's blocks are mapped but the run migrated none of them.
+    assert!(metric(&r, "waftl_block_mapped_blocks") > 0);
+    assert_eq!(metric(&r, "waftl_run_page_mapped_blocks") + metric(&r, "waftl_run_block_mapped_blocks"), 0);
+}
+
+#[test]
 fn a_run_is_deterministic() {
     let a = run(waftl(2, "dynamic_d = 0.03"), "pattern=zipf:0.9,read=0.3,requests=2000", false);
     let b = run(waftl(2, "dynamic_d = 0.03"), "pattern=zipf:0.9,read=0.3,requests=2000", false);
@@ -113,4 +175,13 @@ fn a_run_is_deterministic() {
 fn a_zone_larger_than_the_spare_blocks_is_refused_with_the_numbers() {
     let e = ftlsim_ftl::build(&waftl(40, "")).err().expect("refused").to_string();
     assert!(e.contains("ftl.waftl.buffer_zone_bytes") && e.contains("spare blocks per plane"), "{e}");
+    // Incremental migration needs two zones' room, foreground one.
+    let (zones, fits_once) = (1..40)
+        .map(|z| (z, ftlsim_ftl::build(&waftl(z, "migration = \"foreground\"")).is_ok()))
+        .take_while(|p| p.1)
+        .last()
+        .unwrap();
+    assert!(fits_once && zones >= 2);
+    assert!(ftlsim_ftl::build(&waftl(zones, "")).is_err(), "{zones} blocks per plane: two zones do not fit");
+    assert!(ftlsim_ftl::build(&waftl(zones / 2, "")).is_ok());
 }

@@ -63,7 +63,9 @@ pub fn rows_to_columns(py: Python<'_>, rows: &[IntervalRow]) -> PyResult<Py<PyAn
         free_blocks,
         gc_collections,
         gc_pages_moved,
-        flash_programs
+        flash_programs,
+        page_mapped_blocks,
+        block_mapped_blocks
     );
     Ok(d.into_any().unbind())
 }

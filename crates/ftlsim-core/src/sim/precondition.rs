@@ -133,6 +133,7 @@ impl Simulator {
             self.overwrite_until_steady(p, start, filled, cap, &mut rep, obs)?;
             self.wall.steady_state_s += t0.elapsed().as_secs_f64();
         }
+        self.ftl.settle(&mut self.dev.ctx(false))?;
         self.precondition = Some(rep.clone());
         Ok(rep)
     }

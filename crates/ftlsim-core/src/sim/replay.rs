@@ -423,6 +423,9 @@ impl Simulator {
         row.gc_pages_moved = d.pages_moved;
         let p = self.dev.counts.pages_programmed();
         row.flash_programs = p - *programs;
+        let mapped = self.ftl.mapped_logical_blocks();
+        row.page_mapped_blocks = mapped.map(|m| m.page_mapped);
+        row.block_mapped_blocks = mapped.map(|m| m.block_mapped);
         obs.interval(row);
         *row = IntervalRow::default();
         *lat_sum = 0;

@@ -19,6 +19,7 @@
 //!
 //! Not modelled: power-loss recovery (WAFTL's paper has none; `recover` refuses).
 
+use super::draining::DrainingZone;
 use super::erase_queue::EraseQueue;
 use super::idle::IdlePredictor;
 use super::mapping_size;
@@ -27,16 +28,20 @@ use super::zone::{plan, BlockNode, Bzmt, Home, Plan};
 use crate::block::pools::skip_to;
 use crate::demand::GcMode;
 use crate::dftl::{Dftl, Flavour};
-use ftlsim_core::config::{Allocation, DriveConfig};
+use ftlsim_core::config::{Allocation, DriveConfig, ZoneMigration};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, MappedBlocks};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
 use ftlsim_core::scheduler::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// GMT value of a page-mapped logical block (the paper's -1).
 const PAGE_MAPPED: u32 = u32::MAX - 1;
+
+/// `run_blocks` flags.
+const RUN_ACCESSED: u8 = 1;
+const RUN_MIGRATED: u8 = 2;
 
 /// What WAFTL counts (`extra_metrics`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -55,6 +60,20 @@ struct Counts {
     idle_periods: u64,
     bmb_to_pmb: u64,
     short_zones: u64,
+    nodes_migrated_idle: u64,
+    nodes_migrated_paced: u64,
+    nodes_migrated_at_full_zone: u64,
+}
+
+/// Why a block node of a full zone migrates now.
+#[derive(Debug, Clone, Copy)]
+enum MigrationCause {
+    /// In idle time (background).
+    Idle,
+    /// With a write into the new zone, which would otherwise fill first.
+    Paced,
+    /// The new zone is full (or `migration = "foreground"`): in the request that found it so.
+    ZoneFull,
 }
 
 /// WAFTL.
@@ -65,13 +84,24 @@ pub struct Waftl {
     logical_pages: u32,
     /// The page-mapped part: PMBs, mapping blocks, CPMT.
     pm: Dftl,
-    /// Per logical block: NONE (never migrated), PAGE_MAPPED, or its BMB.
+    /// Per logical block: NONE (never migrated), PAGE_MAPPED, or its BMB (`set_gmt`).
     gmt: Vec<u32>,
+    /// GMT entries that are PAGE_MAPPED, and BMBs.
+    mapped: (u64, u64),
+    /// Per logical block, since the measured run began: RUN_ACCESSED (the host wrote or read
+    /// it), RUN_MIGRATED (and a migration has placed it since); of the latter, the ones now
+    /// page-mapped and block-mapped: Fig. 15's shares on a drive preconditioned through WAFTL
+    /// (the fill's blocks still in the zone when the run starts are not the workload's).
+    run_blocks: Vec<u8>,
+    run_mapped: (u64, u64),
     bzmt: Bzmt,
     /// The zone's blocks in write order, and the one being written.
     zone: Vec<BlockId>,
     zone_cursor: usize,
     zone_blocks_per_plane: u32,
+    /// A full zone whose block nodes still move out (incremental migration).
+    draining: DrainingZone,
+    migration: ZoneMigration,
     /// Lent blocks with no valid page, waiting for an erase (Dirty Buffer Zones, replaced BMBs).
     to_erase: EraseQueue,
     threshold: Threshold,
@@ -102,15 +132,20 @@ impl Waftl {
         // The zone and one BMB rewrite in flight must fit beside the page-mapped part's
         // own room for GC; the data itself lives in the logical space's share.
         let spare = g.blocks_per_plane.saturating_sub(d.logical_pages.div_ceil(ppb).div_ceil(g.planes()));
-        let need = per_plane + d.gc_threshold_blocks + 4;
+        let zones = match w.migration {
+            ZoneMigration::Incremental => 2, // the new zone beside the one draining
+            ZoneMigration::Foreground => 1,
+        };
+        let need = zones * per_plane + d.gc_threshold_blocks + 4;
         if spare < need {
             return Err(ConfigError::Invalid {
                 key: "ftl.waftl.buffer_zone_bytes".into(),
                 value: w.buffer_zone_bytes.to_string(),
                 rule: format!(
-                    "a zone of {per_plane} blocks per plane, the GC threshold ({}) and 4 blocks of room need {need} \
-                     spare blocks per plane, the drive has {spare}: raise overprovisioning.share or shrink the zone",
-                    d.gc_threshold_blocks
+                    "{zones} zone(s) of {per_plane} blocks per plane (migration = {:?}), the GC threshold ({}) and 4 \
+                     blocks of room need {need} spare blocks per plane, the drive has {spare}: raise \
+                     overprovisioning.share, shrink the zone or migrate in the foreground",
+                    w.migration, d.gc_threshold_blocks
                 ),
             });
         }
@@ -132,10 +167,15 @@ impl Waftl {
             logical_pages: d.logical_pages,
             pm,
             gmt: vec![NONE; d.logical_pages.div_ceil(ppb) as usize],
+            mapped: (0, 0),
+            run_blocks: vec![0; d.logical_pages.div_ceil(ppb) as usize],
+            run_mapped: (0, 0),
             bzmt: Bzmt::new(ppb),
             zone: Vec::new(),
             zone_cursor: 0,
             zone_blocks_per_plane: per_plane,
+            draining: DrainingZone::new(ppb),
+            migration: w.migration,
             to_erase: EraseQueue::new(g.planes()),
             threshold: match w.dynamic_d {
                 Some(dd) => Threshold::Dynamic(DynamicThreshold::new(dd, ppb)),
@@ -151,6 +191,25 @@ impl Waftl {
             counts: Counts::default(),
             gc: GcCounts::default(),
         })
+    }
+
+    /// Point `lbn`'s GMT entry at `v`, keeping the count of each kind, over the drive and
+    /// over the blocks the measured run migrated.
+    fn set_gmt(&mut self, lbn: u32, v: u32) {
+        let kind = |e: u32| match e {
+            NONE => (0, 0),
+            PAGE_MAPPED => (1, 0),
+            _ => (0, 1),
+        };
+        let (old, new) = (kind(self.gmt[lbn as usize]), kind(v));
+        self.mapped = (self.mapped.0 + new.0 - old.0, self.mapped.1 + new.1 - old.1);
+        let flags = &mut self.run_blocks[lbn as usize];
+        if *flags & RUN_ACCESSED != 0 {
+            let was = if *flags & RUN_MIGRATED != 0 { old } else { (0, 0) };
+            *flags |= RUN_MIGRATED;
+            self.run_mapped = (self.run_mapped.0 + new.0 - was.0, self.run_mapped.1 + new.1 - was.1);
+        }
+        self.gmt[lbn as usize] = v;
     }
 
     fn home(&self, lbn: u32) -> Home {
@@ -176,6 +235,12 @@ impl Waftl {
 
     /// The next zone page, migrating the zone first when it is full.
     fn zone_page(&mut self, ctx: &mut FlashCtx) -> Result<Ppn, SimError> {
+        let used = self.zone_cursor as u64 * u64::from(self.ppb)
+            + self.zone.get(self.zone_cursor).map_or(0, |&b| u64::from(ctx.flash().write_pointer(b)));
+        let capacity = self.zone.len() as u64 * u64::from(self.ppb);
+        while self.draining.behind(used, capacity) {
+            self.migrate_node(ctx, MigrationCause::Paced)?;
+        }
         loop {
             if let Some(&b) = self.zone.get(self.zone_cursor) {
                 let wp = ctx.flash().write_pointer(b);
@@ -186,7 +251,7 @@ impl Waftl {
                 continue;
             }
             if !self.zone.is_empty() {
-                self.migrate(ctx)?;
+                self.zone_full(ctx)?;
             }
             self.new_zone(ctx)?;
         }
@@ -260,25 +325,58 @@ impl Waftl {
         Ok(())
     }
 
-    /// Algorithm 1 over the full zone.
-    fn migrate(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+    /// The zone is full: Algorithm 1 starts over its block nodes, which drain behind the
+    /// next zone (incremental) or all move now (foreground). A zone still draining when the
+    /// next one fills finishes first.
+    fn zone_full(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        while !self.draining.is_empty() {
+            self.migrate_node(ctx, MigrationCause::ZoneFull)?;
+        }
         self.counts.migrations += 1;
         let popular = self.bzmt.most_popular();
         let nodes = std::mem::replace(&mut self.bzmt, Bzmt::new(self.ppb)).take();
-        let threshold = self.threshold.pages();
-        for (lbn, node) in &nodes {
-            let p = plan(self.home(*lbn), node, popular == Some(*lbn), threshold);
-            self.apply(ctx, *lbn, node, p)?;
+        self.draining.start(nodes, std::mem::take(&mut self.zone), popular);
+        if self.draining.is_empty() {
+            self.drained();
+        }
+        if self.migration == ZoneMigration::Foreground {
+            while !self.draining.is_empty() {
+                self.migrate_node(ctx, MigrationCause::ZoneFull)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Algorithm 1 for the draining zone's next block node; the zone's blocks wait for their
+    /// erase once the last node has moved.
+    fn migrate_node(&mut self, ctx: &mut FlashCtx, cause: MigrationCause) -> Result<(), SimError> {
+        let (lbn, node) = self.draining.pop().expect("a node to migrate");
+        match cause {
+            MigrationCause::Idle => self.counts.nodes_migrated_idle += 1,
+            MigrationCause::Paced => self.counts.nodes_migrated_paced += 1,
+            MigrationCause::ZoneFull => self.counts.nodes_migrated_at_full_zone += 1,
+        }
+        let p = plan(self.home(lbn), &node, self.draining.popular == Some(lbn), self.threshold.pages());
+        self.apply(ctx, lbn, &node, p)?;
+        if self.draining.is_empty() {
+            for &b in &self.draining.blocks {
+                assert_eq!(ctx.flash().valid_count(b), 0, "zone block {b} still holds valid pages after migration");
+            }
+            self.drained();
+        }
+        Ok(())
+    }
+
+    /// Every node of the draining zone has moved: its blocks wait for their erase, and the
+    /// dynamic threshold learns from the migration.
+    fn drained(&mut self) {
+        for b in std::mem::take(&mut self.draining.blocks) {
+            self.to_erase.push(self.geo.plane_of_block(b), b);
         }
         if let Threshold::Dynamic(d) = &mut self.threshold {
             let avg = self.pages_seen.checked_div(self.runs_seen).unwrap_or(1).max(1) as u32;
             d.update(avg);
         }
-        for b in std::mem::take(&mut self.zone) {
-            assert_eq!(ctx.flash().valid_count(b), 0, "zone block {b} still holds valid pages after migration");
-            self.to_erase.push(self.geo.plane_of_block(b), b);
-        }
-        Ok(())
     }
 
     fn apply(&mut self, ctx: &mut FlashCtx, lbn: u32, node: &BlockNode, p: Plan) -> Result<(), SimError> {
@@ -308,7 +406,7 @@ impl Waftl {
                 if let Threshold::Dynamic(d) = &mut self.threshold {
                     d.record_new_block(node.page_count());
                 }
-                self.gmt[lbn as usize] = PAGE_MAPPED;
+                self.set_gmt(lbn, PAGE_MAPPED);
                 for (off, zp) in node.pages() {
                     self.migrate_to_pmb(ctx, lbn * self.ppb + off, zp.ppn)?;
                 }
@@ -402,9 +500,9 @@ impl Waftl {
         if ctx.flash().write_pointer(new) == 0 {
             // Nothing to hold (every page trimmed): the logical block is unmapped again.
             self.pm.block_manager().give_back(ctx.flash(), new);
-            self.gmt[lbn as usize] = NONE;
+            self.set_gmt(lbn, NONE);
         } else {
-            self.gmt[lbn as usize] = new;
+            self.set_gmt(lbn, new);
         }
         Ok(())
     }
@@ -441,7 +539,7 @@ impl Waftl {
         old: Option<BlockId>,
     ) -> Result<(), SimError> {
         self.counts.bmb_to_pmb += 1;
-        self.gmt[lbn as usize] = PAGE_MAPPED;
+        self.set_gmt(lbn, PAGE_MAPPED);
         let mut in_zone = vec![false; self.ppb as usize];
         for (off, zp) in node.pages() {
             in_zone[off as usize] = true;
@@ -486,18 +584,22 @@ impl Waftl {
     fn log_host_write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
         assert!(lpn < self.logical_pages, "lpn {lpn} beyond the {} logical pages", self.logical_pages);
         self.host_activity(ctx);
+        self.run_blocks[(lpn / self.ppb) as usize] |= RUN_ACCESSED;
         self.bzmt.touch(lpn);
         let ppn = self.zone_page(ctx)?;
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         if let Some(old) = self.bzmt.log_write(lpn, ppn) {
             ctx.invalidate(old)?;
         }
+        if let Some(old) = self.draining.remove(lpn) {
+            ctx.invalidate(old.ppn)?;
+        }
         Ok(())
     }
 
-    /// Valid pages in lent blocks (the zone's and the BMBs').
+    /// Valid pages in lent blocks (the zones' and the BMBs').
     fn lent_valid(&self, flash: &FlashArray) -> u64 {
-        let zone: u64 = self.zone.iter().map(|&b| u64::from(flash.valid_count(b))).sum();
+        let zone: u64 = self.zone.iter().chain(&self.draining.blocks).map(|&b| u64::from(flash.valid_count(b))).sum();
         let bmbs: u64 =
             self.gmt.iter().filter(|&&b| b != NONE && b != PAGE_MAPPED).map(|&b| u64::from(flash.valid_count(b))).sum();
         zone + bmbs
@@ -511,7 +613,8 @@ impl Ftl for Waftl {
 
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
         self.host_activity(ctx);
-        if let Some(zp) = self.bzmt.lookup(lpn) {
+        self.run_blocks[(lpn / self.ppb) as usize] |= RUN_ACCESSED;
+        if let Some(zp) = self.bzmt.lookup(lpn).or_else(|| self.draining.lookup(lpn)) {
             self.bzmt.touch(lpn);
             return Ok(Some(ctx.read_mapped(zp.ppn, lpn, None)?));
         }
@@ -542,7 +645,7 @@ impl Ftl for Waftl {
 
     fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
         self.host_activity(ctx);
-        if let Some(zp) = self.bzmt.remove(lpn) {
+        for zp in [self.bzmt.remove(lpn), self.draining.remove(lpn)].into_iter().flatten() {
             ctx.invalidate(zp.ppn)?;
         }
         let (lbn, off) = (lpn / self.ppb, lpn % self.ppb);
@@ -560,20 +663,26 @@ impl Ftl for Waftl {
     }
 
     /// Offline GC: one erase of a Dirty Buffer Zone block or a replaced BMB per step, within
-    /// Eq. 4's budget for the idle period (set at its first step from Eq. 3's prediction).
+    /// Eq. 4's budget for the idle period (set at its first step from Eq. 3's prediction);
+    /// then, beyond the paper, one block node of a draining zone per step.
     fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
         if self.idle_since.is_none() {
             self.idle_since = Some(ctx.now().unwrap_or(0));
             self.idle_budget = self.idle.erases_for(self.t_erase_ns);
         }
-        if self.idle_budget == 0 {
+        if self.idle_budget > 0 {
+            if let Some(b) = self.to_erase.pop_any() {
+                self.erase_lent(ctx, b)?;
+                self.idle_budget -= 1;
+                self.counts.offline_erases += 1;
+                self.gc.background_collections += 1;
+                return Ok(true);
+            }
+        }
+        if self.draining.is_empty() {
             return Ok(false);
         }
-        let Some(b) = self.to_erase.pop_any() else { return Ok(false) };
-        self.erase_lent(ctx, b)?;
-        self.idle_budget -= 1;
-        self.counts.offline_erases += 1;
-        self.gc.background_collections += 1;
+        self.migrate_node(ctx, MigrationCause::Idle)?;
         Ok(true)
     }
 
@@ -591,6 +700,10 @@ impl Ftl for Waftl {
         self.pm.free_blocks()
     }
 
+    fn mapped_logical_blocks(&self) -> Option<MappedBlocks> {
+        Some(MappedBlocks { page_mapped: self.run_mapped.0, block_mapped: self.run_mapped.1 })
+    }
+
     fn mapping_sram_bytes(&self) -> u64 {
         // The CPMT (DFTL's cache budget) and the GMT: 4 bytes per logical block.
         self.pm.mapping_sram_bytes() + self.gmt.len() as u64 * mapping_size::ENTRY_BYTES
@@ -599,13 +712,26 @@ impl Ftl for Waftl {
     fn begin_measurement(&mut self) {
         self.pm.begin_measurement();
         self.counts = Counts::default();
+        self.run_blocks.fill(0);
+        self.run_mapped = (0, 0);
+    }
+
+    /// After preconditioning: the draining zone moves out and every waiting block is erased,
+    /// as a long idle period would do.
+    fn settle(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        while !self.draining.is_empty() {
+            self.migrate_node(ctx, MigrationCause::Idle)?;
+        }
+        while let Some(b) = self.to_erase.pop_any() {
+            self.erase_lent(ctx, b)?;
+        }
+        Ok(())
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = self.pm.extra_metrics();
         let c = &self.counts;
-        let bmb = self.gmt.iter().filter(|&&b| b != NONE && b != PAGE_MAPPED).count() as u64;
-        let pmb = self.gmt.iter().filter(|&&b| b == PAGE_MAPPED).count() as u64;
+        let (pmb, bmb) = self.mapped;
         m.insert("waftl_migrations".into(), c.migrations.into());
         m.insert("waftl_bmb_rewrites".into(), c.bmb_rewrites.into());
         m.insert("waftl_pmb_updates".into(), c.pmb_updates.into());
@@ -620,9 +746,14 @@ impl Ftl for Waftl {
         m.insert("waftl_idle_periods".into(), c.idle_periods.into());
         m.insert("waftl_bmb_to_pmb".into(), c.bmb_to_pmb.into());
         m.insert("waftl_short_zones".into(), c.short_zones.into());
+        m.insert("waftl_nodes_migrated_idle".into(), c.nodes_migrated_idle.into());
+        m.insert("waftl_nodes_migrated_paced".into(), c.nodes_migrated_paced.into());
+        m.insert("waftl_nodes_migrated_at_full_zone".into(), c.nodes_migrated_at_full_zone.into());
         m.insert("waftl_idle_prediction_error_ns".into(), self.idle.mean_abs_error_ns().into());
         m.insert("waftl_block_mapped_blocks".into(), bmb.into());
         m.insert("waftl_page_mapped_blocks".into(), pmb.into());
+        m.insert("waftl_run_page_mapped_blocks".into(), self.run_mapped.0.into());
+        m.insert("waftl_run_block_mapped_blocks".into(), self.run_mapped.1.into());
         m.insert("waftl_threshold_pages".into(), self.threshold.pages().into());
         m.insert(
             "waftl_mapping_table_bytes".into(),
@@ -656,10 +787,27 @@ impl Ftl for Waftl {
         for b in self.to_erase.iter() {
             assert_eq!(flash.valid_count(b), 0, "block {b} waits for its erase with valid pages");
         }
+        let pmb = self.gmt.iter().filter(|&&b| b == PAGE_MAPPED).count() as u64;
+        let bmb = self.gmt.iter().filter(|&&b| b != NONE && b != PAGE_MAPPED).count() as u64;
+        assert_eq!(self.mapped, (pmb, bmb), "GMT counts (page-mapped, block-mapped) drifted");
+        let (mut run_pmb, mut run_bmb) = (0, 0);
+        for (&e, _) in self.gmt.iter().zip(&self.run_blocks).filter(|(_, &f)| f & RUN_MIGRATED != 0) {
+            match e {
+                NONE => {}
+                PAGE_MAPPED => run_pmb += 1,
+                _ => run_bmb += 1,
+            }
+        }
+        assert_eq!(self.run_mapped, (run_pmb, run_bmb), "the run's GMT counts drifted");
         assert_eq!(
             self.zone.iter().map(|&b| u64::from(flash.valid_count(b))).sum::<u64>(),
             u64::from(self.bzmt.pages()),
             "zone valid pages and BZMT pages disagree"
+        );
+        assert_eq!(
+            self.draining.blocks.iter().map(|&b| u64::from(flash.valid_count(b))).sum::<u64>(),
+            u64::from(self.draining.pages()),
+            "draining zone valid pages and its nodes' pages disagree"
         );
     }
 }

@@ -11,15 +11,17 @@
 //! for THR from the average request size up to a full block (L206), D set by the user (0.03 and
 //! 0.06 in Figs. 18-19). The paper measured P and M "through repetitive experiments" (L201); a
 //! drive has to estimate them while it runs. The estimator here, re-evaluated at every
-//! migration from the new logical blocks migrated so far (their page counts c, a histogram):
+//! migration from the new logical blocks migrated (their page counts c, a histogram; each
+//! migration's weight halved at the next, `HISTORY_DECAY`):
 //!
 //! - M_X, the PMT entries if THR were X: every new block with c < X pages is page-mapped,
 //!   c entries each (blocks with c >= X cost only their GMT entry, as at any X);
 //! - P_X, the pages migrations program if THR were X: all zone pages (c per block), plus, for
 //!   each block placed in a BMB although not full (X <= c < a full block), the copies a later
 //!   BMB rewrite makes of the offsets the zone did not bring, (full - c) x u, where u is the
-//!   share of the BMBs made so far that a later migration rewrote (an EWMA over rewrites;
-//!   1 until the first BMB exists, so the first estimates lean towards keeping THR high).
+//!   number of BMB rewrites per BMB made so far (a BMB is rewritten whole at every migration
+//!   that brings an update of it, so u may well exceed 1; 1 until the first BMB exists, so
+//!   the first estimates lean towards keeping THR high).
 //!
 //! The new THR is the smallest X in [average request pages, full block] that meets both
 //! equations; a full block when none does. Only the trend matters (both sides are relative to
@@ -53,15 +55,18 @@ pub struct DynamicThreshold {
     d: f64,
     full: u32,
     current: u32,
-    /// New logical blocks migrated, by zone page count (index c = c pages).
-    counts: Vec<u64>,
-    /// Share of BMBs rewritten by a later migration (EWMA; 1 before any BMB).
-    rewrite_share: f64,
-    bmbs_made: u64,
+    /// New logical blocks migrated, by zone page count (index c = c pages), and BMBs made and
+    /// BMB rewrites: each weighted by HISTORY_DECAY per migration since.
+    counts: Vec<f64>,
+    bmbs_made: f64,
+    bmb_rewrites: f64,
 }
 
-/// Weight of one BMB's fate in the rewrite-share EWMA.
-const REWRITE_WEIGHT: f64 = 1.0 / 64.0;
+/// What one migration's history keeps of its weight at the next: the estimate follows the
+/// workload of the last few zones, not what the drive did long ago (a sequential fill makes
+/// only full blocks and no rewrites; remembered for ever it would hold THR at the request
+/// size whatever came next).
+const HISTORY_DECAY: f64 = 0.5;
 
 impl DynamicThreshold {
     /// A controller for blocks of `full` pages and control parameter `d` in (0, 1).
@@ -72,64 +77,76 @@ impl DynamicThreshold {
             d,
             full,
             current: full,
-            counts: vec![0; full as usize + 1],
-            rewrite_share: 1.0,
-            bmbs_made: 0,
+            counts: vec![0.0; full as usize + 1],
+            bmbs_made: 0.0,
+            bmb_rewrites: 0.0,
         }
     }
 
     /// A new logical block with `pages` zone pages was migrated.
     pub fn record_new_block(&mut self, pages: u32) {
         let c = pages.min(self.full) as usize;
-        self.counts[c] += 1;
+        self.counts[c] += 1.0;
     }
 
     /// A BMB was made (`rewritten` false) or a BMB was rewritten by a later migration
-    /// (`rewritten` true): the rewrite share moves towards what happened.
+    /// (`rewritten` true).
     pub fn record_bmb(&mut self, rewritten: bool) {
-        if !rewritten {
-            self.bmbs_made += 1;
-            if self.bmbs_made == 1 {
-                self.rewrite_share = 0.0;
-            }
-            self.rewrite_share *= 1.0 - REWRITE_WEIGHT;
+        if rewritten {
+            self.bmb_rewrites += 1.0;
         } else {
-            self.rewrite_share = self.rewrite_share * (1.0 - REWRITE_WEIGHT) + REWRITE_WEIGHT;
+            self.bmbs_made += 1.0;
+        }
+    }
+
+    /// u: BMB rewrites per BMB made (1 before the first BMB).
+    fn rewrites_per_bmb(&self) -> f64 {
+        if self.bmbs_made == 0.0 {
+            1.0
+        } else {
+            self.bmb_rewrites / self.bmbs_made
         }
     }
 
     /// M_X: PMT entries of the new blocks seen, were the threshold `x`.
     pub fn mapping_entries(&self, x: u32) -> f64 {
-        (1..x.min(self.full + 1)).map(|c| self.counts[c as usize] as f64 * f64::from(c)).sum()
+        (1..x.min(self.full + 1)).map(|c| self.counts[c as usize] * f64::from(c)).sum()
     }
 
     /// P_X: pages programmed for the new blocks seen, were the threshold `x`.
     pub fn programmed_pages(&self, x: u32) -> f64 {
-        let zone: f64 = (1..=self.full).map(|c| self.counts[c as usize] as f64 * f64::from(c)).sum();
-        let rewrites: f64 = (x.max(1)..self.full)
-            .map(|c| self.counts[c as usize] as f64 * f64::from(self.full - c) * self.rewrite_share)
-            .sum();
+        let zone: f64 = (1..=self.full).map(|c| self.counts[c as usize] * f64::from(c)).sum();
+        let u = self.rewrites_per_bmb();
+        let rewrites: f64 = (x.max(1)..self.full).map(|c| self.counts[c as usize] * f64::from(self.full - c) * u).sum();
         zone + rewrites
     }
 
     /// Re-evaluate Eqs. 1-2; `avg_request_pages` bounds the threshold from below (L206).
     /// Returns the threshold now in force.
     pub fn update(&mut self, avg_request_pages: u32) -> u32 {
+        self.current = self.choose(avg_request_pages);
+        for c in &mut self.counts {
+            *c *= HISTORY_DECAY;
+        }
+        self.bmbs_made *= HISTORY_DECAY;
+        self.bmb_rewrites *= HISTORY_DECAY;
+        self.current
+    }
+
+    /// The smallest threshold meeting Eqs. 1-2 on the history, a full block if none does.
+    fn choose(&self, avg_request_pages: u32) -> u32 {
         let (p_full, m_full) = (self.programmed_pages(self.full), self.mapping_entries(self.full));
         let lowest = avg_request_pages.clamp(1, self.full);
-        self.current = self.full;
         if p_full == 0.0 || m_full == 0.0 {
-            return self.current;
+            return self.full;
         }
-        for x in lowest..self.full {
-            let eq1 = (self.programmed_pages(x) - p_full) / p_full <= self.d;
-            let eq2 = (m_full - self.mapping_entries(x)) / m_full >= self.d;
-            if eq1 && eq2 {
-                self.current = x;
-                break;
-            }
-        }
-        self.current
+        (lowest..self.full)
+            .find(|&x| {
+                let eq1 = (self.programmed_pages(x) - p_full) / p_full <= self.d;
+                let eq2 = (m_full - self.mapping_entries(x)) / m_full >= self.d;
+                eq1 && eq2
+            })
+            .unwrap_or(self.full)
     }
 
     /// The threshold in force, pages.
@@ -177,11 +194,40 @@ mod tests {
         assert_eq!(t.update(8), 8, "never below the average request");
         // Some rewritten: a BMB of 60 pages costs 4 copies when rewritten; at a 40% share that is
         // 100 x 4 x 0.4 = 160 pages of 6,004 (2.7%), within D; the 4-page block's 60 copies are not.
+        // 33 rewrites of 500 BMBs: u = 0.066, the copies still cheap.
         for _ in 0..33 {
             t.record_bmb(true);
         }
-        let x = t.update(2);
-        assert_eq!(x, 5, "share {}", t.rewrite_share);
+        assert_eq!(t.update(2), 2, "u {}", t.rewrites_per_bmb());
+        // Ten rewrites per BMB: every partial BMB costs more than D; back to a full block.
+        for _ in 0..5_000 {
+            t.record_bmb(true);
+        }
+        assert_eq!(t.update(2), 64, "u {}", t.rewrites_per_bmb());
+    }
+
+    #[test]
+    fn a_sequential_past_is_forgotten_within_a_few_migrations() {
+        // A fill: many full blocks made into BMBs, never rewritten.
+        let mut t = DynamicThreshold::new(0.03, 64);
+        for _ in 0..100_000 {
+            t.record_new_block(64);
+            t.record_bmb(false);
+        }
+        t.record_new_block(3);
+        assert_eq!(t.update(1), 1, "nothing says partial BMBs are costly yet");
+        // Then small blocks whose BMBs are rewritten at every migration.
+        let mut thr = Vec::new();
+        for _ in 0..12 {
+            for _ in 0..1_000 {
+                t.record_new_block(4);
+                t.record_bmb(true);
+                t.record_bmb(true);
+            }
+            t.record_bmb(false);
+            thr.push(t.update(1));
+        }
+        assert_eq!(thr.last(), Some(&64), "{thr:?}");
     }
 
     #[test]

@@ -55,6 +55,16 @@ impl BlockNode {
         self.pages.len() as u32
     }
 
+    /// The zone page at offset `off`, if any.
+    pub fn page(&self, off: u32) -> Option<ZonePage> {
+        self.pages.get(&off).copied()
+    }
+
+    /// Forget the zone page at offset `off`; returns it.
+    pub fn remove(&mut self, off: u32) -> Option<ZonePage> {
+        self.pages.remove(&off)
+    }
+
     /// Dirty pages in the zone.
     pub fn dirty_pages(&self) -> u32 {
         self.pages.values().filter(|p| p.dirty).count() as u32
@@ -108,15 +118,14 @@ impl Bzmt {
 
     /// Forget the zone's copy of `lpn` (a trim); returns it.
     pub fn remove(&mut self, lpn: Lpn) -> Option<ZonePage> {
-        let node = self.nodes.get_mut(&(lpn / self.ppb))?;
-        let p = node.pages.remove(&(lpn % self.ppb))?;
+        let p = self.nodes.get_mut(&(lpn / self.ppb))?.remove(lpn % self.ppb)?;
         self.pages -= 1;
         Some(p)
     }
 
     /// The zone's copy of `lpn`, if any.
     pub fn lookup(&self, lpn: Lpn) -> Option<ZonePage> {
-        self.nodes.get(&(lpn / self.ppb))?.pages.get(&(lpn % self.ppb)).copied()
+        self.nodes.get(&(lpn / self.ppb))?.page(lpn % self.ppb)
     }
 
     /// Logical pages held (a page rewritten in the zone counts once).
