@@ -12,6 +12,7 @@ pub mod page;
 pub mod pcftl;
 pub mod scftl;
 mod slot_chains;
+pub mod threedftl;
 pub mod waftl;
 
 use ftlsim_core::config::DriveConfig;

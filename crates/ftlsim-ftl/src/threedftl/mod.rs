@@ -1,0 +1,9 @@
+//! 3DFTL (seed 001, Thontirawong 2014, Ch. 6): the page map kept in the spare areas of the
+//! data pages, three-level translation GTD -> LTD -> PMT, compressed spare areas, and a cache
+//! of GTD-entry lines written through. Issue 17; docs/3dftl.md.
+//!
+//! - `spare`: the spare-area layouts (Sec. 6.1.2), encoded and decoded bit for bit;
+//! - `sram`: the SRAM budgets of Tables 6.1 and 8.1.
+
+pub mod spare;
+pub mod sram;
