@@ -287,7 +287,7 @@ mod tests {
         // take only 81KB" (bytes per spare area), of 112 usable (L984).
         assert_eq!(UNCOMPRESSED_BYTES, 81);
         assert_eq!(COMPRESSED_BYTES, 106);
-        assert!(COMPRESSED_BYTES <= 112);
+        const { assert!(COMPRESSED_BYTES <= 112) };
         // 112 = 448 - 8 codewords x (24 bits x 14) / 8 of BCH parity.
         assert_eq!(448 - 8 * (24 * 14) / 8, 112);
         assert_eq!(INDEX_BITS + OFFSET_BITS, ENTRY_BITS);
