@@ -3,7 +3,10 @@
 //! of GTD-entry lines written through. Issue 17; docs/3dftl.md.
 //!
 //! - `spare`: the spare-area layouts (Sec. 6.1.2), encoded and decoded bit for bit;
-//! - `sram`: the SRAM budgets of Tables 6.1 and 8.1.
+//! - `sram`: the SRAM budgets of Tables 6.1 and 8.1;
+//! - `translate`: GTD and LTD pointers, the CMT of group lines and the reads each lookup
+//!   costs (Secs. 6.1.1-6.1.4).
 
 pub mod spare;
 pub mod sram;
+pub mod translate;

@@ -30,6 +30,47 @@
 
 use bitvec::prelude::*;
 use ftlsim_core::geometry::{Lpn, Ppn, NONE};
+use serde::{Deserialize, Serialize};
+
+/// The shape of a group and how many PPN indices a compressed spare area holds: the
+/// thesis's (`THESIS`), or another for worked examples (Sec. 6.1.4 uses groups of 4 LPNs, 2
+/// sub-groups and 2 indices). [`encode`] and [`decode`] are the thesis's layout only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    /// LPNs per GTD entry.
+    pub group: u32,
+    /// LTD entries (sub-groups) per GTD entry.
+    pub subgroups: u32,
+    /// PPN bits below the index.
+    pub offset_bits: u32,
+    /// Distinct PPN indices a compressed page holds besides its group's.
+    pub ppn_indices: usize,
+    /// Whether the page's own PPN takes an index like any entry (the worked example's toy
+    /// layout, whose "two distinct indices" count it) or its slot holds the LPN (the thesis's
+    /// layout, L969).
+    pub own_indexed: bool,
+}
+
+impl Layout {
+    /// PMT entries per LTD entry.
+    pub fn per_subgroup(&self) -> u32 {
+        self.group / self.subgroups
+    }
+
+    /// The sub-group of slot `slot` of a group.
+    pub fn subgroup_of(&self, slot: u32) -> u32 {
+        slot / self.per_subgroup()
+    }
+}
+
+/// The thesis's layout (L986).
+pub const THESIS: Layout = Layout {
+    group: GROUP,
+    subgroups: SUBGROUPS,
+    offset_bits: OFFSET_BITS as u32,
+    ppn_indices: INDICES - 1,
+    own_indexed: false,
+};
 
 /// LPNs per GTD entry.
 pub const GROUP: u32 = 64;
@@ -70,10 +111,10 @@ pub enum Format {
 
 impl Format {
     /// PMT entries the page carries (the thesis's classes: 64, 48 or 32, 16).
-    pub fn entries(self) -> u32 {
+    pub fn entries(self, layout: &Layout) -> u32 {
         match self {
-            Format::Uncompressed => PER_SUBGROUP,
-            Format::Compressed { carried } => carried.count_ones() * PER_SUBGROUP,
+            Format::Uncompressed => layout.per_subgroup(),
+            Format::Compressed { carried } => carried.count_ones() * layout.per_subgroup(),
         }
     }
 
@@ -86,16 +127,17 @@ impl Format {
     }
 }
 
-/// What a writer knows of the page's group: the current PPN of each of its 64 LPNs for the
-/// sub-groups in `known` (a bit each), and the LTD entry of every sub-group.
-#[derive(Debug, Clone)]
-pub struct GroupView {
+/// What a writer knows of the page's group: the current PPN of each of its LPNs for the
+/// sub-groups in `known` (a bit each; the page's own LPN at the page being written), and the
+/// LTD entry of every sub-group.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupView<'a> {
     /// PPN per slot (NONE unmapped); read only for known sub-groups.
-    pub entries: [Ppn; GROUP as usize],
+    pub entries: &'a [Ppn],
     /// A bit per sub-group whose entries are known.
     pub known: u8,
     /// LTD entry per sub-group (NONE: never written).
-    pub ltd: [Ppn; SUBGROUPS as usize],
+    pub ltd: &'a [Ppn],
 }
 
 /// A decoded spare area.
@@ -116,46 +158,67 @@ fn index(p: Ppn) -> u32 {
 }
 
 fn subgroup_of(slot: u32) -> u32 {
-    slot / PER_SUBGROUP
+    THESIS.subgroup_of(slot)
 }
 
-/// Distinct PPN indices a compressed page carrying `carried` needs (the own page's slot
-/// aside: it holds the LPN).
-fn distinct_indices(view: &GroupView, own_slot: u32, carried: u8) -> usize {
-    let mut seen: Vec<u32> = Vec::with_capacity(INDICES);
+/// Whether a compressed page carrying `carried` fits `layout`'s indices (the own page's
+/// slot aside: it holds the LPN). No allocation: counted in a small array.
+fn fits(layout: &Layout, view: &GroupView, own_slot: u32, carried: u8) -> bool {
+    let mut seen = [0u32; 16];
+    let mut n = 0;
     let mut add = |p: Ppn| {
-        if p != NONE && !seen.contains(&index(p)) {
-            seen.push(index(p));
+        if p == NONE {
+            return true;
         }
+        let i = p >> layout.offset_bits;
+        if !seen[..n].contains(&i) {
+            if n == layout.ppn_indices {
+                return false;
+            }
+            seen[n] = i;
+            n += 1;
+        }
+        true
     };
-    for k in 0..SUBGROUPS {
-        if carried & (1 << k) != 0 {
-            let slots = k * PER_SUBGROUP..(k + 1) * PER_SUBGROUP;
-            slots.filter(|&s| s != own_slot).for_each(|s| add(view.entries[s as usize]));
+    let per = layout.per_subgroup();
+    for k in 0..layout.subgroups {
+        let ok = if carried & (1 << k) != 0 {
+            (k * per..(k + 1) * per)
+                .filter(|&s| layout.own_indexed || s != own_slot)
+                .all(|s| add(view.entries[s as usize]))
         } else {
-            add(view.ltd[k as usize]);
+            add(view.ltd[k as usize])
+        };
+        if !ok {
+            return false;
         }
     }
-    seen.len()
+    true
+}
+
+/// Distinct PPN indices of a compressed page carrying `carried`, counted up to 16.
+fn spread(layout: &Layout, view: &GroupView, own_slot: u32, carried: u8) -> usize {
+    let wide = Layout { ppn_indices: 16, ..*layout };
+    (0..=16).find(|&n| fits(&Layout { ppn_indices: n, ..wide }, view, own_slot, carried)).unwrap_or(17)
 }
 
 /// The layout for the page of `lpn` (the own sub-group must be known).
-pub fn choose(view: &GroupView, lpn: Lpn) -> Format {
-    let own_slot = lpn % GROUP;
-    let own = subgroup_of(own_slot);
+pub fn choose(layout: &Layout, view: &GroupView, lpn: Lpn) -> Format {
+    let own_slot = lpn % layout.group;
+    let own = layout.subgroup_of(own_slot);
     assert!(view.known & (1 << own) != 0, "lpn {lpn}: the page's own sub-group must be known to write it");
-    let mut carried = view.known & 0b1111;
+    let mut carried = view.known & ((1 << layout.subgroups) - 1);
     loop {
         if carried == 1 << own {
             return Format::Uncompressed;
         }
-        if distinct_indices(view, own_slot, carried) < INDICES {
+        if fits(layout, view, own_slot, carried) {
             return Format::Compressed { carried };
         }
-        let drop = (0..SUBGROUPS)
+        let drop = (0..layout.subgroups)
             .rev()
             .filter(|&k| k != own && carried & (1 << k) != 0)
-            .min_by_key(|&k| distinct_indices(view, own_slot, carried & !(1 << k)))
+            .min_by_key(|&k| spread(layout, view, own_slot, carried & !(1 << k)))
             .expect("a sub-group besides the own one is carried");
         carried &= !(1 << drop);
     }
@@ -163,6 +226,7 @@ pub fn choose(view: &GroupView, lpn: Lpn) -> Format {
 
 /// The spare area of the page of `lpn` written at `own_ppn` in `format` (from [`choose`]).
 pub fn encode(view: &GroupView, lpn: Lpn, own_ppn: Ppn, format: Format) -> Vec<u8> {
+    assert!(view.entries.len() == GROUP as usize && view.ltd.len() == SUBGROUPS as usize, "the thesis's layout");
     let own_slot = lpn % GROUP;
     let own = subgroup_of(own_slot);
     let mut bits: BitVec<u8, Msb0> = BitVec::new();
@@ -293,7 +357,19 @@ mod tests {
         assert_eq!(INDEX_BITS + OFFSET_BITS, ENTRY_BITS);
     }
 
-    fn view(base: Ppn, spread: u32, seed: u64, known: u8) -> GroupView {
+    struct Owned {
+        entries: [Ppn; GROUP as usize],
+        known: u8,
+        ltd: [Ppn; SUBGROUPS as usize],
+    }
+
+    impl Owned {
+        fn view(&self) -> GroupView<'_> {
+            GroupView { entries: &self.entries, known: self.known, ltd: &self.ltd }
+        }
+    }
+
+    fn view(base: Ppn, spread: u32, seed: u64, known: u8) -> Owned {
         let mut x = seed | 1;
         let mut next = || {
             x ^= x << 13;
@@ -307,7 +383,7 @@ mod tests {
             *e = if r % 11 == 0 { NONE } else { base + (r % u64::from(spread.max(1))) as u32 };
         }
         let ltd = [0, 1, 2, 3].map(|_| base + (next() % u64::from(spread.max(1))) as u32);
-        GroupView { entries, known, ltd }
+        Owned { entries, known, ltd }
     }
 
     proptest! {
@@ -328,8 +404,8 @@ mod tests {
             let lpn = group * GROUP + slot;
             let own = slot / PER_SUBGROUP;
             let v = view(base, spread, seed, known | (1 << own));
-            let format = choose(&v, lpn);
-            let bytes = encode(&v, lpn, own_ppn, format);
+            let format = choose(&THESIS, &v.view(), lpn);
+            let bytes = encode(&v.view(), lpn, own_ppn, format);
             let size = if format == Format::Uncompressed { UNCOMPRESSED_BYTES } else { COMPRESSED_BYTES };
             prop_assert_eq!(bytes.len(), size);
             let d = decode(&bytes, own_ppn);
@@ -353,15 +429,15 @@ mod tests {
     fn clustered_entries_compress_scattered_ones_do_not() {
         // All 64 entries within 7 x 128 pages: one compressed page carries the whole group.
         let v = view(4096, 7 * 128, 5, 0b1111);
-        assert_eq!(choose(&v, 0), Format::Compressed { carried: 0b1111 });
-        assert_eq!(choose(&v, 0).entries(), 64);
+        assert_eq!(choose(&THESIS, &v.view(), 0), Format::Compressed { carried: 0b1111 });
+        assert_eq!(choose(&THESIS, &v.view(), 0).entries(&THESIS), 64);
         // Scattered over a million pages: only the own sub-group's 16, uncompressed.
         let v = view(0, 1 << 20, 5, 0b1111);
-        assert_eq!(choose(&v, 17), Format::Uncompressed);
-        assert_eq!(choose(&v, 17).entries(), 16);
+        assert_eq!(choose(&THESIS, &v.view(), 17), Format::Uncompressed);
+        assert_eq!(choose(&THESIS, &v.view(), 17).entries(&THESIS), 16);
         // Unknown sub-groups are never carried.
         let v = view(4096, 7 * 128, 5, 0b0101);
-        assert_eq!(choose(&v, 0), Format::Compressed { carried: 0b0101 });
+        assert_eq!(choose(&THESIS, &v.view(), 0), Format::Compressed { carried: 0b0101 });
     }
 
     #[test]
@@ -372,10 +448,10 @@ mod tests {
             v.entries[s] = 100_000 + (s as u32) * 1000;
         }
         v.ltd = [1, 2, 3, 200 * 128];
-        let f = choose(&v, 5);
+        let f = choose(&THESIS, &v.view(), 5);
         assert_eq!(f, Format::Compressed { carried: 0b0111 });
-        assert_eq!(f.entries(), 48);
-        let d = decode(&encode(&v, 5, 77, f), 77);
+        assert_eq!(f.entries(&THESIS), 48);
+        let d = decode(&encode(&v.view(), 5, 77, f), 77);
         assert_eq!(d.ltd[3], 200 * 128, "the dropped sub-group keeps its LTD entry");
     }
 }
