@@ -91,6 +91,14 @@ pub const FTLS: &[FtlInfo] = &[
         bytes_per_cache_byte: 4,
     },
     FtlInfo {
+        name: "3dftl",
+        description:
+            "3DFTL: mapping entries in the data pages' spare areas (GTD -> LTD -> PMT), compressed, write-through CMT",
+        source: "seed 001 Ch. 6 (Secs. 6.1.1-6.1.4, Table 6.1)",
+        bytes_per_logical_page: 5,
+        bytes_per_cache_byte: 1,
+    },
+    FtlInfo {
         name: "block",
         description: "block-level FTL: one physical block per logical block, page updates rewrite the block",
         source: "BFTL of seed 001 Sec. 3.2, Table 5.3",
@@ -127,6 +135,7 @@ pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
         "dloop" => Ok(Box::new(dloop::new(cfg)?)),
         "pcftl" => Ok(Box::new(pcftl::new(cfg)?)),
         "waftl" => Ok(Box::new(waftl::Waftl::new(cfg)?)),
+        "3dftl" => Ok(Box::new(threedftl::ThreeDftl::new(cfg)?)),
         other => unreachable!("FTL `{other}` is registered but not built"),
     }
 }

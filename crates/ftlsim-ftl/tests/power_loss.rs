@@ -261,7 +261,8 @@ fn the_ftls_said_to_recover_do_and_the_others_say_they_do_not() {
         } else {
             ""
         };
-        let cfg = small_config(24, 16, 0.3, &format!("[ftl]\nname = \"{}\"{zone}", info.name));
+        let mut cfg = small_config(24, 16, 0.3, &format!("[ftl]\nname = \"{}\"{zone}", info.name));
+        cfg.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes.max(112);
         let mut flash = FlashArray::new(&cfg.geometry, false);
         flash.keep_program_stamps();
         let mut ftl = ftlsim_ftl::build(&cfg).unwrap();

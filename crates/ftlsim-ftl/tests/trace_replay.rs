@@ -78,6 +78,8 @@ fn every_ftl_replays_financial1_with_the_oracle_under_heavy_gc() {
             0.2,
             &format!("[ftl]\nname = \"{}\"\n{cache}\n[nand]\ncopyback_same_parity = {parity}", info.name),
         );
+        // 3DFTL's spare areas hold up to 106 bytes of mapping entries (seed 001 L986).
+        cfg.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes.max(112);
         cfg.host.queue_depth = 8;
         let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
         sim.precondition(&Precondition { fill: 1.0, ..Precondition::default() }).unwrap();

@@ -2,11 +2,16 @@
 //! data pages, three-level translation GTD -> LTD -> PMT, compressed spare areas, and a cache
 //! of GTD-entry lines written through. Issue 17; docs/3dftl.md.
 //!
+//! - `ftl`: the FTL on the flash model (lookups charged in spare-area reads, GC that re-homes
+//!   what a victim's stale pages still carry);
 //! - `spare`: the spare-area layouts (Sec. 6.1.2), encoded and decoded bit for bit;
 //! - `sram`: the SRAM budgets of Tables 6.1 and 8.1;
 //! - `translate`: GTD and LTD pointers, the CMT of group lines and the reads each lookup
 //!   costs (Secs. 6.1.1-6.1.4).
 
+mod ftl;
 pub mod spare;
 pub mod sram;
 pub mod translate;
+
+pub use ftl::ThreeDftl;

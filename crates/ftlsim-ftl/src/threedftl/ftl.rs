@@ -1,0 +1,433 @@
+//! The 3DFTL FTL on the flash model (seed 001 Ch. 6): data pages only, each written with its
+//! group's mapping entries in its spare area (`translate`, `spare`), so no translation page
+//! is ever written; lookups read spare areas on a CMT miss (one or two pages); on-demand
+//! greedy GC per plane rewrites each page it moves with its group's entries.
+//!
+//! Where the thesis is silent (docs/3dftl.md):
+//! - The page map is kept whole in host memory for speed (`map`); write-through makes it
+//!   equal to what the spare areas hold, and the flash reads a lookup costs are charged by
+//!   `translate` from the GTD and LTD pointers.
+//! - A page whose data is stale may still be the LTD entry of a sub-group (its page of the
+//!   group was written compressed, and the next one could not carry that sub-group) or the
+//!   GTD entry (its LPN trimmed). Before GC erases a block holding such a page, the sub-group
+//!   is re-homed: a valid page of it is moved (preferably in the victim's plane) after its
+//!   line has read the old carrier, so the move carries its entries; a sub-group with no
+//!   mapped LPN left is forgotten. Counted as `threedftl_rehome_moves`.
+//! - Allocation is round-robin over planes (the thesis's chip has no parallelism, Sec. 4.2.1).
+
+use super::spare::{COMPRESSED_BYTES, THESIS};
+use super::sram::{self, InvalidTracking};
+use super::translate::Translation;
+use ftlsim_core::config::{Allocation, DriveConfig, GcCopy};
+use ftlsim_core::error::{ConfigError, SimError};
+use ftlsim_core::flash::{FlashArray, Oob, PageKind};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, OpRef};
+use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
+use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
+use ftlsim_core::scheduler::Tag;
+use serde::{Deserialize, Serialize};
+
+/// Write streams: host data, GC moves.
+const HOST: u32 = 0;
+const GC_STREAM: u32 = 1;
+/// Table 6.1's CMT: 128 lines (32.73 KB).
+const DEFAULT_LINES: u64 = 128;
+/// A plane keeps this many free blocks for GC to relocate into.
+const MIN_FREE_BLOCKS: u32 = 2;
+
+/// What 3DFTL counts besides its lookups.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Counts {
+    rehome_moves: u64,
+    forgotten_subgroups: u64,
+}
+
+/// 3DFTL.
+#[derive(Serialize, Deserialize)]
+pub struct ThreeDftl {
+    geo: Geometry,
+    map: Vec<Ppn>,
+    bm: BlockManager,
+    tr: Translation,
+    next_plane: u32,
+    threshold: u32,
+    copyback: bool,
+    jobs: Vec<Option<GcJob>>,
+    gc: GcCounts,
+    counts: Counts,
+}
+
+/// Moves a valid page for GC: its group's line must know its sub-group (a GC-caused miss
+/// reads spare areas), then the copy carries the entries the line knows.
+struct Mover<'a> {
+    map: &'a mut [Ppn],
+    bm: &'a mut BlockManager,
+    tr: &'a mut Translation,
+    copyback: bool,
+    moved: &'a mut u64,
+}
+
+impl Mover<'_> {
+    fn move_page(&mut self, ctx: &mut FlashCtx, src: Ppn, lpn: Lpn) -> Result<(), SimError> {
+        spare_reads(ctx, self.tr, lpn, true)?;
+        let g = ctx.flash().geometry();
+        let (plane, parity) = (g.plane_of(src), g.page_in_block(src) % 2);
+        let dst = self.bm.allocate(ctx.flash(), plane, GC_STREAM)?;
+        let g = ctx.flash().geometry();
+        let parity_ok = !ctx.flash().copyback_same_parity() || g.page_in_block(dst) % 2 == parity;
+        ctx.copy(src, dst, self.copyback && parity_ok)?;
+        assert_eq!(self.map[lpn as usize], src, "lpn {lpn} maps elsewhere than its valid page {src}");
+        self.map[lpn as usize] = dst;
+        ctx.invalidate(src)?;
+        self.bm.on_invalidate(ctx.flash(), src);
+        self.tr.written(lpn, dst, self.map);
+        *self.moved += 1;
+        Ok(())
+    }
+}
+
+impl Relocate for Mover<'_> {
+    fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
+        assert_eq!(oob.kind, PageKind::Data, "3DFTL has data pages only");
+        self.move_page(ctx, src, oob.lpn)
+    }
+}
+
+/// Read the spare areas `lpn`'s lookup needs (tagged mapping), each waiting for the one
+/// before; the last one's operation, for the data read to wait for.
+fn spare_reads(ctx: &mut FlashCtx, tr: &mut Translation, lpn: Lpn, gc: bool) -> Result<Option<OpRef>, SimError> {
+    let access = tr.lookup(lpn, gc);
+    if access.reads().is_empty() {
+        return Ok(None);
+    }
+    let prev = ctx.set_tag(Tag::Mapping);
+    let mut last = None;
+    for &p in access.reads() {
+        ctx.read_after(p, last)?;
+        last = ctx.last_op();
+    }
+    ctx.set_tag(prev);
+    Ok(last)
+}
+
+impl ThreeDftl {
+    /// Build for a validated config.
+    pub fn new(cfg: &DriveConfig) -> Result<ThreeDftl, ConfigError> {
+        let d = cfg.derive()?;
+        let g = &cfg.geometry;
+        if (g.spare_usable_bytes as usize) < COMPRESSED_BYTES {
+            return Err(ConfigError::Invalid {
+                key: "geometry.spare_usable_bytes".into(),
+                value: g.spare_usable_bytes.to_string(),
+                rule: format!(
+                    "3dftl writes up to {COMPRESSED_BYTES} bytes of mapping entries per spare area (seed 001 L986); \
+                     the thesis's chip has 112 usable (the `thesis` preset)"
+                ),
+            });
+        }
+        if let Some(a) = cfg.ftl.allocation.filter(|&a| a != Allocation::RoundRobin) {
+            return Err(ConfigError::Invalid {
+                key: "ftl.allocation".into(),
+                value: format!("{a:?}"),
+                rule: "3dftl allocates round-robin over planes (the thesis's chip has no parallelism)".into(),
+            });
+        }
+        let lines = cfg.ftl.mapping_cache_bytes.map_or(DEFAULT_LINES, sram::cmt_lines);
+        if lines == 0 {
+            return Err(ConfigError::Invalid {
+                key: "ftl.mapping_cache_bytes".into(),
+                value: cfg.ftl.mapping_cache_bytes.unwrap_or(0).to_string(),
+                rule: format!("must hold at least one CMT line of {} bits", sram::LINE_BITS),
+            });
+        }
+        let groups = d.logical_pages.div_ceil(THESIS.group);
+        Ok(ThreeDftl {
+            geo: g.clone(),
+            map: ftlsim_core::big_array::filled(d.logical_pages as usize, NONE),
+            bm: BlockManager::new(g, 2, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
+            tr: Translation::new(THESIS, groups, lines as usize),
+            next_plane: 0,
+            threshold: d.gc_threshold_blocks,
+            copyback: cfg.ftl.gc_copy == Some(GcCopy::Copyback),
+            jobs: vec![None; g.planes() as usize],
+            gc: GcCounts::default(),
+            counts: Counts::default(),
+        })
+    }
+
+    fn mover(&mut self) -> Mover<'_> {
+        Mover {
+            map: &mut self.map,
+            bm: &mut self.bm,
+            tr: &mut self.tr,
+            copyback: self.copyback,
+            moved: &mut self.gc.pages_moved,
+        }
+    }
+
+    /// One step of `job`: a page moved, or, once no valid page is left, the stale pages'
+    /// mapping duties re-homed and the victim erased.
+    fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
+        if ctx.flash().valid_count(job.victim) == 0 {
+            self.rehome(ctx, job.victim)?;
+        }
+        let s = job.step(ctx, &mut self.mover())?;
+        if s == GcStep::Erased {
+            self.bm.release(ctx.flash(), job.victim);
+        }
+        Ok(s)
+    }
+
+    /// Before `victim` (no valid page left) is erased: every sub-group whose LTD entry, and
+    /// every group whose GTD entry, is one of its pages gets a new carrier (a valid page of
+    /// it moved) or is forgotten when nothing of it is mapped.
+    fn rehome(&mut self, ctx: &mut FlashCtx, victim: BlockId) -> Result<(), SimError> {
+        let first = self.geo.first_page(victim);
+        let (group_size, per) = (THESIS.group, THESIS.per_subgroup());
+        for off in 0..ctx.flash().write_pointer(victim) {
+            let p = first + off;
+            let Ok(oob) = ctx.flash().read(p) else { continue };
+            let group = oob.lpn / group_size;
+            for k in 0..THESIS.subgroups {
+                if self.tr.ltd(group)[k as usize] != p {
+                    continue;
+                }
+                let slots = group * group_size + k * per..(group * group_size + (k + 1) * per);
+                match self.pick(slots, victim) {
+                    Some(lpn) => self.rehome_move(ctx, lpn)?,
+                    None => {
+                        self.tr.forget_subgroup(group, k);
+                        self.counts.forgotten_subgroups += 1;
+                    }
+                }
+            }
+            if self.tr.gtd(group) == p {
+                let slots = group * group_size..(group + 1) * group_size;
+                match self.pick(slots, victim) {
+                    Some(lpn) => self.rehome_move(ctx, lpn)?,
+                    None => (0..THESIS.subgroups).for_each(|k| self.tr.forget_subgroup(group, k)),
+                }
+            }
+            debug_assert!(self.tr.carried_by(group, p) == 0 && self.tr.gtd(group) != p, "page {p} still carries");
+        }
+        Ok(())
+    }
+
+    /// A mapped LPN among `slots` to move, preferably one on the victim's plane.
+    fn pick(&self, slots: std::ops::Range<u32>, victim: BlockId) -> Option<Lpn> {
+        let plane = self.geo.plane_of_block(victim);
+        let mapped = slots.filter(|&l| (l as usize) < self.map.len() && self.map[l as usize] != NONE);
+        let mut first = None;
+        for l in mapped {
+            if self.geo.plane_of(self.map[l as usize]) == plane {
+                return Some(l);
+            }
+            first.get_or_insert(l);
+        }
+        first
+    }
+
+    fn rehome_move(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
+        let src = self.map[lpn as usize];
+        self.mover().move_page(ctx, src, lpn)?;
+        self.counts.rehome_moves += 1;
+        Ok(())
+    }
+
+    /// The plane for the next host page, after foreground GC made room there; the next
+    /// plane when this one has nothing to reclaim.
+    fn place(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<PlaneId, SimError> {
+        let planes = self.geo.planes();
+        for _ in 0..planes {
+            let plane = self.next_plane;
+            self.next_plane = (plane + 1) % planes;
+            if self.ensure_space(ctx, plane)? {
+                return Ok(plane);
+            }
+        }
+        Err(SimError::Ftl(format!(
+            "lpn {lpn}: every plane is full of valid data and nothing can be reclaimed (raise the over-provisioning)"
+        )))
+    }
+
+    /// Foreground greedy GC on `plane` until it is back at the threshold; `false` when it
+    /// has no free block to spare and nothing to reclaim.
+    fn ensure_space(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+        if self.bm.free_blocks(plane) >= self.threshold {
+            return Ok(true);
+        }
+        let prev = ctx.set_tag(Tag::Gc);
+        let mut collections = 0;
+        while self.bm.free_blocks(plane) < self.threshold {
+            collections += 1;
+            let Some(mut job) = self.bm.next_job(&mut self.jobs[plane as usize], ctx.flash(), plane, true) else {
+                break;
+            };
+            if collections > self.geo.blocks_per_plane {
+                ctx.set_tag(prev);
+                return Err(SimError::Ftl(format!(
+                    "plane {plane}: GC made no progress in {} collections",
+                    collections
+                )));
+            }
+            let mut steps = 0;
+            while self.step(ctx, &mut job)? == GcStep::Moved {
+                steps += 1;
+                assert!(steps <= 2 * self.geo.pages_per_block, "gc job on block {} does not end", job.victim);
+            }
+            self.gc.foreground_collections += 1;
+        }
+        ctx.set_tag(prev);
+        Ok(self.bm.free_blocks(plane) >= MIN_FREE_BLOCKS)
+    }
+}
+
+impl Ftl for ThreeDftl {
+    fn name(&self) -> &'static str {
+        "3dftl"
+    }
+
+    fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
+        let located = spare_reads(ctx, &mut self.tr, lpn, false)?;
+        let ppn = self.map[lpn as usize];
+        if ppn == NONE {
+            return Ok(None);
+        }
+        Ok(Some(ctx.read_mapped(ppn, lpn, located)?))
+    }
+
+    fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
+        // GC first: its moves may take this group's line out of the CMT.
+        let plane = self.place(ctx, lpn)?;
+        spare_reads(ctx, &mut self.tr, lpn, false)?;
+        let ppn = self.bm.allocate(ctx.flash(), plane, HOST)?;
+        ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
+        let old = std::mem::replace(&mut self.map[lpn as usize], ppn);
+        if old != NONE {
+            ctx.invalidate(old)?;
+            self.bm.on_invalidate(ctx.flash(), old);
+        }
+        self.tr.written(lpn, ppn, &self.map);
+        Ok(())
+    }
+
+    fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
+        let old = std::mem::replace(&mut self.map[lpn as usize], NONE);
+        if old != NONE {
+            ctx.invalidate(old)?;
+            self.bm.on_invalidate(ctx.flash(), old);
+        }
+        Ok(())
+    }
+
+    fn background_step(&mut self, _ctx: &mut FlashCtx) -> Result<bool, SimError> {
+        // The thesis's GC is on demand only (Sec. 4.2.1).
+        Ok(false)
+    }
+
+    fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+        let Some(mut job) = self.bm.next_job(&mut self.jobs[plane as usize], ctx.flash(), plane, false) else {
+            return Ok(false);
+        };
+        let prev = ctx.set_tag(Tag::Gc);
+        match self.step(ctx, &mut job)? {
+            GcStep::Moved => self.jobs[plane as usize] = Some(job),
+            GcStep::Erased => self.gc.background_collections += 1,
+        }
+        ctx.set_tag(prev);
+        Ok(true)
+    }
+
+    fn gc_counts(&self) -> GcCounts {
+        self.gc.clone()
+    }
+
+    fn free_blocks(&self) -> u64 {
+        self.bm.free_blocks_total()
+    }
+
+    fn mapping_sram_bytes(&self) -> u64 {
+        let (gtd, cmt) = self.sram();
+        gtd + cmt
+    }
+
+    fn begin_measurement(&mut self) {
+        self.tr.counts = Default::default();
+        self.counts = Counts::default();
+    }
+
+    fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
+        let c = &self.tr.counts;
+        let mut m = serde_json::Map::new();
+        let host = c.hits + c.pointer_hits + c.one_read_misses + c.two_read_misses + c.unwritten;
+        m.insert("cache_accesses".into(), host.into());
+        m.insert("cache_hits".into(), c.hits.into());
+        m.insert("cache_hit_ratio".into(), (if host > 0 { c.hits as f64 / host as f64 } else { 0.0 }).into());
+        m.insert("cache_pointer_hits".into(), c.pointer_hits.into());
+        m.insert("cache_misses_one_read".into(), c.one_read_misses.into());
+        m.insert("cache_misses_two_reads".into(), c.two_read_misses.into());
+        m.insert("cache_misses_unwritten".into(), c.unwritten.into());
+        m.insert("gc_cache_misses".into(), c.gc_misses.into());
+        m.insert("spare_reads".into(), c.spare_reads.into());
+        m.insert("translation_pages_written".into(), 0u64.into());
+        m.insert("pages_compressed".into(), c.compressed_pages.into());
+        m.insert("pages_semi_compressed".into(), c.semi_compressed_pages.into());
+        m.insert("pages_uncompressed".into(), c.uncompressed_pages.into());
+        m.insert("threedftl_rehome_moves".into(), self.counts.rehome_moves.into());
+        m.insert("threedftl_forgotten_subgroups".into(), self.counts.forgotten_subgroups.into());
+        let (gtd, cmt) = self.sram();
+        m.insert("sram_gtd_bytes".into(), gtd.into());
+        m.insert("sram_cmt_bytes".into(), cmt.into());
+        let flags = sram::gc_metadata_bytes(
+            InvalidTracking::Flags,
+            u64::from(self.geo.blocks()),
+            u64::from(self.geo.pages_per_block),
+        );
+        m.insert("sram_gc_metadata_bytes".into(), flags.into());
+        m
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        ftlsim_core::state::encode(self)
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        *self = ftlsim_core::state::decode(bytes)?;
+        Ok(())
+    }
+
+    fn check_invariants(&self, flash: &FlashArray) {
+        self.bm.check_invariants(flash);
+        let mut mapped = 0u64;
+        for (lpn, &ppn) in self.map.iter().enumerate() {
+            if ppn == NONE {
+                continue;
+            }
+            mapped += 1;
+            assert!(flash.is_valid(ppn), "lpn {lpn} maps to invalid page {ppn}");
+            assert_eq!(flash.owner(ppn) as usize, lpn, "page {ppn} holds another lpn than {lpn}");
+        }
+        let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
+        assert_eq!(mapped, valid, "mapped pages {mapped} != valid pages {valid}");
+        // Every pointer the spare areas hold leads to a written page of its group: no GC
+        // erased the only copy of a sub-group's entries.
+        let groups = self.map.len().div_ceil(THESIS.group as usize) as u32;
+        for g in 0..groups {
+            for &p in self.tr.ltd(g).iter().chain(std::iter::once(&self.tr.gtd(g))) {
+                if p == NONE {
+                    continue;
+                }
+                let oob = flash.read(p).unwrap_or_else(|e| panic!("group {g}: its pointer to page {p}: {e}"));
+                assert_eq!(oob.lpn / THESIS.group, g, "group {g} points at page {p} of lpn {}", oob.lpn);
+            }
+        }
+    }
+}
+
+impl ThreeDftl {
+    /// SRAM of the GTD (over the chip's physical pages, as Table 6.1 sizes it) and the CMT.
+    fn sram(&self) -> (u64, u64) {
+        let pages = u64::from(self.geo.blocks()) * u64::from(self.geo.pages_per_block);
+        (sram::gtd_bytes(pages), self.tr.sram_bytes().1)
+    }
+}

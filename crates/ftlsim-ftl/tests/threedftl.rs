@@ -1,0 +1,118 @@
+//! 3DFTL (issue 17, seed 001 Ch. 6) on the flash model: the data oracle over random
+//! workloads with GC re-homing what stale pages carry (the invariants check that every GTD
+//! and LTD pointer leads to a written page of its group), no translation page ever written,
+//! lookups by class, refused configs.
+
+mod util;
+
+use ftlsim_core::config::DriveConfig;
+use ftlsim_core::metrics::NoObserver;
+use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions};
+use ftlsim_core::workload::{Generator, WorkloadSpec};
+use proptest::prelude::*;
+use util::{mix, run_oracle, small_config};
+
+/// A drive of 4 planes x `blocks` blocks of 16 pages, 112 usable spare bytes, a CMT of
+/// `lines` lines.
+fn threedftl(blocks: u32, share: f64, lines: u64) -> DriveConfig {
+    let cache = (lines * 2095).div_ceil(8);
+    let mut cfg = small_config(blocks, 16, share, &format!("[ftl]\nname = \"3dftl\"\nmapping_cache_bytes = {cache}"));
+    cfg.geometry.spare_usable_bytes = 112;
+    cfg
+}
+
+fn metric(r: &Report, k: &str) -> u64 {
+    r.ftl_metrics.get(k).and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no metric {k}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_read_returns_the_newest_version(m in mix(), lines in 1u64..40, share in 0.15f64..0.35) {
+        if let Err(e) = run_oracle(threedftl(48, share, lines), &m, 1500) {
+            prop_assert!(false, "{e}\nlines {lines}, share {share}\nmix: {m:?}");
+        }
+    }
+}
+
+fn run_on(cfg: DriveConfig, fill: f64, workload: &str) -> Report {
+    let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
+    sim.precondition(&Precondition {
+        fill,
+        steady_state: fill > 0.5,
+        max_overwrite_passes: 1.0,
+        ..Precondition::default()
+    })
+    .unwrap();
+    let spec = WorkloadSpec::parse(workload).unwrap();
+    let mut gen = Generator::new(&spec, sim.derived().logical_bytes, 3).unwrap().map(Ok);
+    let opts = RunOptions {
+        replay: Replay::Closed { queue_depth: 8 },
+        check_every: 97,
+        interval_ns: 0,
+        ..RunOptions::default()
+    };
+    let r = sim.run(&mut gen, &opts, &mut NoObserver).unwrap();
+    sim.check_invariants();
+    r
+}
+
+#[test]
+fn no_translation_page_is_written_and_lookups_fall_into_the_thesis_classes() {
+    // A full drive: no read of a never-written page (whose functional write-in is counted
+    // apart from the run's flash operations).
+    let r = run_on(threedftl(48, 0.2, 4), 1.0, "pattern=uniform,read=0.5,size=4k,requests=4000");
+    assert_eq!(r.flash.programs.mapping, 0, "3DFTL writes no translation page");
+    assert_eq!(metric(&r, "translation_pages_written"), 0);
+    let accesses = metric(&r, "cache_accesses");
+    let classes = [
+        "cache_hits",
+        "cache_pointer_hits",
+        "cache_misses_one_read",
+        "cache_misses_two_reads",
+        "cache_misses_unwritten",
+    ];
+    assert_eq!(classes.iter().map(|k| metric(&r, k)).sum::<u64>(), accesses);
+    assert!(metric(&r, "cache_misses_one_read") > 0 && metric(&r, "cache_misses_two_reads") > 0, "{:?}", r.ftl_metrics);
+    // Spare-area reads are mapping reads: one per one-read miss or pointer hit, two per
+    // two-read miss, plus GC's.
+    let host_reads = metric(&r, "cache_pointer_hits")
+        + metric(&r, "cache_misses_one_read")
+        + 2 * metric(&r, "cache_misses_two_reads");
+    assert!(metric(&r, "spare_reads") >= host_reads);
+    assert_eq!(r.flash.reads.mapping, metric(&r, "spare_reads"));
+    assert!(r.gc.collections > 0, "GC ran");
+    // Random 4 KiB writes scatter a group's pages: few compressed pages, many not.
+    let pages = metric(&r, "pages_compressed") + metric(&r, "pages_semi_compressed") + metric(&r, "pages_uncompressed");
+    assert!(pages >= r.host.pages_written, "{pages} < {}", r.host.pages_written);
+}
+
+#[test]
+fn sequential_writes_compress_and_a_bigger_cache_hits_more() {
+    let r = run_on(threedftl(48, 0.2, 4), 0.0, "pattern=sequential,read=0,size=64k,requests=300");
+    assert!(metric(&r, "pages_compressed") > metric(&r, "pages_uncompressed"), "{:?}", r.ftl_metrics);
+    let small = run_on(threedftl(48, 0.2, 2), 0.9, "pattern=zipf:0.9,read=0.7,size=4k,requests=3000");
+    let big = run_on(threedftl(48, 0.2, 32), 0.9, "pattern=zipf:0.9,read=0.7,size=4k,requests=3000");
+    let ratio = |r: &Report| r.ftl_metrics["cache_hit_ratio"].as_f64().unwrap();
+    assert!(ratio(&big) > ratio(&small), "{} vs {}", ratio(&big), ratio(&small));
+}
+
+#[test]
+fn configs_it_cannot_run_are_refused_with_the_reason() {
+    let mut cfg = threedftl(48, 0.2, 4);
+    cfg.geometry.spare_usable_bytes = 64;
+    let e = ftlsim_ftl::build(&cfg).err().expect("refused").to_string();
+    assert!(e.contains("geometry.spare_usable_bytes") && e.contains("106"), "{e}");
+    let mut cfg = threedftl(48, 0.2, 4);
+    cfg.ftl.mapping_cache_bytes = Some(100);
+    let e = ftlsim_ftl::build(&cfg).err().expect("refused").to_string();
+    assert!(e.contains("ftl.mapping_cache_bytes"), "{e}");
+}
+
+#[test]
+fn a_run_is_deterministic() {
+    let a = run_on(threedftl(48, 0.2, 4), 0.9, "pattern=hotcold:0.8:0.2,read=0.4,requests=2000");
+    let b = run_on(threedftl(48, 0.2, 4), 0.9, "pattern=hotcold:0.8:0.2,read=0.4,requests=2000");
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+}
