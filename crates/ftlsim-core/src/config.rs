@@ -246,6 +246,9 @@ pub struct FtlConfig {
     pub foreground_gc: ForegroundGc,
     /// Whether host reads may overtake foreground GC.
     pub gc_preemption: GcPreemption,
+    /// How GC learns which pages of a victim are invalid (seed 001 Table 8.1): demand-based
+    /// FTLs and 3dftl only.
+    pub invalid_tracking: InvalidTracking,
     /// Collect in host idle time.
     pub background_gc: bool,
     /// Background GC runs on planes with fewer free blocks than this (default threshold + 2).
@@ -312,6 +315,21 @@ pub enum ZoneMigration {
     /// All of Algorithm 1 in the request that finds the zone full (the whole zone copied before
     /// that request completes).
     Foreground,
+}
+
+/// How GC learns which pages are invalid (`ftl.invalid_tracking`, seed 001 Sec. 8.1,
+/// Table 8.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvalidTracking {
+    /// One invalid flag per page in SRAM (Table 6.1's "GC 128KB"): GC reads only valid pages.
+    #[default]
+    Flags,
+    /// One invalid counter per block (Table 8.1's "GC 4KB"): GC reads every page of a victim
+    /// and looks its LPN up to learn whether it is still valid.
+    Counters,
+    /// ILog (Ch. 8): block invalid flags logged in invalidation pages on flash.
+    Ilog,
 }
 
 /// How DFTL collects (`[ftl.dftl] gc`).
@@ -408,6 +426,7 @@ impl Default for FtlConfig {
             gc_copy: None,
             foreground_gc: ForegroundGc::UntilThreshold,
             gc_preemption: GcPreemption::None,
+            invalid_tracking: InvalidTracking::default(),
             background_gc: false,
             background_gc_threshold_blocks: None,
             idle_threshold_ns: 1_000_000,

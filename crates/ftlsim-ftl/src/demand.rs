@@ -18,7 +18,7 @@
 //! conventional GC of PCFTL's DFTL baseline, with one active block per chip, moves through
 //! the controller into the chip's active block, and all host I/O held meanwhile.
 
-use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcRoom, GcScope};
+use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcRoom, GcScope, InvalidTracking};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, GcCounts, OpRef};
@@ -260,6 +260,11 @@ pub struct MoveCounts {
     /// Collections (foreground or idle-time) that used as many destination pages, moves and
     /// parity waste, as their victim gave back: they freed nothing.
     pub no_progress_collections: u64,
+    /// Stale pages of victims GC read to learn they were stale (`ftl.invalid_tracking =
+    /// "counters"`, seed 001 L1187).
+    pub stale_pages_read: u64,
+    /// The cache lookups of their LPNs that told it.
+    pub validation_lookups: u64,
 }
 
 /// The state a demand-based FTL keeps besides its cache.
@@ -313,6 +318,10 @@ pub(crate) struct DemandState {
     fetched: Option<OpRef>,
     /// One victim per foreground trigger (`ftl.foreground_gc = "incremental"`).
     incremental: bool,
+    /// How GC learns which pages of a victim are stale.
+    pub tracking: InvalidTracking,
+    /// Per plane: the victim whose stale pages were read (counters), NONE after its erase.
+    validated: Vec<BlockId>,
 }
 
 /// A plane takes host pages without GC (dynamic allocation), and an incremental trigger
@@ -383,6 +392,8 @@ impl DemandState {
             name,
             fetched: None,
             incremental: cfg.ftl.foreground_gc == ForegroundGc::Incremental,
+            tracking: cfg.ftl.invalid_tracking,
+            validated: vec![NONE; g.planes() as usize],
         })
     }
 
@@ -397,9 +408,11 @@ impl DemandState {
         u64::from(self.geo.blocks()) * u64::from(self.geo.pages_per_block) / u64::from(self.per_tp)
     }
 
-    /// GC metadata: one validity bit per physical page (Table 5.2, reported apart).
+    /// GC metadata (reported apart): one validity bit per physical page (Table 5.2), or one
+    /// 1-byte invalid counter per block (Table 8.1's 4 KB).
     pub fn gc_metadata_bytes(&self) -> u64 {
-        (u64::from(self.geo.blocks()) * u64::from(self.geo.pages_per_block)).div_ceil(8)
+        let (blocks, ppb) = (u64::from(self.geo.blocks()), u64::from(self.geo.pages_per_block));
+        crate::threedftl::sram::gc_metadata_bytes(self.tracking, blocks, ppb)
     }
 
     /// Read translation page `tvpn` for a fetch, if it exists; whether it did.
@@ -424,6 +437,8 @@ impl DemandState {
         m.insert("gc_inter_plane_copies".into(), v.inter_plane.into());
         m.insert("gc_parity_wasted_pages".into(), v.wasted_pages.into());
         m.insert("gc_no_progress_collections".into(), v.no_progress_collections.into());
+        m.insert("gc_stale_pages_read".into(), v.stale_pages_read.into());
+        m.insert("gc_validation_lookups".into(), v.validation_lookups.into());
     }
 
     fn next_plane(&mut self, flash: &FlashArray, stream: u32) -> PlaneId {
@@ -923,13 +938,44 @@ pub(crate) trait DemandFtl {
         }
     }
 
-    /// One step of GC job `job` (a page move or the erase).
+    /// One step of GC job `job` (a page move or the erase); with invalid counters only, the
+    /// victim's stale pages are read and looked up first.
     fn gc_job_step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
+        let plane = self.state().geo.plane_of_block(job.victim) as usize;
+        if self.state().tracking == InvalidTracking::Counters && self.state().validated[plane] != job.victim {
+            self.read_stale_pages(ctx, job.victim)?;
+        }
         let step = job.step(ctx, &mut Mover { ftl: self })?;
         if step == GcStep::Erased {
-            self.state_mut().bm.release(ctx.flash(), job.victim);
+            let s = self.state_mut();
+            s.bm.release(ctx.flash(), job.victim);
+            s.validated[plane] = NONE;
         }
         Ok(step)
+    }
+
+    /// With only an invalid counter per block (Table 8.1), GC cannot tell a victim's stale
+    /// pages from its valid ones: it reads each page's spare area and looks its LPN up
+    /// (L1187: "GC must read every page ... and remap it", which can miss in the cache and
+    /// write back). The valid pages are read by their moves; here the stale ones. A stale
+    /// translation page is told by the directory, in SRAM.
+    fn read_stale_pages(&mut self, ctx: &mut FlashCtx, victim: BlockId) -> Result<(), SimError> {
+        let first = self.state().geo.first_page(victim);
+        let plane = self.state().geo.plane_of_block(victim) as usize;
+        self.state_mut().validated[plane] = victim;
+        for off in 0..ctx.flash().write_pointer(victim) {
+            let p = first + off;
+            if ctx.flash().is_valid(p) {
+                continue;
+            }
+            let Some(oob) = ctx.read_spare(p) else { continue };
+            self.state_mut().moves.stale_pages_read += 1;
+            if oob.kind == PageKind::Data {
+                self.access(ctx, oob.lpn)?;
+                self.state_mut().moves.validation_lookups += 1;
+            }
+        }
+        Ok(())
     }
 
     /// Foreground GC on `plane` until it has `threshold` free blocks, then the write-backs

@@ -15,7 +15,7 @@ mod slot_chains;
 pub mod threedftl;
 pub mod waftl;
 
-use ftlsim_core::config::DriveConfig;
+use ftlsim_core::config::{DriveConfig, InvalidTracking};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::ftl::Ftl;
 use ftlsim_core::sim::Simulator;
@@ -123,9 +123,28 @@ pub fn info(name: &str) -> Result<&'static FtlInfo, ConfigError> {
     })
 }
 
+/// FTLs whose GC can track invalid pages other than by flags (`ftl.invalid_tracking`).
+const INVALID_TRACKING_FTLS: [&str; 6] = ["dftl", "cdftl", "scftl", "dloop", "pcftl", "3dftl"];
+
 /// Build the FTL named by `cfg.ftl.name`.
 pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
-    match info(&cfg.ftl.name)?.name {
+    let name = info(&cfg.ftl.name)?.name;
+    let tracking = cfg.ftl.invalid_tracking;
+    if tracking == InvalidTracking::Ilog {
+        return Err(ConfigError::Invalid {
+            key: "ftl.invalid_tracking".into(),
+            value: "ilog".into(),
+            rule: "ILog (seed 001 Ch. 8) is not built yet (issue 17); use \"flags\" or \"counters\"".into(),
+        });
+    }
+    if tracking != InvalidTracking::Flags && !INVALID_TRACKING_FTLS.contains(&name) {
+        return Err(ConfigError::Invalid {
+            key: "ftl.invalid_tracking".into(),
+            value: format!("{tracking:?}").to_lowercase(),
+            rule: format!("only {} track invalid pages otherwise than by flags", INVALID_TRACKING_FTLS.join(", ")),
+        });
+    }
+    match name {
         "page" => Ok(Box::new(page::PageFtl::new(cfg)?)),
         "block" => Ok(Box::new(block::BlockFtl::new(cfg)?)),
         "fast" => Ok(Box::new(fast::FastFtl::new(cfg)?)),

@@ -116,3 +116,45 @@ fn a_run_is_deterministic() {
     let b = run_on(threedftl(48, 0.2, 4), 0.9, "pattern=hotcold:0.8:0.2,read=0.4,requests=2000");
     assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// With invalid counters only (Table 8.1), GC reads every stale page of a victim and
+    /// looks its LPN up: the oracle holds for the demand-based FTLs and 3DFTL alike.
+    #[test]
+    fn invalid_counters_keep_every_read_newest(m in mix(), ftl in prop::sample::select(vec!["dftl", "cdftl", "scftl", "3dftl"])) {
+        let mut cfg = threedftl(48, 0.25, 4);
+        cfg.ftl.name = ftl.to_string();
+        cfg.ftl.mapping_cache_bytes = Some(if ftl == "cdftl" { 4360 } else { 600 });
+        cfg.ftl.invalid_tracking = ftlsim_core::config::InvalidTracking::Counters;
+        if let Err(e) = run_oracle(cfg, &m, 1200) {
+            prop_assert!(false, "{ftl}: {e}\nmix: {m:?}");
+        }
+    }
+}
+
+#[test]
+fn invalid_counters_read_stale_pages_and_need_4_kb_where_flags_need_a_bit_per_page() {
+    for ftl in ["dftl", "3dftl"] {
+        let mut flags = threedftl(48, 0.2, 4);
+        flags.ftl.name = ftl.to_string();
+        flags.ftl.mapping_cache_bytes = Some(2000);
+        let mut counters = flags.clone();
+        counters.ftl.invalid_tracking = ftlsim_core::config::InvalidTracking::Counters;
+        let w = "pattern=uniform,read=0.3,size=4k,requests=3000";
+        let (f, c) = (run_on(flags, 1.0, w), run_on(counters, 1.0, w));
+        assert_eq!(metric(&f, "gc_stale_pages_read"), 0, "{ftl}");
+        assert!(metric(&c, "gc_stale_pages_read") > 0, "{ftl}: {:?}", c.ftl_metrics);
+        assert!(c.flash.reads.gc > f.flash.reads.gc, "{ftl}: GC reads {} vs {}", c.flash.reads.gc, f.flash.reads.gc);
+        // 4 planes x 48 blocks: one byte per block against one bit per page.
+        assert_eq!(metric(&c, "sram_gc_metadata_bytes"), 192, "{ftl}");
+        assert_eq!(metric(&f, "sram_gc_metadata_bytes"), 192 * 16 / 8, "{ftl}");
+    }
+    // Other FTLs, and ILog until it is built, are refused.
+    let mut cfg = threedftl(48, 0.2, 4);
+    cfg.ftl.name = "page".into();
+    cfg.ftl.invalid_tracking = ftlsim_core::config::InvalidTracking::Counters;
+    let e = ftlsim_ftl::build(&cfg).err().expect("refused").to_string();
+    assert!(e.contains("ftl.invalid_tracking"), "{e}");
+}

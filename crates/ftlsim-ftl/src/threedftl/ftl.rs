@@ -40,6 +40,8 @@ const MIN_FREE_BLOCKS: u32 = 2;
 struct Counts {
     rehome_moves: u64,
     forgotten_subgroups: u64,
+    stale_pages_read: u64,
+    validation_lookups: u64,
 }
 
 /// 3DFTL.
@@ -55,6 +57,9 @@ pub struct ThreeDftl {
     jobs: Vec<Option<GcJob>>,
     gc: GcCounts,
     counts: Counts,
+    tracking: InvalidTracking,
+    /// Per plane: the victim whose stale pages were read (counters), NONE after its erase.
+    validated: Vec<BlockId>,
 }
 
 /// Moves a valid page for GC: its group's line must know its sub-group (a GC-caused miss
@@ -152,6 +157,8 @@ impl ThreeDftl {
             jobs: vec![None; g.planes() as usize],
             gc: GcCounts::default(),
             counts: Counts::default(),
+            tracking: cfg.ftl.invalid_tracking,
+            validated: vec![NONE; g.planes() as usize],
         })
     }
 
@@ -168,14 +175,38 @@ impl ThreeDftl {
     /// One step of `job`: a page moved, or, once no valid page is left, the stale pages'
     /// mapping duties re-homed and the victim erased.
     fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
+        let plane = self.geo.plane_of_block(job.victim) as usize;
+        if self.tracking == InvalidTracking::Counters && self.validated[plane] != job.victim {
+            self.read_stale_pages(ctx, job.victim)?;
+        }
         if ctx.flash().valid_count(job.victim) == 0 {
             self.rehome(ctx, job.victim)?;
         }
         let s = job.step(ctx, &mut self.mover())?;
         if s == GcStep::Erased {
             self.bm.release(ctx.flash(), job.victim);
+            self.validated[plane] = NONE;
         }
         Ok(s)
+    }
+
+    /// With only an invalid counter per block (Table 8.1), GC reads each stale page of the
+    /// victim and looks its LPN up to learn it is stale (L1187); the valid ones are read by
+    /// their moves.
+    fn read_stale_pages(&mut self, ctx: &mut FlashCtx, victim: BlockId) -> Result<(), SimError> {
+        self.validated[self.geo.plane_of_block(victim) as usize] = victim;
+        let first = self.geo.first_page(victim);
+        for off in 0..ctx.flash().write_pointer(victim) {
+            let p = first + off;
+            if ctx.flash().is_valid(p) {
+                continue;
+            }
+            let Some(oob) = ctx.read_spare(p) else { continue };
+            self.counts.stale_pages_read += 1;
+            spare_reads(ctx, &mut self.tr, oob.lpn, true)?;
+            self.counts.validation_lookups += 1;
+        }
+        Ok(())
     }
 
     /// Before `victim` (no valid page left) is erased: every sub-group whose LTD entry, and
@@ -375,15 +406,14 @@ impl Ftl for ThreeDftl {
         m.insert("pages_uncompressed".into(), c.uncompressed_pages.into());
         m.insert("threedftl_rehome_moves".into(), self.counts.rehome_moves.into());
         m.insert("threedftl_forgotten_subgroups".into(), self.counts.forgotten_subgroups.into());
+        m.insert("gc_stale_pages_read".into(), self.counts.stale_pages_read.into());
+        m.insert("gc_validation_lookups".into(), self.counts.validation_lookups.into());
         let (gtd, cmt) = self.sram();
         m.insert("sram_gtd_bytes".into(), gtd.into());
         m.insert("sram_cmt_bytes".into(), cmt.into());
-        let flags = sram::gc_metadata_bytes(
-            InvalidTracking::Flags,
-            u64::from(self.geo.blocks()),
-            u64::from(self.geo.pages_per_block),
-        );
-        m.insert("sram_gc_metadata_bytes".into(), flags.into());
+        let gc_bytes =
+            sram::gc_metadata_bytes(self.tracking, u64::from(self.geo.blocks()), u64::from(self.geo.pages_per_block));
+        m.insert("sram_gc_metadata_bytes".into(), gc_bytes.into());
         m
     }
 

@@ -21,16 +21,7 @@ pub const ILOG_BIFT_BYTES: u64 = 8 << 10;
 /// ILog's block-invalid-flag queue (Table 8.1: 8 KB).
 pub const ILOG_BIFQ_BYTES: u64 = 8 << 10;
 
-/// How invalid pages are tracked (`ftl.invalid_tracking`, Table 8.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InvalidTracking {
-    /// One 1-byte invalid counter per block; GC reads every page of a victim.
-    Counters,
-    /// ILog: block invalid flags logged in invalidation pages on flash (Ch. 8).
-    Ilog,
-    /// One invalid flag per page in SRAM.
-    Flags,
-}
+pub use ftlsim_core::config::InvalidTracking;
 
 /// GTD bytes for a chip of `pages` physical pages.
 pub fn gtd_bytes(pages: u64) -> u64 {
