@@ -8,6 +8,7 @@ pub mod demand;
 pub mod dftl;
 pub mod dloop;
 pub mod fast;
+pub mod ilog;
 pub mod page;
 pub mod pcftl;
 pub mod scftl;
