@@ -85,7 +85,13 @@ pub struct Ilog {
 }
 
 impl Ilog {
-    /// ILog for `blocks` blocks and pages of `page_bytes`.
+    /// Whether the BIFs of `blocks` blocks fit in the IPs of `page_bytes` pages (the BIFT's
+    /// 1-byte LIPN allows 256 IPs).
+    pub fn fits(blocks: u32, page_bytes: u32) -> bool {
+        u64::from(blocks) <= u64::from(page_bytes / BIF_BYTES) * u64::from(LIPNS)
+    }
+
+    /// ILog for `blocks` blocks and pages of `page_bytes` ([`Ilog::fits`]).
     pub fn new(blocks: u32, page_bytes: u32) -> Ilog {
         let bifs_per_ip = (page_bytes / BIF_BYTES) as usize;
         assert!(bifs_per_ip > 0, "a page of {page_bytes} bytes holds no BIF");

@@ -5,7 +5,7 @@
 
 mod util;
 
-use ftlsim_core::config::DriveConfig;
+use ftlsim_core::config::{DriveConfig, InvalidTracking};
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
@@ -29,9 +29,16 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn every_read_returns_the_newest_version(m in mix(), lines in 1u64..40, share in 0.15f64..0.35) {
-        if let Err(e) = run_oracle(threedftl(48, share, lines), &m, 1500) {
-            prop_assert!(false, "{e}\nlines {lines}, share {share}\nmix: {m:?}");
+    fn every_read_returns_the_newest_version(
+        m in mix(),
+        lines in 1u64..40,
+        share in 0.15f64..0.35,
+        tracking in prop::sample::select(vec![InvalidTracking::Flags, InvalidTracking::Counters, InvalidTracking::Ilog]),
+    ) {
+        let mut cfg = threedftl(48, share, lines);
+        cfg.ftl.invalid_tracking = tracking;
+        if let Err(e) = run_oracle(cfg, &m, 1500) {
+            prop_assert!(false, "{e}\nlines {lines}, share {share}, {tracking:?}\nmix: {m:?}");
         }
     }
 }
@@ -127,7 +134,7 @@ proptest! {
         let mut cfg = threedftl(48, 0.25, 4);
         cfg.ftl.name = ftl.to_string();
         cfg.ftl.mapping_cache_bytes = Some(if ftl == "cdftl" { 4360 } else { 600 });
-        cfg.ftl.invalid_tracking = ftlsim_core::config::InvalidTracking::Counters;
+        cfg.ftl.invalid_tracking = InvalidTracking::Counters;
         if let Err(e) = run_oracle(cfg, &m, 1200) {
             prop_assert!(false, "{ftl}: {e}\nmix: {m:?}");
         }
@@ -141,7 +148,7 @@ fn invalid_counters_read_stale_pages_and_need_4_kb_where_flags_need_a_bit_per_pa
         flags.ftl.name = ftl.to_string();
         flags.ftl.mapping_cache_bytes = Some(2000);
         let mut counters = flags.clone();
-        counters.ftl.invalid_tracking = ftlsim_core::config::InvalidTracking::Counters;
+        counters.ftl.invalid_tracking = InvalidTracking::Counters;
         let w = "pattern=uniform,read=0.3,size=4k,requests=3000";
         let (f, c) = (run_on(flags, 1.0, w), run_on(counters, 1.0, w));
         assert_eq!(metric(&f, "gc_stale_pages_read"), 0, "{ftl}");
@@ -154,7 +161,22 @@ fn invalid_counters_read_stale_pages_and_need_4_kb_where_flags_need_a_bit_per_pa
     // Other FTLs, and ILog until it is built, are refused.
     let mut cfg = threedftl(48, 0.2, 4);
     cfg.ftl.name = "page".into();
-    cfg.ftl.invalid_tracking = ftlsim_core::config::InvalidTracking::Counters;
+    cfg.ftl.invalid_tracking = InvalidTracking::Counters;
     let e = ftlsim_ftl::build(&cfg).err().expect("refused").to_string();
     assert!(e.contains("ftl.invalid_tracking"), "{e}");
+}
+
+#[test]
+fn ilog_logs_invalidations_with_rare_ip_traffic_and_validates_victims_with_one_read() {
+    let mut cfg = threedftl(48, 0.2, 4);
+    cfg.ftl.invalid_tracking = InvalidTracking::Ilog;
+    let r = run_on(cfg, 1.0, "pattern=hotcold:0.8:0.2,read=0.3,size=4k,requests=6000");
+    let inv = metric(&r, "ilog_invalidations");
+    assert!(inv > 3000, "{:?}", r.ftl_metrics);
+    // Table 8.2's order: far below one IP read or write per invalidation.
+    let per = |k: &str| r.ftl_metrics[k].as_f64().unwrap();
+    assert!(per("ilog_ip_writes_per_invalidation") < 0.05, "{:?}", r.ftl_metrics);
+    assert!(metric(&r, "ilog_ip_reads_validation") <= r.gc.collections, "at most one IP read per victim");
+    assert_eq!(metric(&r, "gc_stale_pages_read"), 0);
+    assert_eq!(metric(&r, "sram_gc_metadata_bytes"), 16 << 10, "Table 8.1: BIFT 8 KB + BIFQ 8 KB");
 }

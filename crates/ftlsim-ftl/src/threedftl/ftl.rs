@@ -14,10 +14,16 @@
 //!   line has read the old carrier, so the move carries its entries; a sub-group with no
 //!   mapped LPN left is forgotten. Counted as `threedftl_rehome_moves`.
 //! - Allocation is round-robin over planes (the thesis's chip has no parallelism, Sec. 4.2.1).
+//!
+//! Invalid pages (`ftl.invalid_tracking`, Sec. 8.1, Table 8.1): flags in SRAM; counters only,
+//! GC then reading every stale page of a victim and looking its LPN up; or ILog (`crate::ilog`),
+//! host and re-home invalidations logged, GC completing a victim's flags with at most one IP
+//! read. The IPs are pages of their own write stream (kind `Translation`, LPN = LIPN).
 
 use super::spare::{COMPRESSED_BYTES, THESIS};
 use super::sram::{self, InvalidTracking};
 use super::translate::Translation;
+use crate::ilog::{Ilog, IpStore};
 use ftlsim_core::config::{Allocation, DriveConfig, GcCopy};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
@@ -27,9 +33,10 @@ use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
 use serde::{Deserialize, Serialize};
 
-/// Write streams: host data, GC moves.
+/// Write streams: host data, GC moves, ILog's invalidation pages.
 const HOST: u32 = 0;
 const GC_STREAM: u32 = 1;
+const IP_STREAM: u32 = 2;
 /// Table 6.1's CMT: 128 lines (32.73 KB).
 const DEFAULT_LINES: u64 = 128;
 /// A plane keeps this many free blocks for GC to relocate into.
@@ -58,8 +65,60 @@ pub struct ThreeDftl {
     gc: GcCounts,
     counts: Counts,
     tracking: InvalidTracking,
-    /// Per plane: the victim whose stale pages were read (counters), NONE after its erase.
+    /// Per plane: the victim whose stale pages were read (counters) or whose flags were
+    /// completed (ILog), NONE after its erase.
     validated: Vec<BlockId>,
+    /// ILog, with `ftl.invalid_tracking = "ilog"`.
+    ilog: Option<Ilog>,
+}
+
+/// ILog's invalidation pages on this drive: programmed in their own write stream (kind
+/// `Translation`, LPN = LIPN: 3DFTL has no translation pages), on the plane with the most
+/// free blocks; reads and writes tagged mapping.
+struct FlashIps<'a, 'c> {
+    ctx: &'a mut FlashCtx<'c>,
+    bm: &'a mut BlockManager,
+}
+
+impl IpStore for FlashIps<'_, '_> {
+    fn read_ip(&mut self, ppn: Ppn) -> Result<(), SimError> {
+        let prev = self.ctx.set_tag(Tag::Mapping);
+        self.ctx.read(ppn)?;
+        self.ctx.set_tag(prev);
+        Ok(())
+    }
+
+    fn write_ip(&mut self, lipn: u32, old: Ppn) -> Result<Ppn, SimError> {
+        let planes = self.ctx.flash().geometry().planes();
+        let plane = (0..planes).max_by_key(|&p| (self.bm.free_blocks(p), std::cmp::Reverse(p))).unwrap_or(0);
+        let ppn = self.bm.allocate(self.ctx.flash(), plane, IP_STREAM)?;
+        let prev = self.ctx.set_tag(Tag::Mapping);
+        self.ctx.program(ppn, Oob { lpn: lipn, version: 0, kind: PageKind::Translation })?;
+        self.ctx.set_tag(prev);
+        if old != NONE {
+            self.ctx.invalidate(old)?;
+            self.bm.on_invalidate(self.ctx.flash(), old);
+        }
+        Ok(ppn)
+    }
+}
+
+/// Invalidate data page `old`, logging it in ILog when on (`log`).
+fn invalidate_data(
+    ctx: &mut FlashCtx,
+    bm: &mut BlockManager,
+    ilog: &mut Option<Ilog>,
+    old: Ppn,
+    log: bool,
+) -> Result<(), SimError> {
+    ctx.invalidate(old)?;
+    bm.on_invalidate(ctx.flash(), old);
+    if let (Some(il), true) = (ilog.as_mut(), log) {
+        let b = ctx.flash().geometry().block_of(old);
+        let left = ctx.flash().valid_count(b);
+        il.invalidate(b, left, &mut FlashIps { ctx, bm })?;
+    }
+    Ok(())
 }
 
 /// Moves a valid page for GC: its group's line must know its sub-group (a GC-caused miss
@@ -68,8 +127,11 @@ struct Mover<'a> {
     map: &'a mut [Ppn],
     bm: &'a mut BlockManager,
     tr: &'a mut Translation,
+    ilog: &'a mut Option<Ilog>,
     copyback: bool,
     moved: &'a mut u64,
+    /// Whether the sources' invalidations go to ILog (not a victim's: it is erased next).
+    log: bool,
 }
 
 impl Mover<'_> {
@@ -83,8 +145,7 @@ impl Mover<'_> {
         ctx.copy(src, dst, self.copyback && parity_ok)?;
         assert_eq!(self.map[lpn as usize], src, "lpn {lpn} maps elsewhere than its valid page {src}");
         self.map[lpn as usize] = dst;
-        ctx.invalidate(src)?;
-        self.bm.on_invalidate(ctx.flash(), src);
+        invalidate_data(ctx, self.bm, self.ilog, src, self.log)?;
         self.tr.written(lpn, dst, self.map);
         *self.moved += 1;
         Ok(())
@@ -93,7 +154,17 @@ impl Mover<'_> {
 
 impl Relocate for Mover<'_> {
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
-        assert_eq!(oob.kind, PageKind::Data, "3DFTL has data pages only");
+        if oob.kind == PageKind::Translation {
+            // An invalidation page: it moves within its plane, and the IPT follows.
+            let il = self.ilog.as_mut().expect("invalidation pages only with ILog");
+            let dst = self.bm.allocate(ctx.flash(), ctx.flash().geometry().plane_of(src), IP_STREAM)?;
+            ctx.copy(src, dst, false)?;
+            ctx.invalidate(src)?;
+            self.bm.on_invalidate(ctx.flash(), src);
+            il.ip_moved(oob.lpn, dst);
+            *self.moved += 1;
+            return Ok(());
+        }
         self.move_page(ctx, src, oob.lpn)
     }
 }
@@ -145,11 +216,23 @@ impl ThreeDftl {
                 rule: format!("must hold at least one CMT line of {} bits", sram::LINE_BITS),
             });
         }
+        if cfg.ftl.invalid_tracking == InvalidTracking::Ilog && !Ilog::fits(g.blocks(), g.page_size_bytes) {
+            return Err(ConfigError::Invalid {
+                key: "ftl.invalid_tracking".into(),
+                value: "ilog".into(),
+                rule: format!(
+                    "the BIFs of {} blocks need more than 256 invalidation pages of {} bytes (a 1-byte LIPN, \
+                     seed 001 L1251)",
+                    g.blocks(),
+                    g.page_size_bytes
+                ),
+            });
+        }
         let groups = d.logical_pages.div_ceil(THESIS.group);
         Ok(ThreeDftl {
             geo: g.clone(),
             map: ftlsim_core::big_array::filled(d.logical_pages as usize, NONE),
-            bm: BlockManager::new(g, 2, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
+            bm: BlockManager::new(g, 3, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
             tr: Translation::new(THESIS, groups, lines as usize),
             next_plane: 0,
             threshold: d.gc_threshold_blocks,
@@ -159,16 +242,19 @@ impl ThreeDftl {
             counts: Counts::default(),
             tracking: cfg.ftl.invalid_tracking,
             validated: vec![NONE; g.planes() as usize],
+            ilog: (cfg.ftl.invalid_tracking == InvalidTracking::Ilog).then(|| Ilog::new(g.blocks(), g.page_size_bytes)),
         })
     }
 
-    fn mover(&mut self) -> Mover<'_> {
+    fn mover(&mut self, log: bool) -> Mover<'_> {
         Mover {
             map: &mut self.map,
             bm: &mut self.bm,
             tr: &mut self.tr,
+            ilog: &mut self.ilog,
             copyback: self.copyback,
             moved: &mut self.gc.pages_moved,
+            log,
         }
     }
 
@@ -176,16 +262,27 @@ impl ThreeDftl {
     /// mapping duties re-homed and the victim erased.
     fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
         let plane = self.geo.plane_of_block(job.victim) as usize;
-        if self.tracking == InvalidTracking::Counters && self.validated[plane] != job.victim {
-            self.read_stale_pages(ctx, job.victim)?;
+        if self.validated[plane] != job.victim {
+            self.validated[plane] = job.victim;
+            match self.tracking {
+                InvalidTracking::Flags => {}
+                InvalidTracking::Counters => self.read_stale_pages(ctx, job.victim)?,
+                InvalidTracking::Ilog => {
+                    let il = self.ilog.as_mut().expect("ILog on");
+                    il.validate(job.victim, &mut FlashIps { ctx, bm: &mut self.bm })?;
+                }
+            }
         }
         if ctx.flash().valid_count(job.victim) == 0 {
             self.rehome(ctx, job.victim)?;
         }
-        let s = job.step(ctx, &mut self.mover())?;
+        let s = job.step(ctx, &mut self.mover(false))?;
         if s == GcStep::Erased {
             self.bm.release(ctx.flash(), job.victim);
             self.validated[plane] = NONE;
+            if let Some(il) = self.ilog.as_mut() {
+                il.erased(job.victim);
+            }
         }
         Ok(s)
     }
@@ -194,7 +291,6 @@ impl ThreeDftl {
     /// victim and looks its LPN up to learn it is stale (L1187); the valid ones are read by
     /// their moves.
     fn read_stale_pages(&mut self, ctx: &mut FlashCtx, victim: BlockId) -> Result<(), SimError> {
-        self.validated[self.geo.plane_of_block(victim) as usize] = victim;
         let first = self.geo.first_page(victim);
         for off in 0..ctx.flash().write_pointer(victim) {
             let p = first + off;
@@ -203,6 +299,9 @@ impl ThreeDftl {
             }
             let Some(oob) = ctx.read_spare(p) else { continue };
             self.counts.stale_pages_read += 1;
+            if oob.kind != PageKind::Data {
+                continue; // an invalidation page: the IPT (SRAM) tells
+            }
             spare_reads(ctx, &mut self.tr, oob.lpn, true)?;
             self.counts.validation_lookups += 1;
         }
@@ -218,6 +317,9 @@ impl ThreeDftl {
         for off in 0..ctx.flash().write_pointer(victim) {
             let p = first + off;
             let Ok(oob) = ctx.flash().read(p) else { continue };
+            if oob.kind != PageKind::Data {
+                continue;
+            }
             let group = oob.lpn / group_size;
             for k in 0..THESIS.subgroups {
                 if self.tr.ltd(group)[k as usize] != p {
@@ -260,7 +362,7 @@ impl ThreeDftl {
 
     fn rehome_move(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
         let src = self.map[lpn as usize];
-        self.mover().move_page(ctx, src, lpn)?;
+        self.mover(true).move_page(ctx, src, lpn)?;
         self.counts.rehome_moves += 1;
         Ok(())
     }
@@ -335,8 +437,7 @@ impl Ftl for ThreeDftl {
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         let old = std::mem::replace(&mut self.map[lpn as usize], ppn);
         if old != NONE {
-            ctx.invalidate(old)?;
-            self.bm.on_invalidate(ctx.flash(), old);
+            invalidate_data(ctx, &mut self.bm, &mut self.ilog, old, true)?;
         }
         self.tr.written(lpn, ppn, &self.map);
         Ok(())
@@ -345,8 +446,7 @@ impl Ftl for ThreeDftl {
     fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
         let old = std::mem::replace(&mut self.map[lpn as usize], NONE);
         if old != NONE {
-            ctx.invalidate(old)?;
-            self.bm.on_invalidate(ctx.flash(), old);
+            invalidate_data(ctx, &mut self.bm, &mut self.ilog, old, true)?;
         }
         Ok(())
     }
@@ -385,6 +485,9 @@ impl Ftl for ThreeDftl {
     fn begin_measurement(&mut self) {
         self.tr.counts = Default::default();
         self.counts = Counts::default();
+        if let Some(il) = self.ilog.as_mut() {
+            il.counts = Default::default();
+        }
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -408,6 +511,17 @@ impl Ftl for ThreeDftl {
         m.insert("threedftl_forgotten_subgroups".into(), self.counts.forgotten_subgroups.into());
         m.insert("gc_stale_pages_read".into(), self.counts.stale_pages_read.into());
         m.insert("gc_validation_lookups".into(), self.counts.validation_lookups.into());
+        if let Some(il) = &self.ilog {
+            let c = &il.counts;
+            let per = |x: u64| if c.invalidations > 0 { x as f64 / c.invalidations as f64 } else { 0.0 };
+            m.insert("ilog_invalidations".into(), c.invalidations.into());
+            m.insert("ilog_ip_reads_invalidation".into(), c.ip_reads_invalidation.into());
+            m.insert("ilog_ip_reads_validation".into(), c.ip_reads_validation.into());
+            m.insert("ilog_ip_writes".into(), c.ip_writes.into());
+            m.insert("ilog_ip_reads_per_invalidation".into(), per(c.ip_reads_invalidation).into());
+            m.insert("ilog_ip_writes_per_invalidation".into(), per(c.ip_writes).into());
+            m.insert("ilog_dropped_bifs".into(), c.dropped_bifs.into());
+        }
         let (gtd, cmt) = self.sram();
         m.insert("sram_gtd_bytes".into(), gtd.into());
         m.insert("sram_cmt_bytes".into(), cmt.into());
@@ -437,8 +551,17 @@ impl Ftl for ThreeDftl {
             assert!(flash.is_valid(ppn), "lpn {lpn} maps to invalid page {ppn}");
             assert_eq!(flash.owner(ppn) as usize, lpn, "page {ppn} holds another lpn than {lpn}");
         }
+        let mut ips = 0u64;
+        if let Some(il) = &self.ilog {
+            for (lipn, p) in il.ip_pages() {
+                assert!(flash.is_valid(p), "IP {lipn} at page {p}, not valid");
+                let oob = flash.read(p).expect("an IP page is readable");
+                assert_eq!((oob.kind, oob.lpn), (PageKind::Translation, lipn), "page {p} is not IP {lipn}");
+                ips += 1;
+            }
+        }
         let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
-        assert_eq!(mapped, valid, "mapped pages {mapped} != valid pages {valid}");
+        assert_eq!(mapped + ips, valid, "mapped pages {mapped} + IPs {ips} != valid pages {valid}");
         // Every pointer the spare areas hold leads to a written page of its group: no GC
         // erased the only copy of a sub-group's entries.
         let groups = self.map.len().div_ceil(THESIS.group as usize) as u32;
