@@ -44,10 +44,14 @@ fn config(ftl: &str, extra: &str) -> DriveConfig {
     // Small pages give the demand FTLs several translation pages; tiny caches write them back often.
     let cache = match ftl {
         "cdftl" => "mapping_cache_bytes = 4170\n",
+        "3dftl" => "mapping_cache_bytes = 524\n",
         "page" => "",
         _ => "mapping_cache_bytes = 80\n",
     };
-    small_config(32, 16, 0.3, &format!("[ftl]\nname = \"{ftl}\"\n{cache}{extra}"))
+    let mut cfg = small_config(32, 16, 0.3, &format!("[ftl]\nname = \"{ftl}\"\n{cache}{extra}"));
+    // 3DFTL's spare areas hold up to 106 bytes of mapping entries (seed 001 L986).
+    cfg.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes.max(112);
+    cfg
 }
 
 fn cut(r: &Report) -> &PowerCutReport {

@@ -20,7 +20,7 @@
 //! host and re-home invalidations logged, GC completing a victim's flags with at most one IP
 //! read. The IPs are pages of their own write stream (kind `Translation`, LPN = LIPN).
 
-use super::spare::{COMPRESSED_BYTES, THESIS};
+use super::spare::{Format, COMPRESSED_BYTES, THESIS};
 use super::sram::{self, InvalidTracking};
 use super::translate::Translation;
 use crate::ilog::{Ilog, IpStore};
@@ -70,6 +70,10 @@ pub struct ThreeDftl {
     validated: Vec<BlockId>,
     /// ILog, with `ftl.invalid_tracking = "ilog"`.
     ilog: Option<Ilog>,
+    /// Per physical page, the sub-groups its spare area carries (a bit each; 0 for a page
+    /// not written since its erase): spare-area content, which survives a power cut and is
+    /// all recovery reads of the pre-cut state.
+    carried: Vec<u8>,
 }
 
 /// ILog's invalidation pages on this drive: programmed in their own write stream (kind
@@ -125,6 +129,7 @@ fn invalidate_data(
 /// reads spare areas), then the copy carries the entries the line knows.
 struct Mover<'a> {
     map: &'a mut [Ppn],
+    carried: &'a mut [u8],
     bm: &'a mut BlockManager,
     tr: &'a mut Translation,
     ilog: &'a mut Option<Ilog>,
@@ -146,7 +151,7 @@ impl Mover<'_> {
         assert_eq!(self.map[lpn as usize], src, "lpn {lpn} maps elsewhere than its valid page {src}");
         self.map[lpn as usize] = dst;
         invalidate_data(ctx, self.bm, self.ilog, src, self.log)?;
-        self.tr.written(lpn, dst, self.map);
+        self.carried[dst as usize] = carried_mask(self.tr.written(lpn, dst, self.map), lpn);
         *self.moved += 1;
         Ok(())
     }
@@ -166,6 +171,14 @@ impl Relocate for Mover<'_> {
             return Ok(());
         }
         self.move_page(ctx, src, oob.lpn)
+    }
+}
+
+/// The sub-groups a page of `lpn` written in `format` carries.
+fn carried_mask(format: Format, lpn: Lpn) -> u8 {
+    match format {
+        Format::Uncompressed => 1 << THESIS.subgroup_of(lpn % THESIS.group),
+        Format::Compressed { carried } => carried,
     }
 }
 
@@ -243,12 +256,14 @@ impl ThreeDftl {
             tracking: cfg.ftl.invalid_tracking,
             validated: vec![NONE; g.planes() as usize],
             ilog: (cfg.ftl.invalid_tracking == InvalidTracking::Ilog).then(|| Ilog::new(g.blocks(), g.page_size_bytes)),
+            carried: vec![0; (g.blocks() * g.pages_per_block) as usize],
         })
     }
 
     fn mover(&mut self, log: bool) -> Mover<'_> {
         Mover {
             map: &mut self.map,
+            carried: &mut self.carried,
             bm: &mut self.bm,
             tr: &mut self.tr,
             ilog: &mut self.ilog,
@@ -280,6 +295,8 @@ impl ThreeDftl {
         if s == GcStep::Erased {
             self.bm.release(ctx.flash(), job.victim);
             self.validated[plane] = NONE;
+            let first = self.geo.first_page(job.victim) as usize;
+            self.carried[first..first + self.geo.pages_per_block as usize].fill(0);
             if let Some(il) = self.ilog.as_mut() {
                 il.erased(job.victim);
             }
@@ -439,7 +456,7 @@ impl Ftl for ThreeDftl {
         if old != NONE {
             invalidate_data(ctx, &mut self.bm, &mut self.ilog, old, true)?;
         }
-        self.tr.written(lpn, ppn, &self.map);
+        self.carried[ppn as usize] = carried_mask(self.tr.written(lpn, ppn, &self.map), lpn);
         Ok(())
     }
 
@@ -540,6 +557,120 @@ impl Ftl for ThreeDftl {
         Ok(())
     }
 
+    /// Fig. 8.5 (L1534-1556): the first page of every block read (its BSN), then every page
+    /// newest first except those a page already read points at (its LTD and PMT fields: a
+    /// page of the same group an older program wrote), each read page setting its group's GTD
+    /// entry if still empty. Worst case m + n/2 (L1294), m + n/c with every page valid (L1292).
+    /// The CMT starts empty; the page map the simulator keeps is what those spare areas hold
+    /// (the newest copy of each LPN). Trimmed pages come back (a trim writes nothing).
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+        if cfg.ftl.invalid_tracking == InvalidTracking::Ilog {
+            return Err(SimError::Ftl(
+                "3dftl with ILog: recovery after a power cut (seed 001 Fig. 8.6) is not built yet; use flags or \
+                 counters"
+                    .into(),
+            ));
+        }
+        let carried = std::mem::take(&mut self.carried);
+        *self = ThreeDftl::new(cfg)?;
+        self.carried = carried;
+        let (g, ppb) = (self.geo.clone(), self.geo.pages_per_block);
+        // Lines 1-3: each block's first page (erased or not) for its sequence number.
+        for b in 0..g.blocks() {
+            let _ = ctx.read_spare(g.first_page(b));
+        }
+        // What is on flash: every readable data page, newest program first.
+        let mut pages: Vec<(u32, Ppn, Lpn)> = Vec::new();
+        for b in 0..g.blocks() {
+            for off in 0..ctx.flash().write_pointer(b) {
+                let p = g.first_page(b) + off;
+                let Ok(oob) = ctx.flash().read(p) else { continue };
+                if oob.kind != PageKind::Data {
+                    continue;
+                }
+                pages.push((ctx.flash().stamp(p), p, oob.lpn));
+                if self.carried[p as usize] == 0 {
+                    // Programmed, its format not recorded (the cut came in between): it
+                    // carries its own sub-group at least.
+                    self.carried[p as usize] = 1 << THESIS.subgroup_of(oob.lpn % THESIS.group);
+                }
+            }
+        }
+        pages.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
+        // Per LPN and per group, their pages newest first (what a page's fields point at).
+        let mut by_lpn: Vec<(Lpn, u32, Ppn)> = pages.iter().map(|&(s, p, l)| (l, s, p)).collect();
+        by_lpn.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut by_group: Vec<(u32, u32, Ppn)> = pages.iter().map(|&(s, p, l)| (l / THESIS.group, s, p)).collect();
+        by_group.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let older_of_lpn = |lpn: Lpn, stamp: u32| {
+            let i = by_lpn.partition_point(|e| e.0 < lpn || (e.0 == lpn && e.1 >= stamp));
+            by_lpn.get(i).filter(|e| e.0 == lpn).map(|e| e.2)
+        };
+        let carried = &self.carried;
+        let older_carrier = |group: u32, k: u32, stamp: u32| {
+            let i = by_group.partition_point(|e| e.0 < group || (e.0 == group && e.1 >= stamp));
+            by_group[i..]
+                .iter()
+                .take_while(|e| e.0 == group)
+                .find(|e| carried[e.2 as usize] & (1 << k) != 0)
+                .map(|e| e.2)
+        };
+        let mut skip = ftlsim_core::bits::Bits::new(u64::from(g.blocks()) * u64::from(ppb));
+        let mut gtd = vec![NONE; self.map.len().div_ceil(THESIS.group as usize)];
+        let per = THESIS.per_subgroup();
+        for &(stamp, p, lpn) in &pages {
+            if skip.get(p) {
+                continue;
+            }
+            let _ = ctx.read_spare(p);
+            let group = lpn / THESIS.group;
+            if gtd[group as usize] == NONE {
+                gtd[group as usize] = p;
+            }
+            for k in 0..THESIS.subgroups {
+                if carried[p as usize] & (1 << k) != 0 {
+                    for x in group * THESIS.group + k * per..group * THESIS.group + (k + 1) * per {
+                        if let Some(q) = older_of_lpn(x, stamp) {
+                            skip.set(q, true);
+                        }
+                    }
+                } else if let Some(q) = older_carrier(group, k, stamp) {
+                    skip.set(q, true);
+                }
+            }
+        }
+        // The state those spare areas give: each LPN's newest copy, each group's newest page,
+        // each sub-group's newest carrier.
+        let ltds: Vec<(u32, Ppn, Vec<Ppn>)> = gtd
+            .iter()
+            .enumerate()
+            .filter(|(_, &top)| top != NONE)
+            .map(|(group, &top)| {
+                let group = group as u32;
+                (group, top, (0..THESIS.subgroups).map(|k| older_carrier(group, k, u32::MAX).unwrap_or(NONE)).collect())
+            })
+            .collect();
+        for (group, top, ltd) in ltds {
+            self.tr.restore(group, top, &ltd);
+        }
+        for &(_, p, lpn) in pages.iter().rev() {
+            let oob = ctx.flash().read(p)?;
+            let slot = self.map[lpn as usize];
+            if slot == NONE || ftlsim_core::recovery::newer(ctx.flash(), p, oob, slot) {
+                self.map[lpn as usize] = p;
+            }
+        }
+        ftlsim_core::recovery::revalidate_map(ctx, &self.map)?;
+        self.bm.rebuild(ctx, |_| u64::MAX)?;
+        // Pages the rebuild erased carry nothing any more.
+        for b in 0..g.blocks() {
+            let first = g.first_page(b) as usize;
+            let wp = ctx.flash().write_pointer(b) as usize;
+            self.carried[first + wp..first + ppb as usize].fill(0);
+        }
+        self.rehome_erased_carriers(ctx)
+    }
+
     fn check_invariants(&self, flash: &FlashArray) {
         self.bm.check_invariants(flash);
         let mut mapped = 0u64;
@@ -578,6 +709,45 @@ impl Ftl for ThreeDftl {
 }
 
 impl ThreeDftl {
+    /// After the block rebuild of a recovery: a block left with no valid page was erased, and
+    /// with it any stale page that was still a sub-group's carrier or its group's newest
+    /// page. Those pointers go, and each such sub-group or group with a mapped LPN gets a new
+    /// carrier (a valid page of it moved, as GC's re-home does).
+    fn rehome_erased_carriers(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        let groups = self.map.len().div_ceil(THESIS.group as usize) as u32;
+        let per = THESIS.per_subgroup();
+        for group in 0..groups {
+            let gone = |p: Ppn, f: &FlashArray| p != NONE && f.read(p).is_err();
+            let top_gone = gone(self.tr.gtd(group), ctx.flash());
+            let lost: Vec<u32> =
+                (0..THESIS.subgroups).filter(|&k| gone(self.tr.ltd(group)[k as usize], ctx.flash())).collect();
+            if !top_gone && lost.is_empty() {
+                continue;
+            }
+            let mut ltd = self.tr.ltd(group).to_vec();
+            for &k in &lost {
+                ltd[k as usize] = NONE;
+            }
+            let top = if top_gone { NONE } else { self.tr.gtd(group) };
+            self.tr.restore(group, top, &ltd);
+            let base = group * THESIS.group;
+            let mapped = |l: Lpn, map: &[Ppn]| (l as usize) < map.len() && map[l as usize] != NONE;
+            for k in lost {
+                match (base + k * per..base + (k + 1) * per).find(|&l| mapped(l, &self.map)) {
+                    Some(lpn) => self.rehome_move(ctx, lpn)?,
+                    None => self.tr.forget_subgroup(group, k),
+                }
+            }
+            if self.tr.gtd(group) == NONE {
+                match (base..base + THESIS.group).find(|&l| mapped(l, &self.map)) {
+                    Some(lpn) => self.rehome_move(ctx, lpn)?,
+                    None => (0..THESIS.subgroups).for_each(|k| self.tr.forget_subgroup(group, k)),
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// SRAM of the GTD (over the chip's physical pages, as Table 6.1 sizes it) and the CMT.
     fn sram(&self) -> (u64, u64) {
         let pages = u64::from(self.geo.blocks()) * u64::from(self.geo.pages_per_block);

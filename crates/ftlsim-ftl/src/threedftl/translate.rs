@@ -331,6 +331,14 @@ impl Translation {
         }
     }
 
+    /// After a power cut: `group`'s GTD entry and LTD entries as the scan found them (the
+    /// CMT starts empty).
+    pub fn restore(&mut self, group: u32, gtd: Ppn, ltd: &[Ppn]) {
+        self.gtd[group as usize] = gtd;
+        let s = self.layout.subgroups as usize;
+        self.ltd[group as usize * s..][..s].copy_from_slice(ltd);
+    }
+
     /// SRAM of the GTD (4 bytes per group) and the CMT, bytes.
     pub fn sram_bytes(&self) -> (u64, u64) {
         (self.gtd.len() as u64 * super::sram::GTD_ENTRY_BYTES, super::sram::cmt_bytes(self.cmt.capacity as u64))
