@@ -260,6 +260,10 @@ pub struct FtlConfig {
     /// SRAM for the mapping cache of demand-based FTLs, bytes; each FTL converts it to
     /// entries with its own entry size. Default: each FTL's thesis configuration (Table 5.2).
     pub mapping_cache_bytes: Option<u64>,
+    /// CDFTL: translation pages its second-level cache (CTP) holds, out of
+    /// `mapping_cache_bytes` (the rest is CMT). Default: 8/9 of the bytes in whole pages
+    /// (Table 5.2's 2 pages beside 256 entries); Table 6.1 has 8 pages beside 33 KB.
+    pub ctp_pages: Option<u32>,
     /// SCFTL's cache options (seed 001 Ch. 5).
     pub scftl: ScftlConfig,
     /// FAST's log area.
@@ -432,6 +436,7 @@ impl Default for FtlConfig {
             idle_threshold_ns: 1_000_000,
             write_streams: 1,
             mapping_cache_bytes: None,
+            ctp_pages: None,
             scftl: ScftlConfig::default(),
             fast: FastConfig::default(),
             waftl: WaftlConfig::default(),

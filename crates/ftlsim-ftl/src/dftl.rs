@@ -291,8 +291,29 @@ impl Dftl {
             DEFAULT_CACHE_BYTES
         });
         // CDFTL splits its SRAM 8:1 between cached translation pages and CMT entries (Table
-        // 5.2: 2 pages of 8 KB and 256 entries).
-        let ctp_cap = if second_level { (bytes * 8 / 9 / page).max(1) as usize } else { 0 };
+        // 5.2: 2 pages of 8 KB and 256 entries), unless told how many pages (`ftl.ctp_pages`).
+        let ctp_cap = match (second_level, cfg.ftl.ctp_pages) {
+            (false, None) => 0,
+            (false, Some(n)) => {
+                return Err(ConfigError::Invalid {
+                    key: "ftl.ctp_pages".into(),
+                    value: n.to_string(),
+                    rule: format!("only cdftl has a second-level cache of translation pages, not {name}"),
+                })
+            }
+            (true, Some(n)) if n >= 1 && u64::from(n) * page < bytes => n as usize,
+            (true, Some(n)) => {
+                return Err(ConfigError::Invalid {
+                    key: "ftl.ctp_pages".into(),
+                    value: n.to_string(),
+                    rule: format!(
+                        "must be at least 1 and leave room for CMT entries in mapping_cache_bytes = {bytes} \
+                         ({page}-byte pages)"
+                    ),
+                })
+            }
+            (true, None) => (bytes * 8 / 9 / page).max(1) as usize,
+        };
         let ctp_bytes = ctp_cap as u64 * page;
         let entries = (bytes.saturating_sub(ctp_bytes) * 4 / ENTRY_QUARTER_BYTES) as usize;
         if entries < 2 {

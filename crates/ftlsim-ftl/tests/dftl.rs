@@ -176,3 +176,23 @@ fn dispatch_by_token_with_updates_in_plane_or_by_lpn() {
     // Static: lpn % planes.
     assert_eq!(plane_of_writes("static_lpn", &[10, 11, 12, 11, 10, 13]), vec![2, 3, 0, 3, 2, 1]);
 }
+
+#[test]
+fn cdftl_takes_table_6_1s_split_of_its_sram_when_told_the_ctp_pages() {
+    // Table 6.1: a CMT of 33.00 KB (4,096 entries) beside a CTP of 64 KB (8 pages of 8 KB).
+    let mut cfg = ftlsim_core::presets::load("thesis").unwrap();
+    cfg.ftl.name = "cdftl".into();
+    cfg.ftl.mapping_cache_bytes = Some(33 * 1024 + 64 * 1024);
+    cfg.ftl.ctp_pages = Some(8);
+    let sim = ftlsim_ftl::simulator(cfg.clone(), false).unwrap();
+    let m = sim.ftl().extra_metrics();
+    assert_eq!(m["ctp_pages"], 8);
+    assert_eq!(m["sram_ctp_bytes"], 64 * 1024);
+    assert_eq!(m["sram_cmt_bytes"], 33 * 1024);
+    cfg.ftl.ctp_pages = Some(13);
+    assert!(ftlsim_ftl::build(&cfg).is_err(), "13 pages leave no room for the CMT");
+    cfg.ftl.name = "dftl".into();
+    cfg.ftl.ctp_pages = Some(2);
+    let e = ftlsim_ftl::build(&cfg).err().expect("dftl has no CTP").to_string();
+    assert!(e.contains("ftl.ctp_pages"), "{e}");
+}
