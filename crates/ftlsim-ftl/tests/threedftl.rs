@@ -180,3 +180,77 @@ fn ilog_logs_invalidations_with_rare_ip_traffic_and_validates_victims_with_one_r
     assert_eq!(metric(&r, "gc_stale_pages_read"), 0);
     assert_eq!(metric(&r, "sram_gc_metadata_bytes"), 16 << 10, "Table 8.1: BIFT 8 KB + BIFQ 8 KB");
 }
+
+/// Write `lpns` in order (version = step + 1), functionally; the versions written.
+fn write_all(
+    ftl: &mut dyn ftlsim_core::ftl::Ftl,
+    flash: &mut ftlsim_core::flash::FlashArray,
+    lpns: impl Iterator<Item = u32>,
+    versions: &mut [u32],
+) {
+    let (mut ops, mut counts) = (Vec::new(), ftlsim_core::ftl::FlashCounts::default());
+    let mut ctx = ftlsim_core::ftl::FlashCtx::new(flash, &mut ops, &mut counts, false);
+    for lpn in lpns {
+        versions[lpn as usize] += 1;
+        ftl.write(&mut ctx, lpn, versions[lpn as usize]).unwrap();
+    }
+}
+
+/// Cut the power (an idle drive: nothing torn), recover, check every page; the pages the
+/// recovery read and the written pages it had to consider.
+fn recover_and_check(
+    ftl: &mut dyn ftlsim_core::ftl::Ftl,
+    flash: &mut ftlsim_core::flash::FlashArray,
+    cfg: &DriveConfig,
+    versions: &[u32],
+) -> (u64, u64) {
+    let g = &cfg.geometry;
+    let written: u64 = (0..g.blocks()).map(|b| u64::from(flash.write_pointer(b))).sum();
+    flash.restart();
+    let (mut ops, mut counts) = (Vec::new(), ftlsim_core::ftl::FlashCounts::default());
+    {
+        let mut ctx = ftlsim_core::ftl::FlashCtx::new(flash, &mut ops, &mut counts, false);
+        ftl.recover(&mut ctx, cfg).unwrap();
+    }
+    let reads: u64 = counts.reads.iter().sum();
+    ftl.check_invariants(flash);
+    let (mut ops, mut counts) = (Vec::new(), ftlsim_core::ftl::FlashCounts::default());
+    let mut ctx = ftlsim_core::ftl::FlashCtx::new(flash, &mut ops, &mut counts, false);
+    for (lpn, &v) in versions.iter().enumerate() {
+        let got = ftl.read(&mut ctx, lpn as u32).unwrap();
+        assert_eq!(got, (v > 0).then_some(v), "lpn {lpn} after recovery");
+    }
+    (reads, written)
+}
+
+/// Secs. 8.1.3-8.1.4's worst cases as oracles on hand-built drives: with every page valid,
+/// recovery reads at most m + n/c pages (c = 16, the fewest entries a spare area carries;
+/// L1292); in general at most m + n/2 (each page read skips at least the copy it obsoleted,
+/// L1294).
+#[test]
+fn recovery_reads_within_the_thesis_bounds() {
+    let cfg = threedftl(48, 0.25, 4);
+    let g = cfg.geometry.clone();
+    let m = u64::from(g.blocks());
+    let logical = cfg.derive().unwrap().logical_pages;
+    let mut flash = ftlsim_core::flash::FlashArray::new(&g, false);
+    flash.keep_program_stamps();
+    let mut ftl = ftlsim_ftl::build(&cfg).unwrap();
+    let mut versions = vec![0u32; logical as usize];
+    // Every page written once, in order: all valid.
+    write_all(ftl.as_mut(), &mut flash, 0..logical, &mut versions);
+    let (reads, n) = recover_and_check(ftl.as_mut(), &mut flash, &cfg, &versions);
+    assert!(reads <= m + n / 16, "all valid: {reads} pages read, m + n/c = {}", m + n / 16);
+    // Random overwrites with GC: the general case.
+    let mut x: u64 = 7;
+    let random = (0..logical * 3).map(|_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % u64::from(logical)) as u32
+    });
+    write_all(ftl.as_mut(), &mut flash, random.collect::<Vec<_>>().into_iter(), &mut versions);
+    let (reads, n) = recover_and_check(ftl.as_mut(), &mut flash, &cfg, &versions);
+    assert!(reads <= m + n / 2, "general: {reads} pages read, m + n/2 = {}", m + n / 2);
+    assert!(reads > m, "the scan read pages beyond the first ones");
+}
