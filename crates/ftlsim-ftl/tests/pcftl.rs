@@ -8,7 +8,7 @@ use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Replay, Report, RunOptions};
 use proptest::prelude::*;
-use util::small_config;
+use util::{metric, small_config};
 
 /// 512-byte pages (128 entries per translation page), the same-parity rule on, `ftl` holds
 /// the `[ftl]` lines, `buffer` the write buffer in pages.
@@ -95,10 +95,6 @@ fn fig8(fallback: bool) -> Result<Report, String> {
     let rewrites = (0..44).filter(|l| l % 4 == 0 || l % 4 == 2);
     let mut reqs = (0..44).chain(rewrites).map(|l| write(l, 0));
     run_checked(&mut sim, &mut reqs, Replay::Closed { queue_depth: 1 })
-}
-
-fn metric(r: &Report, name: &str) -> u64 {
-    r.ftl_metrics[name].as_u64().unwrap_or_else(|| panic!("{name} missing"))
 }
 
 #[test]

@@ -10,7 +10,7 @@ use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
 use proptest::prelude::*;
-use util::{mix, run_oracle, small_config};
+use util::{metric, mix, run_oracle, small_config};
 
 /// A drive of 4 planes x `blocks` blocks of 16 pages, 112 usable spare bytes, a CMT of
 /// `lines` lines.
@@ -19,10 +19,6 @@ fn threedftl(blocks: u32, share: f64, lines: u64) -> DriveConfig {
     let mut cfg = small_config(blocks, 16, share, &format!("[ftl]\nname = \"3dftl\"\nmapping_cache_bytes = {cache}"));
     cfg.geometry.spare_usable_bytes = 112;
     cfg
-}
-
-fn metric(r: &Report, k: &str) -> u64 {
-    r.ftl_metrics.get(k).and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no metric {k}"))
 }
 
 proptest! {

@@ -176,3 +176,8 @@ pub fn run_oracle(cfg: DriveConfig, m: &Mix, requests: u64) -> Result<(Simulator
     sim.run(&mut read_all(logical), &back, &mut NoObserver).map_err(|e| e.to_string())?;
     Ok((sim, r))
 }
+
+/// An FTL metric counter of a report, by name (panics naming it when absent).
+pub fn metric(r: &Report, k: &str) -> u64 {
+    r.ftl_metrics.get(k).and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no metric {k}"))
+}

@@ -9,7 +9,7 @@ use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
 use proptest::prelude::*;
-use util::{mix, run_oracle, small_config};
+use util::{metric, mix, run_oracle, small_config};
 
 /// A drive of 4 planes x 48 blocks of 16 pages with a Buffer Zone of `zone_blocks` per plane
 /// and a tiny CPMT; `extra` adds `[ftl.waftl]` lines.
@@ -23,10 +23,6 @@ fn waftl(zone_blocks: u32, extra: &str) -> DriveConfig {
             "[ftl]\nname = \"waftl\"\nmapping_cache_bytes = 132\n[ftl.waftl]\nbuffer_zone_bytes = {zone}\n{extra}"
         ),
     )
-}
-
-fn metric(r: &Report, k: &str) -> u64 {
-    r.ftl_metrics.get(k).and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no metric {k}"))
 }
 
 proptest! {
