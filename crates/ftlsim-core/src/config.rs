@@ -249,6 +249,8 @@ pub struct FtlConfig {
     /// How GC learns which pages of a victim are invalid (seed 001 Table 8.1): demand-based
     /// FTLs and 3dftl only.
     pub invalid_tracking: InvalidTracking,
+    /// ILog's BIF queue in SRAM, bytes (seed 001 Table 8.1: 8 KB, 234 BIFs of 35 bytes).
+    pub ilog_bifq_bytes: u32,
     /// Collect in host idle time.
     pub background_gc: bool,
     /// Background GC runs on planes with fewer free blocks than this (default threshold + 2).
@@ -431,6 +433,7 @@ impl Default for FtlConfig {
             foreground_gc: ForegroundGc::UntilThreshold,
             gc_preemption: GcPreemption::None,
             invalid_tracking: InvalidTracking::default(),
+            ilog_bifq_bytes: 8 << 10,
             background_gc: false,
             background_gc_threshold_blocks: None,
             idle_threshold_ns: 1_000_000,

@@ -28,9 +28,12 @@ use serde::{Deserialize, Serialize};
 
 /// Bytes of one BIF (L1251).
 pub const BIF_BYTES: u32 = 35;
-/// BIFQ bytes (Table 8.1: 8 KB).
-pub const BIFQ_BYTES: u32 = 8 << 10;
-/// LIPNs (a 1-byte field of the BIFT; Table 8.1: "IP: max. 256 pages").
+/// BIFT bytes per block: a 1-byte LIPN and a 1-byte invalid counter (Table 8.1: 8 KB for
+/// 4,096 blocks, the counters inside, L1304).
+pub const BIFT_BYTES_PER_BLOCK: u32 = 2;
+/// LIPNs at most (a 1-byte field of the BIFT; Table 8.1: "IP: max. 256 pages", one block of
+/// the thesis's chip). A drive uses as many as one block has pages, and at least enough to
+/// hold every block's BIF.
 pub const LIPNS: u32 = 256;
 
 /// Where the FTL keeps the IPs: it reads one, and programs a new copy of one (returning its
@@ -38,8 +41,9 @@ pub const LIPNS: u32 = 256;
 pub trait IpStore {
     /// Read the IP at `ppn`.
     fn read_ip(&mut self, ppn: Ppn) -> Result<(), SimError>;
-    /// Program a new copy of IP `lipn` (the old copy at `old`, NONE if none); its page.
-    fn write_ip(&mut self, lipn: u32, old: Ppn) -> Result<Ppn, SimError>;
+    /// Program a new copy of IP `lipn` holding the BIFs of `blocks` (the old copy at `old`,
+    /// NONE if none); its page.
+    fn write_ip(&mut self, lipn: u32, old: Ppn, blocks: &[BlockId]) -> Result<Ppn, SimError>;
 }
 
 /// ILog's traffic.
@@ -65,6 +69,8 @@ const COMPLETE: u8 = 4;
 /// ILog's SRAM state.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ilog {
+    /// LIPNs in use.
+    lipns: u32,
     bifs_per_ip: usize,
     bifq_capacity: u32,
     /// BIFT: per block, the LIPN of the IP holding its BIF (NONE: none).
@@ -91,20 +97,23 @@ impl Ilog {
         u64::from(blocks) <= u64::from(page_bytes / BIF_BYTES) * u64::from(LIPNS)
     }
 
-    /// ILog for `blocks` blocks and pages of `page_bytes` ([`Ilog::fits`]).
-    pub fn new(blocks: u32, page_bytes: u32) -> Ilog {
+    /// ILog for `blocks` blocks of `pages_per_block` pages of `page_bytes` ([`Ilog::fits`])
+    /// and a BIFQ of `bifq_bytes` (Table 8.1: 8 KB).
+    pub fn new(blocks: u32, pages_per_block: u32, page_bytes: u32, bifq_bytes: u32) -> Ilog {
         let bifs_per_ip = (page_bytes / BIF_BYTES) as usize;
         assert!(bifs_per_ip > 0, "a page of {page_bytes} bytes holds no BIF");
         assert!(
             blocks as usize <= bifs_per_ip * LIPNS as usize,
             "{blocks} blocks need more than {LIPNS} IPs of {bifs_per_ip} BIFs"
         );
+        let lipns = (blocks as usize).div_ceil(bifs_per_ip).max(pages_per_block.min(LIPNS) as usize);
         Ilog {
+            lipns: lipns as u32,
             bifs_per_ip,
-            bifq_capacity: BIFQ_BYTES / BIF_BYTES,
+            bifq_capacity: (bifq_bytes / BIF_BYTES).max(1),
             bift: vec![NONE; blocks as usize],
-            ipt: vec![NONE; LIPNS as usize],
-            members: vec![Vec::new(); LIPNS as usize],
+            ipt: vec![NONE; lipns],
+            members: vec![Vec::new(); lipns],
             next_lipn: 0,
             state: vec![0; blocks as usize],
             prev: vec![NONE; blocks as usize],
@@ -119,6 +128,11 @@ impl Ilog {
     /// BIFs the BIFQ holds.
     pub fn bifq_capacity(&self) -> u32 {
         self.bifq_capacity
+    }
+
+    /// SRAM of the BIFT and the BIFQ, bytes.
+    pub fn sram_bytes(&self) -> u64 {
+        self.bift.len() as u64 * u64::from(BIFT_BYTES_PER_BLOCK) + u64::from(self.bifq_capacity * BIF_BYTES)
     }
 
     /// The IP pages on flash (for GC and invariants): LIPN and page.
@@ -201,7 +215,7 @@ impl Ilog {
         if self.state[h as usize] & MODIFIED != 0 {
             // The head must reach an IP: the victim IP may be full of BIFs still located
             // there, then the next LIPN is tried.
-            for _ in 0..LIPNS {
+            for _ in 0..self.lipns {
                 self.write_back(store)?;
                 if self.state[h as usize] & MODIFIED == 0 {
                     break;
@@ -216,7 +230,7 @@ impl Ilog {
     /// Fig. 8.3's write-back of one IP: the oldest LIPN's.
     fn write_back(&mut self, store: &mut dyn IpStore) -> Result<(), SimError> {
         let victim = self.next_lipn;
-        self.next_lipn = (victim + 1) % LIPNS;
+        self.next_lipn = (victim + 1) % self.lipns;
         let old = self.ipt[victim as usize];
         if old != NONE {
             store.read_ip(old)?;
@@ -243,7 +257,7 @@ impl Ilog {
             }
             b = next;
         }
-        self.ipt[victim as usize] = store.write_ip(victim, old)?;
+        self.ipt[victim as usize] = store.write_ip(victim, old, &self.members[victim as usize])?;
         self.counts.ip_writes += 1;
         Ok(())
     }
@@ -272,6 +286,17 @@ impl Ilog {
         Ok(())
     }
 
+    /// After a power cut (Figs. 8.4, 8.6), called for each IP in the order they were
+    /// written: IP `lipn` is at `ppn` and holds the BIFs of `blocks` (those still trusted);
+    /// the round-robin goes on after the last one; the BIFQ starts empty.
+    pub fn restore(&mut self, lipn: u32, ppn: Ppn, blocks: &[BlockId]) {
+        self.ipt[lipn as usize] = ppn;
+        for &b in blocks {
+            self.locate(b, lipn);
+        }
+        self.next_lipn = (lipn + 1) % self.lipns;
+    }
+
     /// Block `b` was erased: its BIF starts anew (the copy in an IP is stale, L1270).
     pub fn erased(&mut self, b: BlockId) {
         if self.state[b as usize] & QUEUED != 0 {
@@ -298,7 +323,7 @@ mod tests {
             self.reads.push(ppn);
             Ok(())
         }
-        fn write_ip(&mut self, _lipn: u32, _old: Ppn) -> Result<Ppn, SimError> {
+        fn write_ip(&mut self, _lipn: u32, _old: Ppn, _blocks: &[BlockId]) -> Result<Ppn, SimError> {
             self.writes += 1;
             Ok(1000 + self.writes)
         }
@@ -306,7 +331,7 @@ mod tests {
 
     #[test]
     fn the_sizes_are_table_8_1s() {
-        let i = Ilog::new(4096, 8192);
+        let i = Ilog::new(4096, 256, 8192, 8192);
         assert_eq!(i.bifq_capacity(), 234, "8 KB of 35-byte BIFs");
         assert_eq!(i.bifs_per_ip, 234);
         // 4,096 BIFs fit in 18 IPs (L1251).
@@ -315,7 +340,7 @@ mod tests {
 
     #[test]
     fn invalidations_of_queued_blocks_cost_nothing() {
-        let (mut i, mut s) = (Ilog::new(4096, 8192), Store::default());
+        let (mut i, mut s) = (Ilog::new(4096, 256, 8192, 8192), Store::default());
         for n in 0..10_000u32 {
             i.invalidate(n % 200, 100, &mut s).unwrap();
         }
@@ -325,7 +350,7 @@ mod tests {
 
     #[test]
     fn a_full_queue_writes_back_first_modified_first_out_and_reads_each_ip_once() {
-        let (mut i, mut s) = (Ilog::new(4096, 8192), Store::default());
+        let (mut i, mut s) = (Ilog::new(4096, 256, 8192, 8192), Store::default());
         for b in 0..234 {
             i.invalidate(b, 100, &mut s).unwrap();
         }
@@ -352,7 +377,7 @@ mod tests {
 
     #[test]
     fn validation_reads_one_ip_at_most_and_blocks_all_invalid_are_dropped() {
-        let (mut i, mut s) = (Ilog::new(4096, 8192), Store::default());
+        let (mut i, mut s) = (Ilog::new(4096, 256, 8192, 8192), Store::default());
         for b in 0..300 {
             i.invalidate(b, 10, &mut s).unwrap();
         }

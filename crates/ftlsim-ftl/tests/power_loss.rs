@@ -248,10 +248,13 @@ fn block_mapped_ftls_recover_every_acknowledged_write_from_a_cut_anywhere() {
     cut_everywhere(BLOCK_MAPPED_CONFIGS, 0.25, false);
 }
 
-/// 3DFTL (seed 001 Fig. 8.5) with a one- and a few-line CMT, invalid flags and counters.
+/// 3DFTL (seed 001 Figs. 8.5, 8.6) with CMTs of one to four lines, invalid flags, counters
+/// and ILog.
 const THREEDFTL_CONFIGS: &[&str] = &[
     "[ftl]\nname = \"3dftl\"\nmapping_cache_bytes = 262",
     "[ftl]\nname = \"3dftl\"\nmapping_cache_bytes = 1048\ninvalid_tracking = \"counters\"\ngc_copy = \"copyback\"",
+    // A BIFQ of 40 BIFs on this 96-block drive: IPs written back often.
+    "[ftl]\nname = \"3dftl\"\nmapping_cache_bytes = 524\ninvalid_tracking = \"ilog\"\nilog_bifq_bytes = 1400",
 ];
 
 #[test]

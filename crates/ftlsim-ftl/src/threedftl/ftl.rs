@@ -74,6 +74,11 @@ pub struct ThreeDftl {
     /// not written since its erase): spare-area content, which survives a power cut and is
     /// all recovery reads of the pre-cut state.
     carried: Vec<u8>,
+    /// With ILog, flash content recovery reads too: per IP page, the blocks whose BIFs it
+    /// holds; per data page, when it was invalidated (the stamp clock; 0: not, or not since
+    /// its erase), which with the IP's own stamp says whether the IP's copy flags it.
+    ip_contents: std::collections::BTreeMap<Ppn, Vec<BlockId>>,
+    invalidated_at: Vec<u32>,
 }
 
 /// ILog's invalidation pages on this drive: programmed in their own write stream (kind
@@ -82,6 +87,7 @@ pub struct ThreeDftl {
 struct FlashIps<'a, 'c> {
     ctx: &'a mut FlashCtx<'c>,
     bm: &'a mut BlockManager,
+    contents: &'a mut std::collections::BTreeMap<Ppn, Vec<BlockId>>,
 }
 
 impl IpStore for FlashIps<'_, '_> {
@@ -92,13 +98,14 @@ impl IpStore for FlashIps<'_, '_> {
         Ok(())
     }
 
-    fn write_ip(&mut self, lipn: u32, old: Ppn) -> Result<Ppn, SimError> {
+    fn write_ip(&mut self, lipn: u32, old: Ppn, blocks: &[BlockId]) -> Result<Ppn, SimError> {
         let planes = self.ctx.flash().geometry().planes();
         let plane = (0..planes).max_by_key(|&p| (self.bm.free_blocks(p), std::cmp::Reverse(p))).unwrap_or(0);
         let ppn = self.bm.allocate(self.ctx.flash(), plane, IP_STREAM)?;
         let prev = self.ctx.set_tag(Tag::Mapping);
         self.ctx.program(ppn, Oob { lpn: lipn, version: 0, kind: PageKind::Translation })?;
         self.ctx.set_tag(prev);
+        self.contents.insert(ppn, blocks.to_vec());
         if old != NONE {
             self.ctx.invalidate(old)?;
             self.bm.on_invalidate(self.ctx.flash(), old);
@@ -108,19 +115,28 @@ impl IpStore for FlashIps<'_, '_> {
 }
 
 /// Invalidate data page `old`, logging it in ILog when on (`log`).
+/// ILog's state and the flash content it writes (`ThreeDftl::ip_contents`,
+/// `invalidated_at`).
+struct IlogParts<'a> {
+    ilog: &'a mut Option<Ilog>,
+    contents: &'a mut std::collections::BTreeMap<Ppn, Vec<BlockId>>,
+    invalidated_at: &'a mut [u32],
+}
+
 fn invalidate_data(
     ctx: &mut FlashCtx,
     bm: &mut BlockManager,
-    ilog: &mut Option<Ilog>,
+    il: &mut IlogParts,
     old: Ppn,
     log: bool,
 ) -> Result<(), SimError> {
     ctx.invalidate(old)?;
     bm.on_invalidate(ctx.flash(), old);
-    if let (Some(il), true) = (ilog.as_mut(), log) {
+    if let (Some(ilog), true) = (il.ilog.as_mut(), log) {
+        il.invalidated_at[old as usize] = ctx.flash().stamp_clock().max(1);
         let b = ctx.flash().geometry().block_of(old);
         let left = ctx.flash().valid_count(b);
-        il.invalidate(b, left, &mut FlashIps { ctx, bm })?;
+        ilog.invalidate(b, left, &mut FlashIps { ctx, bm, contents: il.contents })?;
     }
     Ok(())
 }
@@ -132,7 +148,7 @@ struct Mover<'a> {
     carried: &'a mut [u8],
     bm: &'a mut BlockManager,
     tr: &'a mut Translation,
-    ilog: &'a mut Option<Ilog>,
+    il: IlogParts<'a>,
     copyback: bool,
     moved: &'a mut u64,
     /// Whether the sources' invalidations go to ILog (not a victim's: it is erased next).
@@ -150,7 +166,7 @@ impl Mover<'_> {
         ctx.copy(src, dst, self.copyback && parity_ok)?;
         assert_eq!(self.map[lpn as usize], src, "lpn {lpn} maps elsewhere than its valid page {src}");
         self.map[lpn as usize] = dst;
-        invalidate_data(ctx, self.bm, self.ilog, src, self.log)?;
+        invalidate_data(ctx, self.bm, &mut self.il, src, self.log)?;
         self.carried[dst as usize] = carried_mask(self.tr.written(lpn, dst, self.map), lpn);
         *self.moved += 1;
         Ok(())
@@ -161,12 +177,18 @@ impl Relocate for Mover<'_> {
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
         if oob.kind == PageKind::Translation {
             // An invalidation page: it moves within its plane, and the IPT follows.
-            let il = self.ilog.as_mut().expect("invalidation pages only with ILog");
-            let dst = self.bm.allocate(ctx.flash(), ctx.flash().geometry().plane_of(src), IP_STREAM)?;
+            let il = self.il.ilog.as_mut().expect("invalidation pages only with ILog");
+            // To the plane with the most free blocks: an IP can live anywhere, and the
+            // victim's plane may have no block to spare for a third open stream.
+            let planes = ctx.flash().geometry().planes();
+            let plane = (0..planes).max_by_key(|&p| (self.bm.free_blocks(p), std::cmp::Reverse(p))).unwrap_or(0);
+            let dst = self.bm.allocate(ctx.flash(), plane, IP_STREAM)?;
             ctx.copy(src, dst, false)?;
             ctx.invalidate(src)?;
             self.bm.on_invalidate(ctx.flash(), src);
             il.ip_moved(oob.lpn, dst);
+            let blocks = self.il.contents.remove(&src).expect("an IP's content");
+            self.il.contents.insert(dst, blocks);
             *self.moved += 1;
             return Ok(());
         }
@@ -229,6 +251,13 @@ impl ThreeDftl {
                 rule: format!("must hold at least one CMT line of {} bits", sram::LINE_BITS),
             });
         }
+        if cfg.ftl.invalid_tracking == InvalidTracking::Ilog && cfg.ftl.ilog_bifq_bytes < crate::ilog::BIF_BYTES {
+            return Err(ConfigError::Invalid {
+                key: "ftl.ilog_bifq_bytes".into(),
+                value: cfg.ftl.ilog_bifq_bytes.to_string(),
+                rule: format!("must hold at least one BIF of {} bytes", crate::ilog::BIF_BYTES),
+            });
+        }
         if cfg.ftl.invalid_tracking == InvalidTracking::Ilog && !Ilog::fits(g.blocks(), g.page_size_bytes) {
             return Err(ConfigError::Invalid {
                 key: "ftl.invalid_tracking".into(),
@@ -248,15 +277,23 @@ impl ThreeDftl {
             bm: BlockManager::new(g, 3, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
             tr: Translation::new(THESIS, groups, lines as usize),
             next_plane: 0,
-            threshold: d.gc_threshold_blocks,
+            // ILog's pages take a third open block somewhere: GC keeps one more free.
+            threshold: d.gc_threshold_blocks + u32::from(cfg.ftl.invalid_tracking == InvalidTracking::Ilog),
             copyback: cfg.ftl.gc_copy == Some(GcCopy::Copyback),
             jobs: vec![None; g.planes() as usize],
             gc: GcCounts::default(),
             counts: Counts::default(),
             tracking: cfg.ftl.invalid_tracking,
             validated: vec![NONE; g.planes() as usize],
-            ilog: (cfg.ftl.invalid_tracking == InvalidTracking::Ilog).then(|| Ilog::new(g.blocks(), g.page_size_bytes)),
+            ilog: (cfg.ftl.invalid_tracking == InvalidTracking::Ilog)
+                .then(|| Ilog::new(g.blocks(), g.pages_per_block, g.page_size_bytes, cfg.ftl.ilog_bifq_bytes)),
             carried: vec![0; (g.blocks() * g.pages_per_block) as usize],
+            ip_contents: Default::default(),
+            invalidated_at: if cfg.ftl.invalid_tracking == InvalidTracking::Ilog {
+                vec![0; (g.blocks() * g.pages_per_block) as usize]
+            } else {
+                Vec::new()
+            },
         })
     }
 
@@ -266,7 +303,11 @@ impl ThreeDftl {
             carried: &mut self.carried,
             bm: &mut self.bm,
             tr: &mut self.tr,
-            ilog: &mut self.ilog,
+            il: IlogParts {
+                ilog: &mut self.ilog,
+                contents: &mut self.ip_contents,
+                invalidated_at: &mut self.invalidated_at,
+            },
             copyback: self.copyback,
             moved: &mut self.gc.pages_moved,
             log,
@@ -284,7 +325,7 @@ impl ThreeDftl {
                 InvalidTracking::Counters => self.read_stale_pages(ctx, job.victim)?,
                 InvalidTracking::Ilog => {
                     let il = self.ilog.as_mut().expect("ILog on");
-                    il.validate(job.victim, &mut FlashIps { ctx, bm: &mut self.bm })?;
+                    il.validate(job.victim, &mut FlashIps { ctx, bm: &mut self.bm, contents: &mut self.ip_contents })?;
                 }
             }
         }
@@ -296,7 +337,14 @@ impl ThreeDftl {
             self.bm.release(ctx.flash(), job.victim);
             self.validated[plane] = NONE;
             let first = self.geo.first_page(job.victim) as usize;
-            self.carried[first..first + self.geo.pages_per_block as usize].fill(0);
+            let pages = first..first + self.geo.pages_per_block as usize;
+            self.carried[pages.clone()].fill(0);
+            if !self.invalidated_at.is_empty() {
+                self.invalidated_at[pages.clone()].fill(0);
+            }
+            for p in pages {
+                self.ip_contents.remove(&(p as Ppn));
+            }
             if let Some(il) = self.ilog.as_mut() {
                 il.erased(job.victim);
             }
@@ -454,7 +502,12 @@ impl Ftl for ThreeDftl {
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         let old = std::mem::replace(&mut self.map[lpn as usize], ppn);
         if old != NONE {
-            invalidate_data(ctx, &mut self.bm, &mut self.ilog, old, true)?;
+            let mut il = IlogParts {
+                ilog: &mut self.ilog,
+                contents: &mut self.ip_contents,
+                invalidated_at: &mut self.invalidated_at,
+            };
+            invalidate_data(ctx, &mut self.bm, &mut il, old, true)?;
         }
         self.carried[ppn as usize] = carried_mask(self.tr.written(lpn, ppn, &self.map), lpn);
         Ok(())
@@ -463,7 +516,12 @@ impl Ftl for ThreeDftl {
     fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
         let old = std::mem::replace(&mut self.map[lpn as usize], NONE);
         if old != NONE {
-            invalidate_data(ctx, &mut self.bm, &mut self.ilog, old, true)?;
+            let mut il = IlogParts {
+                ilog: &mut self.ilog,
+                contents: &mut self.ip_contents,
+                invalidated_at: &mut self.invalidated_at,
+            };
+            invalidate_data(ctx, &mut self.bm, &mut il, old, true)?;
         }
         Ok(())
     }
@@ -542,8 +600,14 @@ impl Ftl for ThreeDftl {
         let (gtd, cmt) = self.sram();
         m.insert("sram_gtd_bytes".into(), gtd.into());
         m.insert("sram_cmt_bytes".into(), cmt.into());
-        let gc_bytes =
-            sram::gc_metadata_bytes(self.tracking, u64::from(self.geo.blocks()), u64::from(self.geo.pages_per_block));
+        let gc_bytes = match &self.ilog {
+            Some(il) => il.sram_bytes(),
+            None => sram::gc_metadata_bytes(
+                self.tracking,
+                u64::from(self.geo.blocks()),
+                u64::from(self.geo.pages_per_block),
+            ),
+        };
         m.insert("sram_gc_metadata_bytes".into(), gc_bytes.into());
         m
     }
@@ -564,16 +628,15 @@ impl Ftl for ThreeDftl {
     /// The CMT starts empty; the page map the simulator keeps is what those spare areas hold
     /// (the newest copy of each LPN). Trimmed pages come back (a trim writes nothing).
     fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
-        if cfg.ftl.invalid_tracking == InvalidTracking::Ilog {
-            return Err(SimError::Ftl(
-                "3dftl with ILog: recovery after a power cut (seed 001 Fig. 8.6) is not built yet; use flags or \
-                 counters"
-                    .into(),
-            ));
-        }
         let carried = std::mem::take(&mut self.carried);
+        let ip_contents = std::mem::take(&mut self.ip_contents);
+        let invalidated_at = std::mem::take(&mut self.invalidated_at);
         *self = ThreeDftl::new(cfg)?;
         self.carried = carried;
+        self.ip_contents = ip_contents;
+        if self.ilog.is_some() {
+            self.invalidated_at = invalidated_at;
+        }
         let (g, ppb) = (self.geo.clone(), self.geo.pages_per_block);
         // Lines 1-3: each block's first page (erased or not) for its sequence number.
         for b in 0..g.blocks() {
@@ -616,6 +679,7 @@ impl Ftl for ThreeDftl {
                 .map(|e| e.2)
         };
         let mut skip = ftlsim_core::bits::Bits::new(u64::from(g.blocks()) * u64::from(ppb));
+        let ips = if self.ilog.is_some() { self.read_invalidation_pages(ctx, &mut skip) } else { Vec::new() };
         let mut gtd = vec![NONE; self.map.len().div_ceil(THESIS.group as usize)];
         let per = THESIS.per_subgroup();
         for &(stamp, p, lpn) in &pages {
@@ -661,7 +725,24 @@ impl Ftl for ThreeDftl {
             }
         }
         ftlsim_core::recovery::revalidate_map(ctx, &self.map)?;
-        self.bm.rebuild(ctx, |_| u64::MAX)?;
+        for (lipn, ppn, stamp) in ips {
+            ctx.revalidate(ppn)?;
+            // Trusted: the BIFs of blocks not erased since the IP was written (L1280).
+            let trusted: Vec<BlockId> = self.ip_contents.get(&ppn).map_or(Vec::new(), |blocks| {
+                blocks
+                    .iter()
+                    .copied()
+                    .filter(|&b| {
+                        let f = ctx.flash();
+                        f.write_pointer(b) > 0 && f.read(g.first_page(b)).is_ok() && f.stamp(g.first_page(b)) < stamp
+                    })
+                    .collect()
+            });
+            self.ilog.as_mut().expect("ILog on").restore(lipn, ppn, &trusted);
+        }
+        // ILog's pages go back to their own stream, data to the host's and GC's.
+        let (first_kinds, ip_stream) = (self.first_page_kinds(ctx), 1u64 << IP_STREAM);
+        self.bm.rebuild(ctx, |b| if first_kinds[b as usize] { ip_stream } else { (1 << HOST) | (1 << GC_STREAM) })?;
         // Pages the rebuild erased carry nothing any more.
         for b in 0..g.blocks() {
             let first = g.first_page(b) as usize;
@@ -709,6 +790,52 @@ impl Ftl for ThreeDftl {
 }
 
 impl ThreeDftl {
+    /// Recovery with ILog (Fig. 8.6): every invalidation page on flash read (the IPs' blocks,
+    /// at most m_IP x 256 pages, L1296); the newest copy of each LIPN kept, and the pages its
+    /// BIFs flag (invalidated before it was written, and programmed before it: the BSN rule,
+    /// L1280) skipped by the scan. The IPs kept: (LIPN, page, stamp), oldest first.
+    fn read_invalidation_pages(&self, ctx: &mut FlashCtx, skip: &mut ftlsim_core::bits::Bits) -> Vec<(u32, Ppn, u32)> {
+        let g = self.geo.clone();
+        let mut newest: std::collections::BTreeMap<u32, (u32, Ppn)> = Default::default();
+        for b in 0..g.blocks() {
+            let first = g.first_page(b);
+            if !matches!(ctx.flash().read(first), Ok(o) if o.kind == PageKind::Translation) {
+                continue;
+            }
+            for off in 0..ctx.flash().write_pointer(b) {
+                let p = first + off;
+                let Some(oob) = ctx.read_spare(p) else { continue };
+                let stamp = ctx.flash().stamp(p);
+                let e = newest.entry(oob.lpn).or_insert((stamp, p));
+                if stamp > e.0 {
+                    *e = (stamp, p);
+                }
+            }
+        }
+        let mut ips: Vec<(u32, Ppn, u32)> = newest.into_iter().map(|(l, (s, p))| (l, p, s)).collect();
+        ips.sort_by_key(|e| e.2);
+        for &(_, ip, stamp) in &ips {
+            for &b in self.ip_contents.get(&ip).map_or(&[][..], |v| &v[..]) {
+                let first = g.first_page(b);
+                for off in 0..ctx.flash().write_pointer(b) {
+                    let p = first + off;
+                    let at = self.invalidated_at[p as usize];
+                    if at != 0 && at < stamp && ctx.flash().read(p).is_ok() && ctx.flash().stamp(p) < stamp {
+                        skip.set(p, true);
+                    }
+                }
+            }
+        }
+        ips
+    }
+
+    /// Per block, whether its first page is an invalidation page.
+    fn first_page_kinds(&self, ctx: &FlashCtx) -> Vec<bool> {
+        (0..self.geo.blocks())
+            .map(|b| matches!(ctx.flash().read(self.geo.first_page(b)), Ok(o) if o.kind == PageKind::Translation))
+            .collect()
+    }
+
     /// After the block rebuild of a recovery: a block left with no valid page was erased, and
     /// with it any stale page that was still a sub-group's carrier or its group's newest
     /// page. Those pointers go, and each such sub-group or group with a mapped LPN gets a new
