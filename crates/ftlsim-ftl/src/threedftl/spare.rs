@@ -161,45 +161,38 @@ fn subgroup_of(slot: u32) -> u32 {
     THESIS.subgroup_of(slot)
 }
 
-/// Whether a compressed page carrying `carried` fits `layout`'s indices (the own page's
-/// slot aside: it holds the LPN). No allocation: counted in a small array.
-fn fits(layout: &Layout, view: &GroupView, own_slot: u32, carried: u8) -> bool {
-    let mut seen = [0u32; 16];
+/// Distinct PPN indices a compressed page carrying `carried` needs (the own page's slot
+/// aside when it holds the LPN), counted up to `cap` (the count stops there). One pass, no
+/// allocation: this runs for every page written.
+fn distinct(layout: &Layout, view: &GroupView, own_slot: u32, carried: u8, cap: usize) -> usize {
+    let mut seen = [0u32; 17];
+    let cap = cap.min(seen.len());
     let mut n = 0;
-    let mut add = |p: Ppn| {
-        if p == NONE {
-            return true;
-        }
+    let per = layout.per_subgroup();
+    let slots = (0..layout.subgroups).flat_map(|k| {
+        let carried_k = carried & (1 << k) != 0;
+        let (from, to) = if carried_k { (k * per, (k + 1) * per) } else { (0, 0) };
+        (from..to)
+            .filter(move |&s| layout.own_indexed || s != own_slot)
+            .map(|s| view.entries[s as usize])
+            .chain((!carried_k).then(|| view.ltd[k as usize]))
+    });
+    for p in slots.filter(|&p| p != NONE) {
         let i = p >> layout.offset_bits;
         if !seen[..n].contains(&i) {
-            if n == layout.ppn_indices {
-                return false;
-            }
             seen[n] = i;
             n += 1;
-        }
-        true
-    };
-    let per = layout.per_subgroup();
-    for k in 0..layout.subgroups {
-        let ok = if carried & (1 << k) != 0 {
-            (k * per..(k + 1) * per)
-                .filter(|&s| layout.own_indexed || s != own_slot)
-                .all(|s| add(view.entries[s as usize]))
-        } else {
-            add(view.ltd[k as usize])
-        };
-        if !ok {
-            return false;
+            if n == cap {
+                break;
+            }
         }
     }
-    true
+    n
 }
 
-/// Distinct PPN indices of a compressed page carrying `carried`, counted up to 16.
-fn spread(layout: &Layout, view: &GroupView, own_slot: u32, carried: u8) -> usize {
-    let wide = Layout { ppn_indices: 16, ..*layout };
-    (0..=16).find(|&n| fits(&Layout { ppn_indices: n, ..wide }, view, own_slot, carried)).unwrap_or(17)
+/// Whether a compressed page carrying `carried` fits `layout`'s indices.
+fn fits(layout: &Layout, view: &GroupView, own_slot: u32, carried: u8) -> bool {
+    distinct(layout, view, own_slot, carried, layout.ppn_indices + 1) <= layout.ppn_indices
 }
 
 /// The layout for the page of `lpn` (the own sub-group must be known).
@@ -218,7 +211,7 @@ pub fn choose(layout: &Layout, view: &GroupView, lpn: Lpn) -> Format {
         let drop = (0..layout.subgroups)
             .rev()
             .filter(|&k| k != own && carried & (1 << k) != 0)
-            .min_by_key(|&k| spread(layout, view, own_slot, carried & !(1 << k)))
+            .min_by_key(|&k| distinct(layout, view, own_slot, carried & !(1 << k), 17))
             .expect("a sub-group besides the own one is carried");
         carried &= !(1 << drop);
     }
