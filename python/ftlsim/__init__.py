@@ -19,7 +19,7 @@ from ._native import (
     TraceError,
     WorkloadError,
 )
-from ._report import normalised, report
+from ._report import figure_page, normalised, report
 from ._run import Result, run
 from ._sweep import build_id, expand, load_sweep_file, run_id, sweep
 
@@ -37,6 +37,7 @@ __all__ = [
     "WorkloadError",
     "build_id",
     "expand",
+    "figure_page",
     "ftls",
     "load_sweep_file",
     "normalised",

@@ -186,6 +186,23 @@ def _svg_and_files(fig: Figure, name: str, files: Path) -> str:
     return svg[svg.index("<svg"):]
 
 
+def figure_page(title: str, figures: Iterable[tuple[str, str, "Figure"]], out: Union[str, "os.PathLike[str]"],
+                note: str = "") -> Path:
+    """A self-contained HTML page of matplotlib figures, for an experiment's own plots: each
+    ``(name, caption, figure)`` inlined as SVG and also written as PNG and SVG into
+    ``<out stem>_files/`` (reproducible bytes: no dates); ``note`` a closing paragraph. Returns
+    the page's path."""
+    out = Path(out)
+    files = out.with_name(out.stem + "_files")
+    files.mkdir(parents=True, exist_ok=True)
+    parts = "".join(f"<figure>{_svg_and_files(fig, name, files)}<figcaption>{html.escape(caption)}</figcaption>"
+                    "</figure>" for name, caption, fig in figures)
+    out.write_text("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   f"<title>{html.escape(title)}</title></head><body><h1>{html.escape(title)}</h1>{parts}"
+                   + (f"<p>{html.escape(note)}</p>" if note else "") + "</body></html>\n")
+    return out
+
+
 def _plots(entries: list[Entry], norm: Optional[pd.DataFrame], max_runs: int) -> list[tuple[str, str, Figure]]:
     """(name, caption, figure) of every plot the data supports."""
     import matplotlib
