@@ -17,6 +17,12 @@
 //! never-ending GC detected and (PCFTL) broken by one collection without copy-back; and the
 //! conventional GC of PCFTL's DFTL baseline, with one active block per chip, moves through
 //! the controller into the chip's active block, and all host I/O held meanwhile.
+//!
+//! GC tells a victim's stale pages (`ftl.invalid_tracking`, seed 001 Table 8.1) by flags in
+//! SRAM, by reading each stale page and looking its LPN up (counters only), or with ILog
+//! (Ch. 8, L1404: it "can be applied to other page-level FTLs"): host invalidations logged,
+//! a victim's flags completed with one IP read, the IPs in a fourth write stream. Stale
+//! translation pages are told by the directory, in SRAM, so only data pages are logged.
 
 use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcRoom, GcScope, InvalidTracking};
 use ftlsim_core::error::{ConfigError, SimError};
@@ -25,6 +31,7 @@ use ftlsim_core::ftl::{FlashCtx, GcCounts, OpRef};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
+use crate::ilog::on_flash::IlogOnFlash;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -41,8 +48,10 @@ pub(crate) const TRANSLATION: u32 = 1;
 /// last free one (`translation_destination`; two GC destinations each needing a fresh block
 /// in one collection was found by property tests).
 const GC: u32 = 2;
-/// Write streams per plane.
+/// Write streams per plane, besides ILog's.
 const STREAMS: u32 = 3;
+/// Write stream of ILog's invalidation pages (`ftl.invalid_tracking = "ilog"`).
+const IP_STREAM: u32 = 3;
 
 /// Cache-access classes (thesis Sec. 4.1.1), translation traffic, and the counters of
 /// CDFTL's second level and SCFTL's consecutive entries.
@@ -148,6 +157,9 @@ macro_rules! demand_ftl_methods {
         fn begin_measurement(&mut self) {
             self.st.cache = $crate::demand::CacheCounts::default();
             self.st.moves = $crate::demand::MoveCounts::default();
+            if let Some(il) = self.st.ilog.as_mut() {
+                il.ilog.counts = Default::default();
+            }
         }
 
         fn save_state(&self) -> Vec<u8> {
@@ -163,9 +175,12 @@ macro_rules! demand_ftl_methods {
             ctx: &mut ::ftlsim_core::ftl::FlashCtx,
             cfg: &::ftlsim_core::config::DriveConfig,
         ) -> Result<(), ::ftlsim_core::error::SimError> {
-            // The translation pages' entries are flash contents; everything else is rebuilt.
+            // The translation pages' entries and ILog's pages are flash contents; everything
+            // else is rebuilt.
             let contents = ::std::mem::take(&mut self.st.flash_map);
+            let ilog = self.st.ilog.take().map($crate::ilog::on_flash::IlogOnFlash::after_power_cut);
             *self = $crate::demand::DemandFtl::built_anew(self, cfg)?;
+            self.st.ilog = ilog;
             $crate::demand::recover(self, ctx, contents)
         }
 
@@ -320,8 +335,11 @@ pub(crate) struct DemandState {
     incremental: bool,
     /// How GC learns which pages of a victim are stale.
     pub tracking: InvalidTracking,
-    /// Per plane: the victim whose stale pages were read (counters), NONE after its erase.
+    /// Per plane: the victim whose stale pages were read (counters) or whose flags were
+    /// completed (ILog), NONE after its erase.
     validated: Vec<BlockId>,
+    /// ILog, with `ftl.invalid_tracking = "ilog"`.
+    pub ilog: Option<IlogOnFlash>,
 }
 
 /// A plane takes host pages without GC (dynamic allocation), and an incremental trigger
@@ -352,16 +370,20 @@ impl DemandState {
             });
         }
         let translation_pages = d.logical_pages.div_ceil(per_tp);
+        let ilog = IlogOnFlash::for_config(cfg, IP_STREAM, name)?;
+        let streams = STREAMS + u32::from(ilog.is_some());
+        // ILog's pages take a fourth open block somewhere: GC keeps one more free.
+        let threshold = d.gc_threshold_blocks + u32::from(ilog.is_some());
         // Host, translation and GC blocks stay open, and the translation pages take room in
         // the planes (round-robin): the drive-level check in `derive` counts neither.
         let room = GcRoom {
             geometry: g,
             logical_pages: d.logical_pages,
             held_back: d.held_back_blocks_per_plane,
-            gc_threshold: d.gc_threshold_blocks,
+            gc_threshold: threshold,
             background_gc_threshold: cfg.ftl.background_gc_threshold_blocks,
         };
-        let background_threshold = room.check(name, STREAMS, u64::from(translation_pages.div_ceil(g.planes())))?;
+        let background_threshold = room.check(name, streams, u64::from(translation_pages.div_ceil(g.planes())))?;
         let mode = GcMode {
             background_threshold: if mode.background_threshold == 0 { 0 } else { background_threshold },
             ..mode
@@ -372,7 +394,7 @@ impl DemandState {
             directory: vec![NONE; translation_pages as usize],
             backup: vec![0; translation_pages as usize],
             flash_map: ftlsim_core::big_array::filled(d.logical_pages as usize, NONE),
-            bm: BlockManager::new(g, STREAMS, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
+            bm: BlockManager::new(g, streams, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
             in_gc: false,
             gc: GcCounts::default(),
             cache: CacheCounts::default(),
@@ -381,7 +403,7 @@ impl DemandState {
             mode,
             next_plane: [0; STREAMS as usize],
             chip_plane: (0..STREAMS).flat_map(|_| 0..g.chips()).collect(),
-            threshold: d.gc_threshold_blocks,
+            threshold,
             no_copyback: vec![false; g.planes() as usize],
             idle_stalled: vec![false; g.planes() as usize],
             gc_pages_used: vec![0; g.planes() as usize],
@@ -394,6 +416,7 @@ impl DemandState {
             incremental: cfg.ftl.foreground_gc == ForegroundGc::Incremental,
             tracking: cfg.ftl.invalid_tracking,
             validated: vec![NONE; g.planes() as usize],
+            ilog,
         })
     }
 
@@ -408,9 +431,12 @@ impl DemandState {
         u64::from(self.geo.blocks()) * u64::from(self.geo.pages_per_block) / u64::from(self.per_tp)
     }
 
-    /// GC metadata (reported apart): one validity bit per physical page (Table 5.2), or one
-    /// 1-byte invalid counter per block (Table 8.1's 4 KB).
+    /// GC metadata (reported apart): one validity bit per physical page (Table 5.2), one
+    /// 1-byte invalid counter per block (Table 8.1's 4 KB), or ILog's BIFT and BIFQ.
     pub fn gc_metadata_bytes(&self) -> u64 {
+        if let Some(il) = &self.ilog {
+            return il.ilog.sram_bytes();
+        }
         let (blocks, ppb) = (u64::from(self.geo.blocks()), u64::from(self.geo.pages_per_block));
         crate::threedftl::sram::gc_metadata_bytes(self.tracking, blocks, ppb)
     }
@@ -439,6 +465,9 @@ impl DemandState {
         m.insert("gc_no_progress_collections".into(), v.no_progress_collections.into());
         m.insert("gc_stale_pages_read".into(), v.stale_pages_read.into());
         m.insert("gc_validation_lookups".into(), v.validation_lookups.into());
+        if let Some(il) = &self.ilog {
+            il.put_metrics(m);
+        }
     }
 
     fn next_plane(&mut self, flash: &FlashArray, stream: u32) -> PlaneId {
@@ -610,7 +639,10 @@ impl DemandState {
         ctx.invalidate(ppn)?;
         self.bm.on_invalidate(ctx.flash(), ppn);
         self.idle_stalled[self.geo.plane_of(ppn) as usize] = false;
-        Ok(())
+        match self.ilog.as_mut() {
+            Some(il) => il.invalidated(ctx, &mut self.bm, ppn),
+            None => Ok(()),
+        }
     }
 
     /// Note that a collection starts on `plane` (unless it resumes a suspended one).
@@ -664,11 +696,12 @@ impl DemandState {
                 assert_eq!((oob.kind, oob.lpn as usize), (PageKind::Translation, tvpn), "directory {tvpn} -> {ppn}");
             }
         }
+        let ips = self.ilog.as_ref().map_or(0, |il| il.check_invariants(flash));
         let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
         assert_eq!(
-            mapped + tps + other_valid,
+            mapped + tps + ips + other_valid,
             valid,
-            "mapped data {mapped} + translation pages {tps} + {other_valid} elsewhere != valid pages {valid}"
+            "mapped data {mapped} + translation pages {tps} + IPs {ips} + {other_valid} elsewhere != valid pages {valid}"
         );
         assert!(self.pending_write_back.is_empty(), "write-backs left pending after GC");
     }
@@ -939,17 +972,28 @@ pub(crate) trait DemandFtl {
     }
 
     /// One step of GC job `job` (a page move or the erase); with invalid counters only, the
-    /// victim's stale pages are read and looked up first.
+    /// victim's stale pages are read and looked up first, with ILog its flags completed.
     fn gc_job_step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
         let plane = self.state().geo.plane_of_block(job.victim) as usize;
-        if self.state().tracking == InvalidTracking::Counters && self.state().validated[plane] != job.victim {
-            self.read_stale_pages(ctx, job.victim)?;
+        if self.state().validated[plane] != job.victim {
+            match self.state().tracking {
+                InvalidTracking::Flags => {}
+                InvalidTracking::Counters => self.read_stale_pages(ctx, job.victim)?,
+                InvalidTracking::Ilog => {
+                    let s = self.state_mut();
+                    s.validated[plane] = job.victim;
+                    s.ilog.as_mut().expect("ILog on").validate(ctx, &mut s.bm, job.victim)?;
+                }
+            }
         }
         let step = job.step(ctx, &mut Mover { ftl: self })?;
         if step == GcStep::Erased {
             let s = self.state_mut();
             s.bm.release(ctx.flash(), job.victim);
             s.validated[plane] = NONE;
+            if let Some(il) = s.ilog.as_mut() {
+                il.erased(job.victim);
+            }
         }
         Ok(step)
     }
@@ -1132,6 +1176,18 @@ struct Mover<'a, F: ?Sized> {
 impl<F: DemandFtl + ?Sized> Relocate for Mover<'_, F> {
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
         let s = self.ftl.state_mut();
+        if oob.kind == PageKind::Log {
+            let il = s.ilog.as_mut().expect("invalidation pages only with ILog");
+            let dst = il.relocate(ctx, &mut s.bm, src, oob)?;
+            if s.geo.plane_of(dst) == s.geo.plane_of(src) {
+                s.gc_pages_used[s.geo.plane_of(src) as usize] += 1;
+                s.moves.controller_same_plane += 1;
+            } else {
+                s.moves.inter_plane += 1;
+            }
+            s.gc.pages_moved += 1;
+            return Ok(());
+        }
         let (dst, copyback) = match oob.kind {
             PageKind::Translation => match s.translation_destination(ctx.flash(), src) {
                 Some(dst) => (dst?, false),

@@ -131,13 +131,6 @@ const INVALID_TRACKING_FTLS: [&str; 6] = ["dftl", "cdftl", "scftl", "dloop", "pc
 pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
     let name = info(&cfg.ftl.name)?.name;
     let tracking = cfg.ftl.invalid_tracking;
-    if tracking == InvalidTracking::Ilog && name != "3dftl" {
-        return Err(ConfigError::Invalid {
-            key: "ftl.invalid_tracking".into(),
-            value: "ilog".into(),
-            rule: format!("ILog (seed 001 Ch. 8) is built for 3dftl only so far, not {name} (issue 17)"),
-        });
-    }
     if tracking != InvalidTracking::Flags && !INVALID_TRACKING_FTLS.contains(&name) {
         return Err(ConfigError::Invalid {
             key: "ftl.invalid_tracking".into(),

@@ -126,15 +126,22 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
 
     /// With invalid counters only (Table 8.1), GC reads every stale page of a victim and
-    /// looks its LPN up: the oracle holds for the demand-based FTLs and 3DFTL alike.
+    /// looks its LPN up; with ILog it reads a victim's IP: the oracle holds for the
+    /// demand-based FTLs and 3DFTL alike.
     #[test]
-    fn invalid_counters_keep_every_read_newest(m in mix(), ftl in prop::sample::select(vec!["dftl", "cdftl", "scftl", "3dftl"])) {
+    fn invalid_counters_and_ilog_keep_every_read_newest(
+        m in mix(),
+        ftl in prop::sample::select(vec!["dftl", "cdftl", "scftl", "dloop", "pcftl", "3dftl"]),
+        tracking in prop::sample::select(vec![InvalidTracking::Counters, InvalidTracking::Ilog]),
+    ) {
         let mut cfg = threedftl(48, 0.25, 4);
         cfg.ftl.name = ftl.to_string();
         cfg.ftl.mapping_cache_bytes = Some(if ftl == "cdftl" { 4360 } else { 600 });
-        cfg.ftl.invalid_tracking = InvalidTracking::Counters;
+        cfg.ftl.invalid_tracking = tracking;
+        // A 10-BIF queue: write-backs, IP reads and IP moves by GC all happen.
+        cfg.ftl.ilog_bifq_bytes = 350;
         if let Err(e) = run_oracle(cfg, &m, 1200) {
-            prop_assert!(false, "{ftl}: {e}\nmix: {m:?}");
+            prop_assert!(false, "{ftl} {tracking:?}: {e}\nmix: {m:?}");
         }
     }
 }
@@ -156,7 +163,7 @@ fn invalid_counters_read_stale_pages_and_need_4_kb_where_flags_need_a_bit_per_pa
         assert_eq!(metric(&c, "sram_gc_metadata_bytes"), 192, "{ftl}");
         assert_eq!(metric(&f, "sram_gc_metadata_bytes"), 192 * 16 / 8, "{ftl}");
     }
-    // Other FTLs, and ILog until it is built, are refused.
+    // Other FTLs are refused.
     let mut cfg = threedftl(48, 0.2, 4);
     cfg.ftl.name = "page".into();
     cfg.ftl.invalid_tracking = InvalidTracking::Counters;
@@ -166,18 +173,25 @@ fn invalid_counters_read_stale_pages_and_need_4_kb_where_flags_need_a_bit_per_pa
 
 #[test]
 fn ilog_logs_invalidations_with_rare_ip_traffic_and_validates_victims_with_one_read() {
-    let mut cfg = threedftl(48, 0.2, 4);
-    cfg.ftl.invalid_tracking = InvalidTracking::Ilog;
-    let r = run_on(cfg, 1.0, "pattern=hotcold:0.8:0.2,read=0.3,size=4k,requests=6000");
-    let inv = metric(&r, "ilog_invalidations");
-    assert!(inv > 3000, "{:?}", r.ftl_metrics);
-    // Table 8.2's order: far below one IP read or write per invalidation.
-    let per = |k: &str| r.ftl_metrics[k].as_f64().unwrap();
-    assert!(per("ilog_ip_writes_per_invalidation") < 0.05, "{:?}", r.ftl_metrics);
-    assert!(metric(&r, "ilog_ip_reads_validation") <= r.gc.collections, "at most one IP read per victim");
-    assert_eq!(metric(&r, "gc_stale_pages_read"), 0);
-    // BIFT 2 bytes per block (Table 8.1's 8 KB for 4,096 blocks) and an 8 KB BIFQ (234 BIFs).
-    assert_eq!(metric(&r, "sram_gc_metadata_bytes"), 192 * 2 + 234 * 35);
+    for ftl in ["3dftl", "dftl", "cdftl", "scftl"] {
+        let mut cfg = threedftl(48, 0.2, 4);
+        cfg.ftl.name = ftl.into();
+        if ftl != "3dftl" {
+            cfg.ftl.mapping_cache_bytes = Some(if ftl == "cdftl" { 4360 } else { 2000 });
+        }
+        cfg.ftl.invalid_tracking = InvalidTracking::Ilog;
+        let r = run_on(cfg, 1.0, "pattern=hotcold:0.8:0.2,read=0.3,size=4k,requests=6000");
+        let inv = metric(&r, "ilog_invalidations");
+        assert!(inv > 3000, "{ftl}: {:?}", r.ftl_metrics);
+        // Table 8.2's order: far below one IP read or write per invalidation.
+        let per = |k: &str| r.ftl_metrics[k].as_f64().unwrap();
+        assert!(per("ilog_ip_writes_per_invalidation") < 0.05, "{ftl}: {:?}", r.ftl_metrics);
+        let victims = metric(&r, "ilog_ip_reads_validation");
+        assert!(victims <= r.gc.collections, "{ftl}: at most one IP read per victim");
+        assert_eq!(metric(&r, "gc_stale_pages_read"), 0, "{ftl}");
+        // BIFT 2 bytes per block (Table 8.1's 8 KB for 4,096 blocks) and an 8 KB BIFQ (234 BIFs).
+        assert_eq!(metric(&r, "sram_gc_metadata_bytes"), 192 * 2 + 234 * 35, "{ftl}");
+    }
 }
 
 /// Write `lpns` in order (version = step + 1), functionally; the versions written.
@@ -241,15 +255,78 @@ fn recovery_reads_within_the_thesis_bounds() {
     let (reads, n) = recover_and_check(ftl.as_mut(), &mut flash, &cfg, &versions);
     assert!(reads <= m + n / 16, "all valid: {reads} pages read, m + n/c = {}", m + n / 16);
     // Random overwrites with GC: the general case.
-    let mut x: u64 = 7;
-    let random = (0..logical * 3).map(|_| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % u64::from(logical)) as u32
-    });
-    write_all(ftl.as_mut(), &mut flash, random.collect::<Vec<_>>().into_iter(), &mut versions);
+    write_all(ftl.as_mut(), &mut flash, random_lpns(u64::from(logical), 3, 7).into_iter(), &mut versions);
     let (reads, n) = recover_and_check(ftl.as_mut(), &mut flash, &cfg, &versions);
     assert!(reads <= m + n / 2, "general: {reads} pages read, m + n/2 = {}", m + n / 2);
     assert!(reads > m, "the scan read pages beyond the first ones");
+}
+
+/// Blocks whose first page is an invalidation page (the thesis's m_IP).
+fn ip_blocks(flash: &ftlsim_core::flash::FlashArray, g: &ftlsim_core::geometry::Geometry) -> u64 {
+    (0..g.blocks())
+        .filter(|&b| matches!(flash.read(g.first_page(b)), Ok(o) if o.kind == ftlsim_core::flash::PageKind::Log))
+        .count() as u64
+}
+
+/// Random overwrites of the whole logical space, `passes` times over.
+fn random_lpns(logical: u64, passes: u64, mut x: u64) -> Vec<u32> {
+    (0..logical * passes)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % logical) as u32
+        })
+        .collect()
+}
+
+/// Sec. 8.1.3-8.1.4's bounds with ILog, on hand-built drives: a demand-based FTL reads at most
+/// 2m + n pages (one IP per data block on top of Fig. 8.1's m + n, L1286), plus ILog's own
+/// blocks; 3DFTL at most 2m + m_IP x (pages per block) + n/c with every page valid (L1296),
+/// and in general m + n/2 plus ILog's blocks and one IP per block. ILog's flags save reads
+/// once the drive is overwritten: 3DFTL reads fewer pages; a demand FTL, whose scan stops at
+/// its oldest backup, scans no more pages but pays ILog's own reads.
+#[test]
+fn recovery_with_ilog_reads_within_the_thesis_bounds() {
+    for ftl in ["dftl", "scftl", "3dftl"] {
+        let mut reads_by_tracking = Vec::new();
+        for tracking in [InvalidTracking::Counters, InvalidTracking::Ilog] {
+            let mut cfg = threedftl(48, 0.25, 4);
+            cfg.ftl.name = ftl.into();
+            cfg.ftl.invalid_tracking = tracking;
+            cfg.ftl.ilog_bifq_bytes = 350;
+            if ftl != "3dftl" {
+                cfg.ftl.mapping_cache_bytes = Some(600);
+            }
+            let g = cfg.geometry.clone();
+            let (m, ppb) = (u64::from(g.blocks()), u64::from(g.pages_per_block));
+            let logical = cfg.derive().unwrap().logical_pages;
+            let mut flash = ftlsim_core::flash::FlashArray::new(&g, false);
+            flash.keep_program_stamps();
+            let mut ftl_box = ftlsim_ftl::build(&cfg).unwrap();
+            let mut versions = vec![0u32; logical as usize];
+            write_all(ftl_box.as_mut(), &mut flash, 0..logical, &mut versions);
+            let m_ip = ip_blocks(&flash, &g);
+            let (reads, n) = recover_and_check(ftl_box.as_mut(), &mut flash, &cfg, &versions);
+            let bound = if ftl == "3dftl" { 2 * m + m_ip * ppb + n / 16 } else { 2 * m + n + m_ip * ppb };
+            assert!(reads <= bound, "{ftl} {tracking:?} all valid: {reads} pages read, bound {bound}");
+            let lpns = random_lpns(u64::from(logical), 3, 7);
+            write_all(ftl_box.as_mut(), &mut flash, lpns.into_iter(), &mut versions);
+            let m_ip = ip_blocks(&flash, &g);
+            let (reads, n) = recover_and_check(ftl_box.as_mut(), &mut flash, &cfg, &versions);
+            let bound = if ftl == "3dftl" { 2 * m + m_ip * ppb + n / 2 } else { 2 * m + n + m_ip * ppb };
+            assert!(reads <= bound, "{ftl} {tracking:?} general: {reads} pages read, bound {bound}");
+            eprintln!("{ftl} {tracking:?}: general case {reads} pages read of {n} written, m = {m}, m_IP = {m_ip}");
+            reads_by_tracking.push((reads, m_ip * ppb + m));
+        }
+        let [(without, _), (with, ilog_pages)] = reads_by_tracking[..] else { unreachable!() };
+        if ftl == "3dftl" {
+            // Fig. 8.6: the flags skip pages the scan of Fig. 8.5 would read.
+            assert!(with < without, "{ftl}: ILog should save reads: {with} vs {without}");
+        } else {
+            // Fig. 8.4: ILog's own reads (its blocks, an IP per data block) may cost more than
+            // its flags save ("slightly worse", L1286), but the scan itself reads no more.
+            assert!(with - ilog_pages <= without, "{ftl}: scan {} vs {without}", with - ilog_pages);
+        }
+    }
 }

@@ -22,6 +22,12 @@
 //!    One step 2 did not find leaves its translation page without a backup, so step 3 scans
 //!    every block to the bottom and meets it: never wrong, only slower.
 //!
+//! With ILog (Fig. 8.4): step 1 also finds ILog's blocks (first page an IP), whose every
+//! page is read (lines 13-21) to rebuild the BIFT and IPT from the newest copy of each LIPN;
+//! in step 3 each data block first costs one read of the IP holding its BIF (line 35), and
+//! the pages that BIF flags invalid are not read (line 38), under the BSN rule
+//! (`IlogOnFlash::mark_flagged`). Worst case 2m + n (L1286), plus ILog's blocks.
+//!
 //! Worst case, with no backup point (no translation page written, or one whose backup is
 //! the drive's first program): m + n pages, as the thesis says. Departure: the thesis caches
 //! the changes found in the CMT; here they go to their translation pages, which are
@@ -33,7 +39,7 @@
 //! queued rewrite. That never changes the result: any entry newer than a copy's backup stamp
 //! records a data page programmed after it, which step 3 reads and which wins.
 
-use super::{DemandFtl, GC, HOST, TRANSLATION};
+use super::{DemandFtl, GC, HOST, IP_STREAM, TRANSLATION};
 use ftlsim_core::error::SimError;
 use ftlsim_core::flash::{Oob, PageKind};
 use ftlsim_core::ftl::FlashCtx;
@@ -80,6 +86,17 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
     // Newest block first (the order of lines 11 and 21; the stamps decide, not the order).
     firsts.sort_by_key(|f| std::cmp::Reverse(ctx.flash().open_seq(f.block)));
     let holds_translation = |f: &FirstPage| f.oob.kind == PageKind::Translation;
+    let holds_data = |f: &FirstPage| !matches!(f.oob.kind, PageKind::Translation | PageKind::Log);
+
+    // Fig. 8.4 lines 12-22: ILog's BIFT and IPT from the IPs on flash.
+    let ips = match ftl.state().ilog.as_ref() {
+        Some(il) => il.read_ips(ctx),
+        None => Vec::new(),
+    };
+    if let Some(il) = ftl.state_mut().ilog.as_mut() {
+        il.restore(ctx, &ips)?;
+    }
+    let mut flagged = ftlsim_core::bits::Bits::new(u64::from(g.blocks()) * u64::from(ppb));
 
     // Step 2: translation pages, newest copy of each; data pages met on the way are kept.
     let tps = ftl.state().directory.len();
@@ -122,13 +139,24 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
     let oldest_backup = (0..tps).map(|t| backup_of(&newest_tp, t)).min().unwrap_or(0);
 
     // Step 3: data blocks from their last page down to the oldest backup point.
-    for f in firsts.iter().filter(|f| !holds_translation(f)) {
+    for f in firsts.iter().filter(|f| holds_data(f)) {
         let first = g.first_page(f.block);
         let wp = ctx.flash().write_pointer(f.block);
+        if let Some(il) = ftl.state().ilog.as_ref() {
+            // Line 35: the block's BIF, read from its IP.
+            if let Some(ip) = il.ilog.ip_of(f.block) {
+                let _ = ctx.read_spare(ip);
+                let found = ips.iter().find(|x| x.ppn == ip).expect("a restored IP was found on flash");
+                il.mark_flagged(ctx.flash(), found, f.block, &mut flagged);
+            }
+        }
         if wp < ppb {
             let _ = ctx.read_spare(first + wp);
         }
         for i in (f.index..wp).rev() {
+            if i != f.index && flagged.get(first + i) {
+                continue;
+            }
             let oob = if i == f.index { Some(f.oob) } else { ctx.read_spare(first + i) };
             let Some(oob) = oob else { continue };
             if ctx.flash().stamp(first + i) <= oldest_backup {
@@ -180,8 +208,12 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
     // recovery finds translation pages where step 1 looks for them.
     let data_streams = 1 << HOST | 1 << GC;
     let mut streams = vec![data_streams; g.blocks() as usize];
-    for f in firsts.iter().filter(|f| f.oob.kind == PageKind::Translation) {
-        streams[f.block as usize] = 1 << TRANSLATION;
+    for f in &firsts {
+        match f.oob.kind {
+            PageKind::Translation => streams[f.block as usize] = 1 << TRANSLATION,
+            PageKind::Log => streams[f.block as usize] = 1 << IP_STREAM,
+            _ => {}
+        }
     }
     s.bm.rebuild(ctx, |b| streams[b as usize])?;
     ftl.flush_write_backs(ctx, true)

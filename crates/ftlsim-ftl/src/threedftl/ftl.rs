@@ -18,12 +18,12 @@
 //! Invalid pages (`ftl.invalid_tracking`, Sec. 8.1, Table 8.1): flags in SRAM; counters only,
 //! GC then reading every stale page of a victim and looking its LPN up; or ILog (`crate::ilog`),
 //! host and re-home invalidations logged, GC completing a victim's flags with at most one IP
-//! read. The IPs are pages of their own write stream (kind `Translation`, LPN = LIPN).
+//! read; its IPs on flash are `crate::ilog::on_flash`'s.
 
 use super::spare::{Format, COMPRESSED_BYTES, THESIS};
 use super::sram::{self, InvalidTracking};
 use super::translate::Translation;
-use crate::ilog::{Ilog, IpStore};
+use crate::ilog::on_flash::IlogOnFlash;
 use ftlsim_core::config::{Allocation, DriveConfig, GcCopy};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
@@ -69,76 +69,27 @@ pub struct ThreeDftl {
     /// completed (ILog), NONE after its erase.
     validated: Vec<BlockId>,
     /// ILog, with `ftl.invalid_tracking = "ilog"`.
-    ilog: Option<Ilog>,
+    ilog: Option<IlogOnFlash>,
     /// Per physical page, the sub-groups its spare area carries (a bit each; 0 for a page
     /// not written since its erase): spare-area content, which survives a power cut and is
     /// all recovery reads of the pre-cut state.
     carried: Vec<u8>,
-    /// With ILog, flash content recovery reads too: per IP page, the blocks whose BIFs it
-    /// holds; per data page, when it was invalidated (the stamp clock; 0: not, or not since
-    /// its erase), which with the IP's own stamp says whether the IP's copy flags it.
-    ip_contents: std::collections::BTreeMap<Ppn, Vec<BlockId>>,
-    invalidated_at: Vec<u32>,
-}
-
-/// ILog's invalidation pages on this drive: programmed in their own write stream (kind
-/// `Translation`, LPN = LIPN: 3DFTL has no translation pages), on the plane with the most
-/// free blocks; reads and writes tagged mapping.
-struct FlashIps<'a, 'c> {
-    ctx: &'a mut FlashCtx<'c>,
-    bm: &'a mut BlockManager,
-    contents: &'a mut std::collections::BTreeMap<Ppn, Vec<BlockId>>,
-}
-
-impl IpStore for FlashIps<'_, '_> {
-    fn read_ip(&mut self, ppn: Ppn) -> Result<(), SimError> {
-        let prev = self.ctx.set_tag(Tag::Mapping);
-        self.ctx.read(ppn)?;
-        self.ctx.set_tag(prev);
-        Ok(())
-    }
-
-    fn write_ip(&mut self, lipn: u32, old: Ppn, blocks: &[BlockId]) -> Result<Ppn, SimError> {
-        let planes = self.ctx.flash().geometry().planes();
-        let plane = (0..planes).max_by_key(|&p| (self.bm.free_blocks(p), std::cmp::Reverse(p))).unwrap_or(0);
-        let ppn = self.bm.allocate(self.ctx.flash(), plane, IP_STREAM)?;
-        let prev = self.ctx.set_tag(Tag::Mapping);
-        self.ctx.program(ppn, Oob { lpn: lipn, version: 0, kind: PageKind::Translation })?;
-        self.ctx.set_tag(prev);
-        self.contents.insert(ppn, blocks.to_vec());
-        if old != NONE {
-            self.ctx.invalidate(old)?;
-            self.bm.on_invalidate(self.ctx.flash(), old);
-        }
-        Ok(ppn)
-    }
 }
 
 /// Invalidate data page `old`, logging it in ILog when on (`log`).
-/// ILog's state and the flash content it writes (`ThreeDftl::ip_contents`,
-/// `invalidated_at`).
-struct IlogParts<'a> {
-    ilog: &'a mut Option<Ilog>,
-    contents: &'a mut std::collections::BTreeMap<Ppn, Vec<BlockId>>,
-    invalidated_at: &'a mut [u32],
-}
-
 fn invalidate_data(
     ctx: &mut FlashCtx,
     bm: &mut BlockManager,
-    il: &mut IlogParts,
+    ilog: &mut Option<IlogOnFlash>,
     old: Ppn,
     log: bool,
 ) -> Result<(), SimError> {
     ctx.invalidate(old)?;
     bm.on_invalidate(ctx.flash(), old);
-    if let (Some(ilog), true) = (il.ilog.as_mut(), log) {
-        il.invalidated_at[old as usize] = ctx.flash().stamp_clock().max(1);
-        let b = ctx.flash().geometry().block_of(old);
-        let left = ctx.flash().valid_count(b);
-        ilog.invalidate(b, left, &mut FlashIps { ctx, bm, contents: il.contents })?;
+    match ilog {
+        Some(il) if log => il.invalidated(ctx, bm, old),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Moves a valid page for GC: its group's line must know its sub-group (a GC-caused miss
@@ -148,7 +99,7 @@ struct Mover<'a> {
     carried: &'a mut [u8],
     bm: &'a mut BlockManager,
     tr: &'a mut Translation,
-    il: IlogParts<'a>,
+    ilog: &'a mut Option<IlogOnFlash>,
     copyback: bool,
     moved: &'a mut u64,
     /// Whether the sources' invalidations go to ILog (not a victim's: it is erased next).
@@ -166,7 +117,7 @@ impl Mover<'_> {
         ctx.copy(src, dst, self.copyback && parity_ok)?;
         assert_eq!(self.map[lpn as usize], src, "lpn {lpn} maps elsewhere than its valid page {src}");
         self.map[lpn as usize] = dst;
-        invalidate_data(ctx, self.bm, &mut self.il, src, self.log)?;
+        invalidate_data(ctx, self.bm, self.ilog, src, self.log)?;
         self.carried[dst as usize] = carried_mask(self.tr.written(lpn, dst, self.map), lpn);
         *self.moved += 1;
         Ok(())
@@ -175,20 +126,9 @@ impl Mover<'_> {
 
 impl Relocate for Mover<'_> {
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
-        if oob.kind == PageKind::Translation {
-            // An invalidation page: it moves within its plane, and the IPT follows.
-            let il = self.il.ilog.as_mut().expect("invalidation pages only with ILog");
-            // To the plane with the most free blocks: an IP can live anywhere, and the
-            // victim's plane may have no block to spare for a third open stream.
-            let planes = ctx.flash().geometry().planes();
-            let plane = (0..planes).max_by_key(|&p| (self.bm.free_blocks(p), std::cmp::Reverse(p))).unwrap_or(0);
-            let dst = self.bm.allocate(ctx.flash(), plane, IP_STREAM)?;
-            ctx.copy(src, dst, false)?;
-            ctx.invalidate(src)?;
-            self.bm.on_invalidate(ctx.flash(), src);
-            il.ip_moved(oob.lpn, dst);
-            let blocks = self.il.contents.remove(&src).expect("an IP's content");
-            self.il.contents.insert(dst, blocks);
+        if oob.kind == PageKind::Log {
+            let il = self.ilog.as_mut().expect("invalidation pages only with ILog");
+            il.relocate(ctx, self.bm, src, oob)?;
             *self.moved += 1;
             return Ok(());
         }
@@ -251,25 +191,7 @@ impl ThreeDftl {
                 rule: format!("must hold at least one CMT line of {} bits", sram::LINE_BITS),
             });
         }
-        if cfg.ftl.invalid_tracking == InvalidTracking::Ilog && cfg.ftl.ilog_bifq_bytes < crate::ilog::BIF_BYTES {
-            return Err(ConfigError::Invalid {
-                key: "ftl.ilog_bifq_bytes".into(),
-                value: cfg.ftl.ilog_bifq_bytes.to_string(),
-                rule: format!("must hold at least one BIF of {} bytes", crate::ilog::BIF_BYTES),
-            });
-        }
-        if cfg.ftl.invalid_tracking == InvalidTracking::Ilog && !Ilog::fits(g.blocks(), g.page_size_bytes) {
-            return Err(ConfigError::Invalid {
-                key: "ftl.invalid_tracking".into(),
-                value: "ilog".into(),
-                rule: format!(
-                    "the BIFs of {} blocks need more than 256 invalidation pages of {} bytes (a 1-byte LIPN, \
-                     seed 001 L1251)",
-                    g.blocks(),
-                    g.page_size_bytes
-                ),
-            });
-        }
+        let ilog = IlogOnFlash::for_config(cfg, IP_STREAM, "3dftl")?;
         let groups = d.logical_pages.div_ceil(THESIS.group);
         Ok(ThreeDftl {
             geo: g.clone(),
@@ -285,15 +207,8 @@ impl ThreeDftl {
             counts: Counts::default(),
             tracking: cfg.ftl.invalid_tracking,
             validated: vec![NONE; g.planes() as usize],
-            ilog: (cfg.ftl.invalid_tracking == InvalidTracking::Ilog)
-                .then(|| Ilog::new(g.blocks(), g.pages_per_block, g.page_size_bytes, cfg.ftl.ilog_bifq_bytes)),
+            ilog,
             carried: vec![0; (g.blocks() * g.pages_per_block) as usize],
-            ip_contents: Default::default(),
-            invalidated_at: if cfg.ftl.invalid_tracking == InvalidTracking::Ilog {
-                vec![0; (g.blocks() * g.pages_per_block) as usize]
-            } else {
-                Vec::new()
-            },
         })
     }
 
@@ -303,11 +218,7 @@ impl ThreeDftl {
             carried: &mut self.carried,
             bm: &mut self.bm,
             tr: &mut self.tr,
-            il: IlogParts {
-                ilog: &mut self.ilog,
-                contents: &mut self.ip_contents,
-                invalidated_at: &mut self.invalidated_at,
-            },
+            ilog: &mut self.ilog,
             copyback: self.copyback,
             moved: &mut self.gc.pages_moved,
             log,
@@ -325,7 +236,7 @@ impl ThreeDftl {
                 InvalidTracking::Counters => self.read_stale_pages(ctx, job.victim)?,
                 InvalidTracking::Ilog => {
                     let il = self.ilog.as_mut().expect("ILog on");
-                    il.validate(job.victim, &mut FlashIps { ctx, bm: &mut self.bm, contents: &mut self.ip_contents })?;
+                    il.validate(ctx, &mut self.bm, job.victim)?;
                 }
             }
         }
@@ -338,13 +249,7 @@ impl ThreeDftl {
             self.validated[plane] = NONE;
             let first = self.geo.first_page(job.victim) as usize;
             let pages = first..first + self.geo.pages_per_block as usize;
-            self.carried[pages.clone()].fill(0);
-            if !self.invalidated_at.is_empty() {
-                self.invalidated_at[pages.clone()].fill(0);
-            }
-            for p in pages {
-                self.ip_contents.remove(&(p as Ppn));
-            }
+            self.carried[pages].fill(0);
             if let Some(il) = self.ilog.as_mut() {
                 il.erased(job.victim);
             }
@@ -502,12 +407,7 @@ impl Ftl for ThreeDftl {
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         let old = std::mem::replace(&mut self.map[lpn as usize], ppn);
         if old != NONE {
-            let mut il = IlogParts {
-                ilog: &mut self.ilog,
-                contents: &mut self.ip_contents,
-                invalidated_at: &mut self.invalidated_at,
-            };
-            invalidate_data(ctx, &mut self.bm, &mut il, old, true)?;
+            invalidate_data(ctx, &mut self.bm, &mut self.ilog, old, true)?;
         }
         self.carried[ppn as usize] = carried_mask(self.tr.written(lpn, ppn, &self.map), lpn);
         Ok(())
@@ -516,12 +416,7 @@ impl Ftl for ThreeDftl {
     fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
         let old = std::mem::replace(&mut self.map[lpn as usize], NONE);
         if old != NONE {
-            let mut il = IlogParts {
-                ilog: &mut self.ilog,
-                contents: &mut self.ip_contents,
-                invalidated_at: &mut self.invalidated_at,
-            };
-            invalidate_data(ctx, &mut self.bm, &mut il, old, true)?;
+            invalidate_data(ctx, &mut self.bm, &mut self.ilog, old, true)?;
         }
         Ok(())
     }
@@ -561,7 +456,7 @@ impl Ftl for ThreeDftl {
         self.tr.counts = Default::default();
         self.counts = Counts::default();
         if let Some(il) = self.ilog.as_mut() {
-            il.counts = Default::default();
+            il.ilog.counts = Default::default();
         }
     }
 
@@ -587,21 +482,13 @@ impl Ftl for ThreeDftl {
         m.insert("gc_stale_pages_read".into(), self.counts.stale_pages_read.into());
         m.insert("gc_validation_lookups".into(), self.counts.validation_lookups.into());
         if let Some(il) = &self.ilog {
-            let c = &il.counts;
-            let per = |x: u64| if c.invalidations > 0 { x as f64 / c.invalidations as f64 } else { 0.0 };
-            m.insert("ilog_invalidations".into(), c.invalidations.into());
-            m.insert("ilog_ip_reads_invalidation".into(), c.ip_reads_invalidation.into());
-            m.insert("ilog_ip_reads_validation".into(), c.ip_reads_validation.into());
-            m.insert("ilog_ip_writes".into(), c.ip_writes.into());
-            m.insert("ilog_ip_reads_per_invalidation".into(), per(c.ip_reads_invalidation).into());
-            m.insert("ilog_ip_writes_per_invalidation".into(), per(c.ip_writes).into());
-            m.insert("ilog_dropped_bifs".into(), c.dropped_bifs.into());
+            il.put_metrics(&mut m);
         }
         let (gtd, cmt) = self.sram();
         m.insert("sram_gtd_bytes".into(), gtd.into());
         m.insert("sram_cmt_bytes".into(), cmt.into());
         let gc_bytes = match &self.ilog {
-            Some(il) => il.sram_bytes(),
+            Some(il) => il.ilog.sram_bytes(),
             None => sram::gc_metadata_bytes(
                 self.tracking,
                 u64::from(self.geo.blocks()),
@@ -629,14 +516,10 @@ impl Ftl for ThreeDftl {
     /// (the newest copy of each LPN). Trimmed pages come back (a trim writes nothing).
     fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
         let carried = std::mem::take(&mut self.carried);
-        let ip_contents = std::mem::take(&mut self.ip_contents);
-        let invalidated_at = std::mem::take(&mut self.invalidated_at);
+        let ilog = self.ilog.take().map(IlogOnFlash::after_power_cut);
         *self = ThreeDftl::new(cfg)?;
         self.carried = carried;
-        self.ip_contents = ip_contents;
-        if self.ilog.is_some() {
-            self.invalidated_at = invalidated_at;
-        }
+        self.ilog = ilog;
         let (g, ppb) = (self.geo.clone(), self.geo.pages_per_block);
         // Lines 1-3: each block's first page (erased or not) for its sequence number.
         for b in 0..g.blocks() {
@@ -679,7 +562,19 @@ impl Ftl for ThreeDftl {
                 .map(|e| e.2)
         };
         let mut skip = ftlsim_core::bits::Bits::new(u64::from(g.blocks()) * u64::from(ppb));
-        let ips = if self.ilog.is_some() { self.read_invalidation_pages(ctx, &mut skip) } else { Vec::new() };
+        // Fig. 8.6: every IP read first; the pages their BIFs flag are skipped.
+        let ips = match &self.ilog {
+            Some(il) => {
+                let ips = il.read_ips(ctx);
+                for ip in &ips {
+                    for &b in il.blocks_of(ip) {
+                        il.mark_flagged(ctx.flash(), ip, b, &mut skip);
+                    }
+                }
+                ips
+            }
+            None => Vec::new(),
+        };
         let mut gtd = vec![NONE; self.map.len().div_ceil(THESIS.group as usize)];
         let per = THESIS.per_subgroup();
         for &(stamp, p, lpn) in &pages {
@@ -725,20 +620,8 @@ impl Ftl for ThreeDftl {
             }
         }
         ftlsim_core::recovery::revalidate_map(ctx, &self.map)?;
-        for (lipn, ppn, stamp) in ips {
-            ctx.revalidate(ppn)?;
-            // Trusted: the BIFs of blocks not erased since the IP was written (L1280).
-            let trusted: Vec<BlockId> = self.ip_contents.get(&ppn).map_or(Vec::new(), |blocks| {
-                blocks
-                    .iter()
-                    .copied()
-                    .filter(|&b| {
-                        let f = ctx.flash();
-                        f.write_pointer(b) > 0 && f.read(g.first_page(b)).is_ok() && f.stamp(g.first_page(b)) < stamp
-                    })
-                    .collect()
-            });
-            self.ilog.as_mut().expect("ILog on").restore(lipn, ppn, &trusted);
+        if let Some(il) = self.ilog.as_mut() {
+            il.restore(ctx, &ips)?;
         }
         // ILog's pages go back to their own stream, data to the host's and GC's.
         let (first_kinds, ip_stream) = (self.first_page_kinds(ctx), 1u64 << IP_STREAM);
@@ -763,15 +646,7 @@ impl Ftl for ThreeDftl {
             assert!(flash.is_valid(ppn), "lpn {lpn} maps to invalid page {ppn}");
             assert_eq!(flash.owner(ppn) as usize, lpn, "page {ppn} holds another lpn than {lpn}");
         }
-        let mut ips = 0u64;
-        if let Some(il) = &self.ilog {
-            for (lipn, p) in il.ip_pages() {
-                assert!(flash.is_valid(p), "IP {lipn} at page {p}, not valid");
-                let oob = flash.read(p).expect("an IP page is readable");
-                assert_eq!((oob.kind, oob.lpn), (PageKind::Translation, lipn), "page {p} is not IP {lipn}");
-                ips += 1;
-            }
-        }
+        let ips = self.ilog.as_ref().map_or(0, |il| il.check_invariants(flash));
         let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
         assert_eq!(mapped + ips, valid, "mapped pages {mapped} + IPs {ips} != valid pages {valid}");
         // Every pointer the spare areas hold leads to a written page of its group: no GC
@@ -790,50 +665,9 @@ impl Ftl for ThreeDftl {
 }
 
 impl ThreeDftl {
-    /// Recovery with ILog (Fig. 8.6): every invalidation page on flash read (the IPs' blocks,
-    /// at most m_IP x 256 pages, L1296); the newest copy of each LIPN kept, and the pages its
-    /// BIFs flag (invalidated before it was written, and programmed before it: the BSN rule,
-    /// L1280) skipped by the scan. The IPs kept: (LIPN, page, stamp), oldest first.
-    fn read_invalidation_pages(&self, ctx: &mut FlashCtx, skip: &mut ftlsim_core::bits::Bits) -> Vec<(u32, Ppn, u32)> {
-        let g = self.geo.clone();
-        let mut newest: std::collections::BTreeMap<u32, (u32, Ppn)> = Default::default();
-        for b in 0..g.blocks() {
-            let first = g.first_page(b);
-            if !matches!(ctx.flash().read(first), Ok(o) if o.kind == PageKind::Translation) {
-                continue;
-            }
-            for off in 0..ctx.flash().write_pointer(b) {
-                let p = first + off;
-                let Some(oob) = ctx.read_spare(p) else { continue };
-                let stamp = ctx.flash().stamp(p);
-                let e = newest.entry(oob.lpn).or_insert((stamp, p));
-                if stamp > e.0 {
-                    *e = (stamp, p);
-                }
-            }
-        }
-        let mut ips: Vec<(u32, Ppn, u32)> = newest.into_iter().map(|(l, (s, p))| (l, p, s)).collect();
-        ips.sort_by_key(|e| e.2);
-        for &(_, ip, stamp) in &ips {
-            for &b in self.ip_contents.get(&ip).map_or(&[][..], |v| &v[..]) {
-                let first = g.first_page(b);
-                for off in 0..ctx.flash().write_pointer(b) {
-                    let p = first + off;
-                    let at = self.invalidated_at[p as usize];
-                    if at != 0 && at < stamp && ctx.flash().read(p).is_ok() && ctx.flash().stamp(p) < stamp {
-                        skip.set(p, true);
-                    }
-                }
-            }
-        }
-        ips
-    }
-
     /// Per block, whether its first page is an invalidation page.
     fn first_page_kinds(&self, ctx: &FlashCtx) -> Vec<bool> {
-        (0..self.geo.blocks())
-            .map(|b| matches!(ctx.flash().read(self.geo.first_page(b)), Ok(o) if o.kind == PageKind::Translation))
-            .collect()
+        (0..self.geo.blocks()).map(|b| IlogOnFlash::is_ip_block(ctx.flash(), b)).collect()
     }
 
     /// After the block rebuild of a recovery: a block left with no valid page was erased, and

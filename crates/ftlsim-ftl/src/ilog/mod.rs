@@ -18,9 +18,10 @@
 //!
 //! Flags are not stored: in normal operation every invalidation reaches the BIFQ copy, and
 //! the copy on flash is what an IP read merges in, so what GC learns is the flash model's
-//! validity; ILog's cost is the IP reads and writes counted here. (After a power cut the flags
-//! lost with the BIFQ matter: "invalid or maybe valid", L1274; recovery is issue 17's next
-//! step.)
+//! validity; ILog's cost is the IP reads and writes counted here. What the IPs on flash say,
+//! which recovery reads, is kept by [`on_flash::IlogOnFlash`], which also places the IPs.
+
+pub(crate) mod on_flash;
 
 use ftlsim_core::error::SimError;
 use ftlsim_core::geometry::{BlockId, Ppn, NONE};
@@ -138,6 +139,12 @@ impl Ilog {
     /// The IP pages on flash (for GC and invariants): LIPN and page.
     pub fn ip_pages(&self) -> impl Iterator<Item = (u32, Ppn)> + '_ {
         self.ipt.iter().enumerate().filter(|(_, &p)| p != NONE).map(|(l, &p)| (l as u32, p))
+    }
+
+    /// The IP holding block `b`'s BIF, if any.
+    pub fn ip_of(&self, b: BlockId) -> Option<Ppn> {
+        let lipn = self.bift[b as usize];
+        (lipn != NONE).then(|| self.ipt[lipn as usize]).filter(|&p| p != NONE)
     }
 
     /// GC moved IP `lipn` to `ppn`.
