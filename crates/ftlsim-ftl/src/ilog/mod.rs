@@ -60,6 +60,10 @@ pub struct IlogCounts {
     pub ip_writes: u64,
     /// BIFs dropped because their block had no valid page left.
     pub dropped_bifs: u64,
+    /// Invalidations whose block's BIF was not queued, so it joined the BIFQ (evicting the
+    /// head once the queue is full): IPs are written only after more of these than the
+    /// BIFQ holds.
+    pub bifq_misses: u64,
 }
 
 /// A queued BIF's state (indexed by block).
@@ -202,6 +206,7 @@ impl Ilog {
             self.unlink(b);
             self.push_tail(b, keep | MODIFIED);
         } else {
+            self.counts.bifq_misses += 1;
             if self.len == self.bifq_capacity {
                 self.evict_head(store)?;
             }

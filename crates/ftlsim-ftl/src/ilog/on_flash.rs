@@ -270,5 +270,7 @@ impl IlogOnFlash {
         m.insert("ilog_ip_reads_per_invalidation".into(), per(c.ip_reads_invalidation).into());
         m.insert("ilog_ip_writes_per_invalidation".into(), per(c.ip_writes).into());
         m.insert("ilog_dropped_bifs".into(), c.dropped_bifs.into());
+        m.insert("ilog_bifq_misses".into(), c.bifq_misses.into());
+        m.insert("ilog_bifq_capacity".into(), self.ilog.bifq_capacity().into());
     }
 }
