@@ -372,8 +372,7 @@ impl DemandState {
         let translation_pages = d.logical_pages.div_ceil(per_tp);
         let ilog = IlogOnFlash::for_config(cfg, IP_STREAM, name)?;
         let streams = STREAMS + u32::from(ilog.is_some());
-        // ILog's pages take a fourth open block somewhere: GC keeps one more free.
-        let threshold = d.gc_threshold_blocks + u32::from(ilog.is_some());
+        let threshold = d.gc_threshold_blocks;
         // Host, translation and GC blocks stay open, and the translation pages take room in
         // the planes (round-robin): the drive-level check in `derive` counts neither.
         let room = GcRoom {
@@ -772,12 +771,14 @@ pub(crate) trait DemandFtl {
                 None => self.allocate(ctx, HOST)?,
             },
         };
+        // The new copy first: with ILog the invalidation may program an IP flagging the old
+        // one, and a cut between the two must not leave neither (found by crash fuzzing).
+        ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         // GC during the allocation may have moved the old copy: invalidate where it is now.
         let old = self.current(lpn);
         if old != NONE {
             self.state_mut().invalidate_host_page(ctx, old)?;
         }
-        ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         self.remap(ctx, lpn, ppn)?;
         self.flush_write_backs(ctx, true)
     }

@@ -216,5 +216,8 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
         }
     }
     s.bm.rebuild(ctx, |b| streams[b as usize])?;
+    if let Some(il) = s.ilog.as_mut() {
+        il.rebuilt(ctx.flash());
+    }
     ftl.flush_write_backs(ctx, true)
 }

@@ -45,6 +45,8 @@ pub trait IpStore {
     /// Program a new copy of IP `lipn` holding the BIFs of `blocks` (the old copy at `old`,
     /// NONE if none); its page.
     fn write_ip(&mut self, lipn: u32, old: Ppn, blocks: &[BlockId]) -> Result<Ppn, SimError>;
+    /// Whether an IP can be programmed now without taking a block GC needs.
+    fn has_room(&self) -> bool;
 }
 
 /// ILog's traffic.
@@ -64,6 +66,9 @@ pub struct IlogCounts {
     /// head once the queue is full): IPs are written only after more of these than the
     /// BIFQ holds.
     pub bifq_misses: u64,
+    /// Write-backs put off because no plane could spare a block for an IP: the BIFQ then
+    /// holds one BIF more than its size until GC frees one.
+    pub deferred_write_backs: u64,
 }
 
 /// A queued BIF's state (indexed by block).
@@ -207,8 +212,11 @@ impl Ilog {
             self.push_tail(b, keep | MODIFIED);
         } else {
             self.counts.bifq_misses += 1;
-            if self.len == self.bifq_capacity {
-                self.evict_head(store)?;
+            while self.len >= self.bifq_capacity {
+                if !self.evict_head(store)? {
+                    self.counts.deferred_write_backs += 1;
+                    break;
+                }
             }
             // With no copy on flash the queued BIF is complete at once.
             let complete = if self.bift[b as usize] == NONE { COMPLETE } else { 0 };
@@ -222,12 +230,17 @@ impl Ilog {
         Ok(())
     }
 
-    fn evict_head(&mut self, store: &mut dyn IpStore) -> Result<(), SimError> {
+    /// Evict the BIFQ's head, written back first when modified; `false` (nothing evicted)
+    /// when that needs an IP and the store has no room for one now.
+    fn evict_head(&mut self, store: &mut dyn IpStore) -> Result<bool, SimError> {
         let h = self.head;
         if self.state[h as usize] & MODIFIED != 0 {
             // The head must reach an IP: the victim IP may be full of BIFs still located
             // there, then the next LIPN is tried.
             for _ in 0..self.lipns {
+                if !store.has_room() {
+                    return Ok(false);
+                }
                 self.write_back(store)?;
                 if self.state[h as usize] & MODIFIED == 0 {
                     break;
@@ -236,7 +249,7 @@ impl Ilog {
             assert_eq!(self.state[h as usize] & MODIFIED, 0, "BIFQ head {h} found no room in any IP");
         }
         self.unlink(h);
-        Ok(())
+        Ok(true)
     }
 
     /// Fig. 8.3's write-back of one IP: the oldest LIPN's.
@@ -327,6 +340,8 @@ mod tests {
     struct Store {
         reads: Vec<Ppn>,
         writes: u32,
+        /// No block to spare for an IP (GC has not caught up).
+        full: bool,
     }
 
     impl IpStore for Store {
@@ -335,6 +350,10 @@ mod tests {
             self.reads.push(ppn);
             Ok(())
         }
+        fn has_room(&self) -> bool {
+            !self.full
+        }
+
         fn write_ip(&mut self, _lipn: u32, _old: Ppn, _blocks: &[BlockId]) -> Result<Ppn, SimError> {
             self.writes += 1;
             Ok(1000 + self.writes)
@@ -385,6 +404,24 @@ mod tests {
         }
         assert!(s.writes >= 2);
         assert_eq!(s.reads.len() - before, 1, "IP 0 read once for block 5's merge: {:?}", s.reads);
+    }
+
+    #[test]
+    fn a_write_back_with_no_room_waits_and_the_queue_catches_up_after() {
+        let (mut i, mut s) = (Ilog::new(4096, 256, 8192, 350), Store::default());
+        for b in 0..10 {
+            i.invalidate(b, 100, &mut s).unwrap();
+        }
+        s.full = true;
+        for b in 10..13 {
+            i.invalidate(b, 100, &mut s).unwrap();
+        }
+        assert_eq!((s.writes, i.len, i.counts.deferred_write_backs), (0, 13, 3), "nothing written, nothing lost");
+        s.full = false;
+        i.invalidate(13, 100, &mut s).unwrap();
+        assert_eq!(s.writes, 1, "one IP takes every modified BIF");
+        assert_eq!(i.len, 10, "back to its size");
+        assert!((0..13).all(|b| i.bift[b as usize] == 0), "the BIFs held over reached the IP");
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! how GC moves them, and what recovery reads of them (Figs. 8.4 and 8.6). Shared by 3DFTL
 //! and the demand-based FTLs (L1404: "Its can be applied to other page-level FTLs").
 //!
-//! - The IPs are pages of their own write stream (kind `Log`, LPN = LIPN), programmed on the
-//!   plane with the most free blocks: an IP can live anywhere, and a plane down to its last
-//!   free blocks may have none to spare for another open stream. Their reads and writes are
-//!   tagged mapping traffic.
+//! - The IPs are pages of their own write stream (kind `Log`, LPN = LIPN), one block of it
+//!   open on the whole drive, a new one opened on the plane with the most free blocks: an IP
+//!   can live anywhere, and a plane down to its last free blocks may have none to spare for
+//!   another open stream. Their reads and writes are tagged mapping traffic.
 //! - What an IP on flash says is kept beside the flash model, which stores no page payload:
 //!   per IP page, the blocks whose BIFs it holds; per data page, when it was invalidated. A
 //!   BIF in an IP flags the pages of its block invalidated before the IP was written, and the
@@ -58,9 +58,20 @@ struct Store<'a, 'c> {
     stream: u32,
 }
 
-/// The plane with the most free blocks (the lowest on ties).
-fn roomiest_plane(bm: &BlockManager, geo: &Geometry) -> PlaneId {
-    (0..geo.planes()).max_by_key(|&p| (bm.free_blocks(p), std::cmp::Reverse(p))).unwrap_or(0)
+/// The plane for the next IP: the one whose open IP block has room (one IP block open on the
+/// whole drive, as the thesis's IPs fill one block, Table 8.1), else the plane with the most
+/// free blocks (the lowest on ties); and whether it can take one without its last free block,
+/// which its GC needs.
+fn ip_plane(bm: &BlockManager, flash: &FlashArray, stream: u32) -> (PlaneId, bool) {
+    let g = flash.geometry();
+    let open = (0..g.planes()).find(|&p| bm.active(p, stream).is_some_and(|b| flash.write_pointer(b) < g.pages_per_block));
+    match open {
+        Some(p) => (p, true),
+        None => {
+            let p = (0..g.planes()).max_by_key(|&p| (bm.free_blocks(p), std::cmp::Reverse(p))).unwrap_or(0);
+            (p, bm.free_blocks(p) >= 2)
+        }
+    }
 }
 
 impl IpStore for Store<'_, '_> {
@@ -73,7 +84,7 @@ impl IpStore for Store<'_, '_> {
     }
 
     fn write_ip(&mut self, lipn: u32, old: Ppn, blocks: &[BlockId]) -> Result<Ppn, SimError> {
-        let plane = roomiest_plane(self.bm, self.ctx.flash().geometry());
+        let (plane, _) = ip_plane(self.bm, self.ctx.flash(), self.stream);
         let ppn = self.bm.allocate(self.ctx.flash(), plane, self.stream)?;
         let prev = self.ctx.set_tag(Tag::Mapping);
         let r = self.ctx.program(ppn, Oob { lpn: lipn, version: 0, kind: PageKind::Log });
@@ -85,6 +96,10 @@ impl IpStore for Store<'_, '_> {
             self.bm.on_invalidate(self.ctx.flash(), old);
         }
         Ok(ppn)
+    }
+
+    fn has_room(&self) -> bool {
+        ip_plane(self.bm, self.ctx.flash(), self.stream).1
     }
 }
 
@@ -150,11 +165,12 @@ impl IlogOnFlash {
         ilog.validate(victim, &mut store)
     }
 
-    /// GC moves the IP at `src` (spare area `oob`) off its victim, to the roomiest plane,
+    /// GC moves the IP at `src` (spare area `oob`) off its victim into the open IP block,
     /// through the controller; its new page.
     pub fn relocate(&mut self, ctx: &mut FlashCtx, bm: &mut BlockManager, src: Ppn, oob: Oob) -> Result<Ppn, SimError> {
         debug_assert_eq!(oob.kind, PageKind::Log);
-        let dst = bm.allocate(ctx.flash(), roomiest_plane(bm, &self.geo), self.stream)?;
+        // GC moving an IP frees its victim's block: it may take a plane's last one.
+        let dst = bm.allocate(ctx.flash(), ip_plane(bm, ctx.flash(), self.stream).0, self.stream)?;
         ctx.copy(src, dst, false)?;
         ctx.invalidate(src)?;
         bm.on_invalidate(ctx.flash(), src);
@@ -176,6 +192,17 @@ impl IlogOnFlash {
             self.contents.remove(&p);
         }
         self.ilog.erased(b);
+    }
+
+    /// Recovery's block rebuild erased the blocks left without a valid page: each starts anew,
+    /// as after GC's erase (else a BIF restored for it, written back later, would flag the
+    /// pages programmed there since).
+    pub fn rebuilt(&mut self, flash: &FlashArray) {
+        for b in 0..self.geo.blocks() {
+            if flash.write_pointer(b) == 0 {
+                self.erased(b);
+            }
+        }
     }
 
     /// Whether block `b`'s first page is an IP (so the block is one of ILog's).
@@ -272,5 +299,6 @@ impl IlogOnFlash {
         m.insert("ilog_dropped_bifs".into(), c.dropped_bifs.into());
         m.insert("ilog_bifq_misses".into(), c.bifq_misses.into());
         m.insert("ilog_bifq_capacity".into(), self.ilog.bifq_capacity().into());
+        m.insert("ilog_deferred_write_backs".into(), c.deferred_write_backs.into());
     }
 }

@@ -199,8 +199,7 @@ impl ThreeDftl {
             bm: BlockManager::new(g, 3, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
             tr: Translation::new(THESIS, groups, lines as usize),
             next_plane: 0,
-            // ILog's pages take a third open block somewhere: GC keeps one more free.
-            threshold: d.gc_threshold_blocks + u32::from(cfg.ftl.invalid_tracking == InvalidTracking::Ilog),
+            threshold: d.gc_threshold_blocks,
             copyback: cfg.ftl.gc_copy == Some(GcCopy::Copyback),
             jobs: vec![None; g.planes() as usize],
             gc: GcCounts::default(),
@@ -626,6 +625,9 @@ impl Ftl for ThreeDftl {
         // ILog's pages go back to their own stream, data to the host's and GC's.
         let (first_kinds, ip_stream) = (self.first_page_kinds(ctx), 1u64 << IP_STREAM);
         self.bm.rebuild(ctx, |b| if first_kinds[b as usize] { ip_stream } else { (1 << HOST) | (1 << GC_STREAM) })?;
+        if let Some(il) = self.ilog.as_mut() {
+            il.rebuilt(ctx.flash());
+        }
         // Pages the rebuild erased carry nothing any more.
         for b in 0..g.blocks() {
             let first = g.first_page(b) as usize;
