@@ -614,8 +614,10 @@ impl DemandState {
     /// controller), so translation pages stay in blocks that begin with one, where recovery
     /// looks for them (seed 001 Fig. 8.1, line 5); its own plane's, else the next plane's
     /// that can take it without opening its last free block (a collection may take only one
-    /// new block on its plane). `None` when no plane can: the page then goes with the data
-    /// into the GC stream, and recovery, not finding it where it looks, reads every block.
+    /// new block on its plane), else its own plane's last free block when the plane's GC
+    /// block has room for every page the victim has left (the collection then needs no
+    /// other). `None` when none can: the page then goes with the data into the GC stream,
+    /// and recovery, not finding it where it looks, reads every block.
     fn translation_destination(&mut self, flash: &FlashArray, src: Ppn) -> Option<Result<Ppn, SimError>> {
         let (from, planes) = (self.geo.plane_of(src), self.geo.planes());
         for plane in (0..planes).map(|i| (from + i) % planes) {
@@ -629,7 +631,16 @@ impl DemandState {
                 return Some(dst);
             }
         }
-        None
+        let ppb = self.geo.pages_per_block;
+        let gc_room = self.bm.active(from, GC).map_or(0, |b| ppb - flash.write_pointer(b));
+        // Parity waste may take a destination page per page moved.
+        let left = flash.valid_count(self.geo.block_of(src)) * if self.mode.waste_for_parity { 2 } else { 1 };
+        if self.mode.per_chip || self.bm.free_blocks(from) == 0 || gc_room < left {
+            return None;
+        }
+        self.gc_pages_used[from as usize] += 1;
+        self.moves.controller_same_plane += 1;
+        Some(self.bm.allocate(flash, from, TRANSLATION))
     }
 
     /// The host replaced or trimmed the data page `ppn`: its plane has new garbage, so idle
@@ -804,7 +815,24 @@ pub(crate) trait DemandFtl {
             self.clean_entries(tvpn);
             self.write_back(tvpn);
         }
-        self.flush_write_backs(ctx, true)
+        self.flush_write_backs(ctx, true)?;
+        // GC run by those programs remaps the pages it moves, leaving modified entries of
+        // pages already written: written again, so that every copy's backup is the shutdown
+        // (a copy written with modified entries keeps an older backup). Each round rewrites
+        // only what the last one's GC touched.
+        let tps = self.state().directory.len() as u32;
+        for _ in 0..tps {
+            let stale: Vec<u32> = (0..tps).filter(|&t| self.has_modified_entries(t)).collect();
+            if stale.is_empty() {
+                return Ok(());
+            }
+            for tvpn in stale {
+                self.clean_entries(tvpn);
+                self.write_back(tvpn);
+            }
+            self.flush_write_backs(ctx, true)?;
+        }
+        Err(SimError::Ftl(format!("{}: the shutdown's write-backs never stopped raising GC", self.state().name)))
     }
 
     /// Queue translation page `tvpn` for rewriting after its modified entries went to
