@@ -128,6 +128,10 @@ pub struct RunArgs {
     /// shutdown that writes the FTL's controller-only state (mapping cache) to flash.
     #[arg(long, requires = "power_cut")]
     no_clean_shutdown: bool,
+    /// Starting wear of every block in P/E cycles, for the reliability model (seed 003 Table
+    /// I): the same as `--set reliability.pe_cycles=N`, which turns the model on.
+    #[arg(long, value_name = "N")]
+    pe_cycles: Option<u32>,
     #[command(flatten)]
     trace: trace_cmd::TraceArgs,
 }
@@ -152,7 +156,12 @@ impl RunArgs {
                 Some(p) => Drive::File(p.clone()),
                 None => Drive::Preset(self.preset.clone()),
             },
-            sets: self.sets.clone(),
+            sets: self
+                .sets
+                .iter()
+                .cloned()
+                .chain(self.pe_cycles.map(|n| ("reliability.pe_cycles".to_string(), n.to_string())))
+                .collect(),
             ftl: self.ftl.clone(),
             source,
             seed: self.seed,

@@ -45,6 +45,9 @@ pub struct DriveConfig {
     /// The state the drive starts a run in, unless the run says otherwise.
     #[serde(default)]
     pub precondition: PreconditionDefaults,
+    /// The per-block reliability model (seed 003); off without this section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reliability: Option<crate::reliability::ReliabilityConfig>,
 }
 
 /// `[precondition]`: the drive state a run starts from when `--fill` (Python `fill=`) is
@@ -747,6 +750,9 @@ impl DriveConfig {
     /// Validate and compute derived quantities. Every rule names its key.
     pub fn derive(&self) -> Result<Derived, ConfigError> {
         let g = &self.geometry;
+        if let Some(r) = &self.reliability {
+            crate::reliability::ReliabilityModel::new(r)?;
+        }
         ge1("geometry.channels", g.channels)?;
         ge1("geometry.chips_per_channel", g.chips_per_channel)?;
         ge1("geometry.dies_per_chip", g.dies_per_chip)?;

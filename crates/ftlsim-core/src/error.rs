@@ -158,6 +158,17 @@ pub enum FlashError {
         /// The address.
         addr: u32,
     },
+    /// A copy-back the reliability model forbids (seed 003 Table I): the source block allows
+    /// none, or the page's copy-back quota would go below zero (its accumulated errors could
+    /// pass what the ECC corrects).
+    CopybackQuota {
+        /// Source page.
+        src: u32,
+        /// Quota the copy-back would spend (0: the block allows none).
+        deduction: u16,
+        /// Quota the page has left.
+        left: u16,
+    },
     /// An OOB payload larger than the usable spare bytes.
     OobTooLarge {
         /// Bytes asked for.
@@ -166,6 +177,10 @@ pub enum FlashError {
         usable: u32,
     },
 }
+
+/// What to do about a copy-back the reliability model refuses.
+const RELIABILITY_HINT: &str = "an FTL that does not check the model (`[reliability]`, seed 003 Table I) must copy \
+                                through the controller (ftl.gc_copy = \"controller\")";
 
 impl fmt::Display for FlashError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -190,6 +205,18 @@ impl fmt::Display for FlashError {
             FlashError::StampOverflow => {
                 write!(f, "more than 4,294,967,295 pages programmed with program stamps (power-cut runs stamp pages in 32 bits)")
             }
+            FlashError::CopybackQuota { src, deduction: 0, .. } => {
+                write!(
+                    f,
+                    "reliability rule: copy-back of page {src} from a block whose copyback threshold is 0 (off-chip \
+                     copies only); {RELIABILITY_HINT}"
+                )
+            }
+            FlashError::CopybackQuota { src, deduction, left } => write!(
+                f,
+                "reliability rule: copy-back of page {src} would spend {deduction} of the {left} copy-back quota it has \
+                 left; {RELIABILITY_HINT}"
+            ),
             FlashError::OobTooLarge { bytes, usable } => {
                 write!(f, "oob payload of {bytes} bytes exceeds the {usable} usable spare bytes")
             }

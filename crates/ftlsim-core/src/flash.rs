@@ -2,8 +2,9 @@
 //!
 //! What it models: every page's out-of-band (OOB) payload (owner LPN, data version, page
 //! kind), validity, consecutive copy-back count and torn/wasted marks; every block's write
-//! pointer, valid count, erase (P/E) count, open sequence number, reliability class and
-//! copy-back quota. The "data" of a page is the version number the host wrote, which lets
+//! pointer, valid count, erase (P/E) count, open sequence number and reliability (BER) class;
+//! with the reliability model on, every page's copy-back quota spent (`crate::reliability`).
+//! The "data" of a page is the version number the host wrote, which lets
 //! tests check that every read returns the newest version.
 //!
 //! Rules enforced in release builds too (each returns a [`FlashError`]):
@@ -12,7 +13,9 @@
 //! - erase whole blocks, and never one that still holds valid pages;
 //! - copy-back only within one plane and, with the same-parity rule on, between pages whose
 //!   indices within their blocks have equal parity;
-//! - read only pages that hold data.
+//! - read only pages that hold data;
+//! - with the reliability model on, copy-back only what the page's quota and the source
+//!   block's copyback threshold allow (seed 003 Table I).
 //!
 //! Power loss ([`FlashArray::arm_power_cut`]): the cut lands on one program, copy-back or
 //! erase in the order the controller issues them; that operation is torn (a torn page, or
@@ -26,6 +29,7 @@ use crate::address_map::FastDiv;
 use crate::big_array;
 use crate::error::FlashError;
 use crate::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
+use crate::reliability::ReliabilityModel;
 use serde::{Deserialize, Serialize};
 
 /// What a page holds; stored in its OOB.
@@ -92,7 +96,10 @@ pub struct FlashArray {
     erase_count: Vec<u32>,
     open_seq: Vec<u64>,
     reliability_class: Vec<u8>,
-    copyback_quota: Vec<u16>,
+    /// The reliability model, and per page the copy-back quota its data has spent since its
+    /// last host write or off-chip copy (empty when the model is off).
+    reliability: Option<ReliabilityModel>,
+    page_quota_spent: Vec<u16>,
     // Per plane.
     plane_programs: Vec<u64>,
     next_seq: u64,
@@ -151,7 +158,8 @@ impl FlashArray {
             erase_count: vec![0; blocks],
             open_seq: vec![0; blocks],
             reliability_class: vec![0; blocks],
-            copyback_quota: vec![0; blocks],
+            reliability: None,
+            page_quota_spent: Vec::new(),
             plane_programs: vec![0; geo.planes() as usize],
             next_seq: 1,
             wasted_pages: 0,
@@ -190,10 +198,10 @@ impl FlashArray {
 
     /// Program an erased page at the block's write pointer.
     pub fn program(&mut self, ppn: Ppn, oob: Oob) -> Result<(), FlashError> {
-        self.program_inner(ppn, oob, 0)
+        self.program_inner(ppn, oob, 0, 0)
     }
 
-    fn program_inner(&mut self, ppn: Ppn, oob: Oob, copybacks: u8) -> Result<(), FlashError> {
+    fn program_inner(&mut self, ppn: Ppn, oob: Oob, copybacks: u8, quota_spent: u16) -> Result<(), FlashError> {
         self.check_ppn(ppn)?;
         let cut = self.power_check()?;
         let block = self.per_block.quotient(ppn) as usize;
@@ -226,6 +234,9 @@ impl FlashArray {
         self.page_version[p] = oob.version;
         self.page_flags[p] = WRITTEN | oob.kind as u8;
         self.page_copybacks[p] = copybacks;
+        if !self.page_quota_spent.is_empty() {
+            self.page_quota_spent[p] = quota_spent;
+        }
         self.valid_bits[p / 64] |= 1u64 << (p % 64);
         self.valid_count[block] += 1;
         self.plane_programs[self.per_plane.quotient(ppn) as usize] += 1;
@@ -281,7 +292,56 @@ impl FlashArray {
         }
         let oob = self.read(src)?;
         let count = self.page_copybacks[src as usize].saturating_add(1);
-        self.program_inner(dst, oob, count)
+        let spent = match self.copyback_deduction(src) {
+            None => 0,
+            Some(Err(e)) => return Err(e),
+            Some(Ok(d)) => self.page_quota_spent[src as usize] + d,
+        };
+        self.program_inner(dst, oob, count, spent)
+    }
+
+    /// With the reliability model on, the quota a copy-back of `src` spends, or why it may
+    /// not run.
+    fn copyback_deduction(&self, src: Ppn) -> Option<Result<u16, FlashError>> {
+        let m = self.reliability.as_ref()?;
+        let b = self.per_block.quotient(src) as usize;
+        let left = m.q_init() - self.page_quota_spent[src as usize];
+        Some(match m.deduction(self.reliability_class[b], m.pe(self.erase_count[b])) {
+            Some(d) if d <= left => Ok(d),
+            d => Err(FlashError::CopybackQuota { src, deduction: d.unwrap_or(0), left }),
+        })
+    }
+
+    /// Whether a copy-back of `src` is allowed now (always, with the reliability model off).
+    pub fn copyback_allowed(&self, src: Ppn) -> bool {
+        !matches!(self.copyback_deduction(src), Some(Err(_)))
+    }
+
+    /// Turn the reliability model on: `classes` per block (0 best .. 2 worst), every page's
+    /// quota whole.
+    pub fn enable_reliability(&mut self, model: ReliabilityModel, classes: Vec<u8>) {
+        assert_eq!(classes.len(), self.reliability_class.len(), "a class per block");
+        self.reliability_class = classes;
+        self.page_quota_spent = big_array::filled(self.page_lpn.len(), 0);
+        self.reliability = Some(model);
+    }
+
+    /// The reliability model, when on.
+    pub fn reliability(&self) -> Option<&ReliabilityModel> {
+        self.reliability.as_ref()
+    }
+
+    /// Copy-back quota the data of `ppn` has spent since its last host write or off-chip
+    /// copy (0 with the model off).
+    pub fn quota_spent(&self, ppn: Ppn) -> u16 {
+        self.page_quota_spent.get(ppn as usize).copied().unwrap_or(0)
+    }
+
+    /// P/E cycles of `block`: the run's starting wear plus its erases (the erases alone with
+    /// the model off).
+    pub fn pe_cycles(&self, block: BlockId) -> u32 {
+        let e = self.erase_count[block as usize];
+        self.reliability.as_ref().map_or(e, |m| m.pe(e))
     }
 
     /// Prefetch what [`FlashArray::invalidate`] of `ppn` touches (a hint).
@@ -473,18 +533,6 @@ impl FlashArray {
     pub fn reliability_class(&self, block: BlockId) -> u8 {
         self.reliability_class[block as usize]
     }
-    /// Set a block's reliability class.
-    pub fn set_reliability_class(&mut self, block: BlockId, class: u8) {
-        self.reliability_class[block as usize] = class;
-    }
-    /// Remaining copy-back quota of a block.
-    pub fn copyback_quota(&self, block: BlockId) -> u16 {
-        self.copyback_quota[block as usize]
-    }
-    /// Set a block's copy-back quota.
-    pub fn set_copyback_quota(&mut self, block: BlockId, quota: u16) {
-        self.copyback_quota[block as usize] = quota;
-    }
     /// Pages programmed per plane (host, GC and mapping together).
     pub fn plane_programs(&self) -> &[u64] {
         &self.plane_programs
@@ -560,6 +608,55 @@ mod tests {
             spare_bytes_per_page: 128,
             spare_usable_bytes: 16,
         }
+    }
+
+    /// A page moved by copy-back block to block until the reliability model refuses: a block
+    /// of class `class` at `pe` cycles allows CT consecutive copy-backs (Table I), an off-chip
+    /// program restores the whole quota, and mixed sources spend Q_init / CT each.
+    #[test]
+    fn the_reliability_model_refuses_the_copy_back_past_a_pages_quota() {
+        use crate::reliability::{ReliabilityConfig, ReliabilityModel};
+        let oob = Oob { lpn: 1, version: 1, kind: PageKind::Data };
+        for (pe, classes, allowed) in [(0, [1u8; 8], 5), (0, [2u8; 8], 3), (2000, [0u8; 8], 4), (4500, [2u8; 8], 0)] {
+            let mut f = FlashArray::new(&geo(), false);
+            let m = ReliabilityModel::new(&ReliabilityConfig { pe_cycles: pe, ..Default::default() }).unwrap();
+            f.enable_reliability(m, classes.to_vec());
+            assert_eq!(f.pe_cycles(0), pe);
+            // Blocks 0-3 are plane 0: hop between them, one page each.
+            f.program(0, oob).unwrap();
+            let mut src = 0;
+            let mut moves = 0;
+            for hop in 1..8u32 {
+                let dst = (hop % 4) * 8 + hop / 4;
+                if !f.copyback_allowed(src) {
+                    let e = f.copyback(src, dst).unwrap_err();
+                    assert!(matches!(e, FlashError::CopybackQuota { .. }), "{e}");
+                    break;
+                }
+                f.copyback(src, dst).unwrap();
+                assert_eq!(f.copyback_count(dst), hop as u8);
+                src = dst;
+                moves += 1;
+            }
+            assert_eq!(moves, allowed, "pe {pe}, class {}", classes[0]);
+        }
+        // Mixed: a best block (12 of 60) then worst ones (20 each): 12 + 20 + 20 = 52, a
+        // fourth from a worst block would need 20 of the 8 left.
+        let mut f = FlashArray::new(&geo(), false);
+        let m = ReliabilityModel::new(&ReliabilityConfig::default()).unwrap();
+        f.enable_reliability(m, vec![0, 2, 2, 2, 0, 0, 0, 0]);
+        f.program(0, oob).unwrap();
+        f.copyback(0, 8).unwrap();
+        f.copyback(8, 16).unwrap();
+        f.copyback(16, 24).unwrap();
+        assert_eq!(f.quota_spent(24), 52);
+        assert!(!f.copyback_allowed(24));
+        assert!(f.copyback(24, 9).is_err());
+        // An off-chip copy (read, ECC, program) gives the quota back.
+        let o = f.read(24).unwrap();
+        f.program(9, o).unwrap();
+        assert_eq!((f.quota_spent(9), f.copyback_count(9)), (0, 0));
+        assert!(f.copyback_allowed(9));
     }
     fn data(lpn: u32, version: u32) -> Oob {
         Oob { lpn, version, kind: PageKind::Data }

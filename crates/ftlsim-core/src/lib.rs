@@ -22,6 +22,7 @@ pub mod host;
 pub mod metrics;
 pub mod presets;
 pub mod recovery;
+pub mod reliability;
 pub mod scheduler;
 pub mod sim;
 pub mod state;
