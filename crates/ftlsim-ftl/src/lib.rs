@@ -168,7 +168,9 @@ pub fn memory_estimate(cfg: &DriveConfig, verify: bool) -> Result<u64, ConfigErr
     let physical = u64::from(d.physical_pages);
     let logical = u64::from(d.logical_pages);
     let blocks = u64::from(cfg.geometry.blocks());
-    let flash = physical * 81 / 8 + blocks * 19;
+    // With the reliability model, each page's copy-back quota spent (2 bytes).
+    let quota = if cfg.reliability.is_some() { physical * 2 } else { 0 };
+    let flash = physical * 81 / 8 + blocks * 17 + quota;
     let block_manager = blocks * 12;
     let host = logical / 8 + if verify { logical * 4 } else { 0 };
     let ftl_state =
