@@ -48,6 +48,9 @@ fn per_ftl(preset: &str, requests: u64) -> Result<(), SimError> {
             // Its spare areas hold up to 106 bytes of mapping entries (seed 001 L986).
             cfg.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes.max(112);
         }
+        if f.needs_reliability && cfg.reliability.is_none() {
+            cfg.reliability = Some(Default::default());
+        }
         let mut sim = ftlsim_ftl::simulator(cfg, false)?;
         sim.precondition(&Precondition { fill: 1.0, seed: 1, ..Precondition::default() })?;
         let spec = WorkloadSpec::parse(&format!("read=0.3,size=4k,qd=32,requests={requests}"))?;

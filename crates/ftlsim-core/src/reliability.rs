@@ -65,7 +65,13 @@ pub struct ReliabilityConfig {
 
 impl Default for ReliabilityConfig {
     fn default() -> Self {
-        ReliabilityConfig { pe_cycles: 0, retention: Retention::OneYear, class_shares: [0.2, 0.7, 0.1], seed: 1, ctt: None }
+        ReliabilityConfig {
+            pe_cycles: 0,
+            retention: Retention::OneYear,
+            class_shares: [0.2, 0.7, 0.1],
+            seed: 1,
+            ctt: None,
+        }
     }
 }
 
@@ -152,7 +158,17 @@ pub fn assign_classes(blocks: u32, shares: [f64; 3], seed: u64) -> Vec<u8> {
     let n = blocks as usize;
     let best = ((shares[0] * n as f64).round() as usize).min(n);
     let worst = ((shares[2] * n as f64).round() as usize).min(n - best);
-    let mut classes: Vec<u8> = (0..n).map(|i| if i < best { 0 } else if i < n - worst { 1 } else { 2 }).collect();
+    let mut classes: Vec<u8> = (0..n)
+        .map(|i| {
+            if i < best {
+                0
+            } else if i < n - worst {
+                1
+            } else {
+                2
+            }
+        })
+        .collect();
     // Fisher-Yates with splitmix64: deterministic, no dependency on an RNG crate's stream.
     let mut x = seed;
     let mut next = || {
@@ -186,7 +202,8 @@ mod tests {
         assert_eq!((m.ct(2, 4500), m.deduction(2, 4500)), (0, None));
         assert_eq!(m.ct(0, 5001), 0);
         assert_eq!((m.deduction(0, 0), m.deduction(2, 0), m.deduction(1, 4500)), (Some(12), Some(20), Some(60)));
-        let three = ReliabilityModel::new(&ReliabilityConfig { retention: Retention::ThreeMonths, ..Default::default() });
+        let three =
+            ReliabilityModel::new(&ReliabilityConfig { retention: Retention::ThreeMonths, ..Default::default() });
         let three = three.unwrap();
         assert_eq!((three.q_init(), three.ct(0, 0), three.deduction(0, 0)), (60, 6, Some(10)));
         assert_eq!(m.worst_ct(0), 3);

@@ -24,6 +24,7 @@
 //! a victim's flags completed with one IP read, the IPs in a fourth write stream. Stale
 //! translation pages are told by the directory, in SRAM, so only data pages are logged.
 
+use crate::ilog::on_flash::IlogOnFlash;
 use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcRoom, GcScope, InvalidTracking};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
@@ -31,7 +32,6 @@ use ftlsim_core::ftl::{FlashCtx, GcCounts, OpRef};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
-use crate::ilog::on_flash::IlogOnFlash;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 

@@ -8,9 +8,11 @@ pub mod demand;
 pub mod dftl;
 pub mod dloop;
 pub mod fast;
+pub mod fastgc;
 pub mod ilog;
 pub mod page;
 pub mod pcftl;
+pub mod rcftl_per_page;
 pub mod scftl;
 mod slot_chains;
 pub mod threedftl;
@@ -37,6 +39,8 @@ pub struct FtlInfo {
     /// a cache entry of 8-9 bytes on the controller takes about 30 in the simulator (its
     /// links, flags and index).
     pub bytes_per_cache_byte: u64,
+    /// Whether it needs the reliability model (`[reliability]`, seed 003) on its drive.
+    pub needs_reliability: bool,
 }
 
 /// Every FTL, in the order `ftlsim ftls` lists them.
@@ -47,6 +51,7 @@ pub const FTLS: &[FtlInfo] = &[
         source: "baseline of seeds 000-004 (e.g. seed 001 Ch. 4, seed 002 Sec. V)",
         bytes_per_logical_page: 4,
         bytes_per_cache_byte: 0,
+        needs_reliability: false,
     },
     FtlInfo {
         name: "dftl",
@@ -54,6 +59,7 @@ pub const FTLS: &[FtlInfo] = &[
         source: "Gupta et al. ASPLOS'09; seed 001 Sec. 3.3, Table 5.2",
         bytes_per_logical_page: 8,
         bytes_per_cache_byte: 4,
+        needs_reliability: false,
     },
     FtlInfo {
         name: "cdftl",
@@ -61,6 +67,7 @@ pub const FTLS: &[FtlInfo] = &[
         source: "Qin et al. RTAS'11; seed 001 Sec. 3.3, Fig. 3.5, Table 5.2",
         bytes_per_logical_page: 8,
         bytes_per_cache_byte: 4,
+        needs_reliability: false,
     },
     FtlInfo {
         name: "scftl",
@@ -68,6 +75,7 @@ pub const FTLS: &[FtlInfo] = &[
         source: "seed 001 Ch. 5 (Sec. 5.1, Figs. 5.1-5.2, Tables 5.1-5.2)",
         bytes_per_logical_page: 8,
         bytes_per_cache_byte: 4,
+        needs_reliability: false,
     },
     FtlInfo {
         name: "dloop",
@@ -75,6 +83,7 @@ pub const FTLS: &[FtlInfo] = &[
         source: "Abdurrab et al. IPDPS'13, as seed 000 Secs. 2.1, 3.4 and 5 describe it",
         bytes_per_logical_page: 8,
         bytes_per_cache_byte: 4,
+        needs_reliability: false,
     },
     FtlInfo {
         name: "pcftl",
@@ -82,6 +91,7 @@ pub const FTLS: &[FtlInfo] = &[
         source: "Wang & Xie TPDS'15, seed 000 Secs. 3-5 (Figs. 3, 4, 7-9, Table 1)",
         bytes_per_logical_page: 8,
         bytes_per_cache_byte: 4,
+        needs_reliability: false,
     },
     FtlInfo {
         name: "waftl",
@@ -90,6 +100,7 @@ pub const FTLS: &[FtlInfo] = &[
         source: "Wei et al. MSST'11, seed 002 Secs. III-IV (Table II, Algorithm 1, Eqs. 1-4)",
         bytes_per_logical_page: 8,
         bytes_per_cache_byte: 4,
+        needs_reliability: false,
     },
     FtlInfo {
         name: "3dftl",
@@ -98,6 +109,23 @@ pub const FTLS: &[FtlInfo] = &[
         source: "seed 001 Ch. 6 (Secs. 6.1.1-6.1.4, Table 6.1)",
         bytes_per_logical_page: 5,
         bytes_per_cache_byte: 1,
+        needs_reliability: false,
+    },
+    FtlInfo {
+        name: "fastgc",
+        description: "FastGC: page FTL whose GC copies back below one worst-case threshold per P/E range, per page",
+        source: "Wu et al. DAC'18, as seed 003 Secs. II-III describe it (L23, L27, L50)",
+        bytes_per_logical_page: 4,
+        bytes_per_cache_byte: 0,
+        needs_reliability: true,
+    },
+    FtlInfo {
+        name: "rcftl-per-page",
+        description: "rcFTL's per-page quota: copy-back while Q_init / CT(source block) fits the page's quota",
+        source: "seed 003 Sec. IV-A, Fig. 4 (L100-L107)",
+        bytes_per_logical_page: 4,
+        bytes_per_cache_byte: 0,
+        needs_reliability: true,
     },
     FtlInfo {
         name: "block",
@@ -105,6 +133,7 @@ pub const FTLS: &[FtlInfo] = &[
         source: "BFTL of seed 001 Sec. 3.2, Table 5.3",
         bytes_per_logical_page: 0,
         bytes_per_cache_byte: 0,
+        needs_reliability: false,
     },
     FtlInfo {
         name: "fast",
@@ -112,6 +141,7 @@ pub const FTLS: &[FtlInfo] = &[
         source: "Lee et al. TECS'07; seed 001 Sec. 3.2, Table 5.3; seed 002 Sec. V; seed 004 Sec. 4.2",
         bytes_per_logical_page: 4,
         bytes_per_cache_byte: 0,
+        needs_reliability: false,
     },
 ];
 
@@ -140,6 +170,8 @@ pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
     }
     match name {
         "page" => Ok(Box::new(page::PageFtl::new(cfg)?)),
+        "fastgc" => Ok(Box::new(fastgc::build(cfg)?)),
+        "rcftl-per-page" => Ok(Box::new(rcftl_per_page::build(cfg)?)),
         "block" => Ok(Box::new(block::BlockFtl::new(cfg)?)),
         "fast" => Ok(Box::new(fast::FastFtl::new(cfg)?)),
         "dftl" => Ok(Box::new(dftl::Dftl::new(cfg)?)),

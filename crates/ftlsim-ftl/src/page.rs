@@ -18,7 +18,10 @@
 //!   with the same-parity rule on, a move whose destination has the other parity is done
 //!   off-chip instead, so no page is wasted (PCFTL's waste-to-keep-parity policy, which can
 //!   cost as much as GC reclaims, PCFTL Sec. 3.4, belongs to the PCFTL module);
-//! - TRIM unmaps and invalidates.
+//! - TRIM unmaps and invalidates;
+//! - under the reliability model (`[reliability]`, seed 003), a copy-back only where
+//!   `CopybackLimit` allows it, the rest off-chip: FastGC's and rcFTL's per-page variants
+//!   (modules `fastgc`, `rcftl_per_page`) are this FTL with a limit.
 //!
 //! Departures: none known; mapping lookups are free unless `timing.dram_access_ns` is set.
 
@@ -32,6 +35,43 @@ use ftlsim_core::geometry::{Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::recovery;
 use ftlsim_core::scheduler::{scope_planes, Tag};
 use serde::{Deserialize, Serialize};
+
+/// Which copy-backs GC may issue under the reliability model (seed 003).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum CopybackLimit {
+    /// Whatever `ftl.gc_copy` says (the flash refuses what the model forbids).
+    None,
+    /// FastGC: a page's consecutive copy-backs stay below the worst class's threshold at the
+    /// source block's P/E count, one limit for every block (seed 003 L50).
+    WorstCase,
+    /// Per-page quota: a copy-back when the page's quota covers Q_init / CT(source block)
+    /// (seed 003 Sec. IV-A, Fig. 4).
+    Quota,
+}
+
+impl CopybackLimit {
+    /// Whether GC may copy `src` back.
+    fn allows(self, flash: &FlashArray, src: Ppn) -> bool {
+        let Some(m) = flash.reliability() else { return true };
+        match self {
+            CopybackLimit::None => true,
+            CopybackLimit::WorstCase => {
+                let pe = flash.pe_cycles(flash.geometry().block_of(src));
+                flash.copyback_count(src) < m.worst_ct(pe)
+            }
+            CopybackLimit::Quota => flash.copyback_allowed(src),
+        }
+    }
+}
+
+/// GC copies by kind (`gc_copybacks`, `gc_offchip_copies`, `gc_copybacks_refused`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct CopyCounts {
+    pub copybacks: u64,
+    pub offchip: u64,
+    /// Off-chip copies made because the limit refused a copy-back.
+    pub refused: u64,
+}
 
 /// The ideal page-level FTL.
 #[derive(Serialize, Deserialize)]
@@ -51,6 +91,11 @@ pub struct PageFtl {
     gc_stream: u32,
     /// One victim per foreground trigger (`ftl.foreground_gc = "incremental"`).
     incremental: bool,
+    /// The registered name (not in snapshots: the FTL being loaded has it).
+    #[serde(skip)]
+    name: &'static str,
+    limit: CopybackLimit,
+    copies: CopyCounts,
 }
 
 /// A plane takes host pages without GC (dynamic allocation), and an incremental trigger
@@ -64,6 +109,8 @@ pub(crate) struct PlaneMover<'a> {
     pub bm: &'a mut BlockManager,
     pub stream: u32,
     pub copyback: bool,
+    pub limit: CopybackLimit,
+    pub copies: &'a mut CopyCounts,
     pub moved: &'a mut u64,
 }
 
@@ -76,7 +123,15 @@ impl Relocate for PlaneMover<'_> {
         let dst = self.bm.allocate(ctx.flash(), plane, self.stream)?;
         let g = ctx.flash().geometry();
         let parity_ok = !ctx.flash().copyback_same_parity() || g.page_in_block(dst) % 2 == src_parity;
-        ctx.copy(src, dst, self.copyback && parity_ok)?;
+        let allowed = self.limit.allows(ctx.flash(), src);
+        let copyback = self.copyback && parity_ok && allowed;
+        ctx.copy(src, dst, copyback)?;
+        if copyback {
+            self.copies.copybacks += 1;
+        } else {
+            self.copies.offchip += 1;
+            self.copies.refused += u64::from(self.copyback && parity_ok && !allowed);
+        }
         let slot = &mut self.map[oob.lpn as usize];
         assert_eq!(*slot, src, "lpn {} maps elsewhere than its valid page {src}", oob.lpn);
         *slot = dst;
@@ -94,6 +149,15 @@ impl Relocate for PlaneMover<'_> {
 impl PageFtl {
     /// Build for a validated config.
     pub fn new(cfg: &DriveConfig) -> Result<PageFtl, ConfigError> {
+        Self::with_limit(cfg, "page", CopybackLimit::None)
+    }
+
+    /// The page FTL registered as `name`, its GC's copy-backs limited by `limit`.
+    pub(crate) fn with_limit(
+        cfg: &DriveConfig,
+        name: &'static str,
+        limit: CopybackLimit,
+    ) -> Result<PageFtl, ConfigError> {
         let d = cfg.derive()?;
         let g = &cfg.geometry;
         let streams = cfg.ftl.write_streams;
@@ -112,6 +176,9 @@ impl PageFtl {
             gc: GcCounts::default(),
             gc_stream: streams,
             incremental: cfg.ftl.foreground_gc == ForegroundGc::Incremental,
+            name,
+            limit,
+            copies: CopyCounts::default(),
         })
     }
 
@@ -184,6 +251,8 @@ impl PageFtl {
             bm: &mut self.bm,
             stream: self.gc_stream,
             copyback: self.copyback,
+            limit: self.limit,
+            copies: &mut self.copies,
             moved: &mut self.gc.pages_moved,
         };
         let s = job.step(ctx, &mut mover)?;
@@ -274,7 +343,19 @@ impl PageFtl {
 
 impl Ftl for PageFtl {
     fn name(&self) -> &'static str {
-        "page"
+        self.name
+    }
+
+    fn begin_measurement(&mut self) {
+        self.copies = CopyCounts::default();
+    }
+
+    fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("gc_copybacks".into(), self.copies.copybacks.into());
+        m.insert("gc_offchip_copies".into(), self.copies.offchip.into());
+        m.insert("gc_copybacks_refused".into(), self.copies.refused.into());
+        m
     }
 
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
@@ -363,7 +444,9 @@ impl Ftl for PageFtl {
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
-        *self = ftlsim_core::state::decode(bytes)?;
+        let mut loaded: PageFtl = ftlsim_core::state::decode(bytes)?;
+        loaded.name = self.name;
+        *self = loaded;
         Ok(())
     }
 
@@ -373,7 +456,7 @@ impl Ftl for PageFtl {
     /// thesis's m + n, every page of the drive plus one per block (the erased page that ends a
     /// block that is not full).
     fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
-        *self = PageFtl::new(cfg)?;
+        *self = PageFtl::with_limit(cfg, self.name, self.limit)?;
         let blocks = 0..self.geo.blocks();
         let map = &mut self.map;
         recovery::scan_blocks(ctx, blocks, |flash, ppn, oob| recovery::keep_newest(map, flash, ppn, oob));

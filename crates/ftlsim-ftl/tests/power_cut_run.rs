@@ -46,6 +46,8 @@ fn config(ftl: &str, extra: &str) -> DriveConfig {
         "cdftl" => "mapping_cache_bytes = 4170\n",
         "3dftl" => "mapping_cache_bytes = 524\n",
         "page" => "",
+        // They limit copy-backs by the reliability model (worn, so some pages go off-chip).
+        "fastgc" | "rcftl-per-page" => "[reliability]\npe_cycles = 2500\n",
         _ => "mapping_cache_bytes = 80\n",
     };
     let mut cfg = small_config(32, 16, 0.3, &format!("[ftl]\nname = \"{ftl}\"\n{cache}{extra}"));

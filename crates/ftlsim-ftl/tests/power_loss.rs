@@ -288,13 +288,15 @@ fn the_ftls_said_to_recover_do_and_the_others_say_they_do_not() {
     for info in ftlsim_ftl::FTLS {
         // WAFTL's default Buffer Zone (256 MB) does not fit this drive: one block per plane,
         // migrated in the foreground (room for one zone only).
-        let zone = if info.name == "waftl" {
-            "\n[ftl.waftl]\nbuffer_zone_bytes = 262144\nmigration = \"foreground\""
-        } else {
-            ""
+        let zone = match info.name {
+            "waftl" => "\n[ftl.waftl]\nbuffer_zone_bytes = 262144\nmigration = \"foreground\"",
+            _ => "",
         };
         let mut cfg = small_config(24, 16, 0.3, &format!("[ftl]\nname = \"{}\"{zone}", info.name));
         cfg.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes.max(112);
+        if info.needs_reliability {
+            cfg.reliability = Some(Default::default());
+        }
         let mut flash = FlashArray::new(&cfg.geometry, false);
         flash.keep_program_stamps();
         let mut ftl = ftlsim_ftl::build(&cfg).unwrap();

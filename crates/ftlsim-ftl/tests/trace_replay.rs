@@ -80,6 +80,9 @@ fn every_ftl_replays_financial1_with_the_oracle_under_heavy_gc() {
         );
         // 3DFTL's spare areas hold up to 106 bytes of mapping entries (seed 001 L986).
         cfg.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes.max(112);
+        if info.needs_reliability {
+            cfg.reliability = Some(Default::default());
+        }
         cfg.host.queue_depth = 8;
         let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
         sim.precondition(&Precondition { fill: 1.0, ..Precondition::default() }).unwrap();

@@ -136,7 +136,10 @@ impl Simulator {
         let mut flash = FlashArray::new(&cfg.geometry, cfg.nand.copyback_same_parity);
         if let Some(r) = &cfg.reliability {
             let model = crate::reliability::ReliabilityModel::new(r)?;
-            flash.enable_reliability(model, crate::reliability::assign_classes(cfg.geometry.blocks(), r.class_shares, r.seed));
+            flash.enable_reliability(
+                model,
+                crate::reliability::assign_classes(cfg.geometry.blocks(), r.class_shares, r.seed),
+            );
         }
         let sched = Scheduler::new(&cfg);
         let merge = (cfg.host.partial_write == PartialWrite::Merge)

@@ -64,7 +64,8 @@ struct Store<'a, 'c> {
 /// which its GC needs.
 fn ip_plane(bm: &BlockManager, flash: &FlashArray, stream: u32) -> (PlaneId, bool) {
     let g = flash.geometry();
-    let open = (0..g.planes()).find(|&p| bm.active(p, stream).is_some_and(|b| flash.write_pointer(b) < g.pages_per_block));
+    let open =
+        (0..g.planes()).find(|&p| bm.active(p, stream).is_some_and(|b| flash.write_pointer(b) < g.pages_per_block));
     match open {
         Some(p) => (p, true),
         None => {
@@ -146,7 +147,11 @@ impl IlogOnFlash {
         IlogOnFlash { ilog: Ilog::new(g.blocks(), g.pages_per_block, g.page_size_bytes, self.bifq_bytes), ..self }
     }
 
-    fn store<'a, 'c>(&'a mut self, ctx: &'a mut FlashCtx<'c>, bm: &'a mut BlockManager) -> (&'a mut Ilog, Store<'a, 'c>) {
+    fn store<'a, 'c>(
+        &'a mut self,
+        ctx: &'a mut FlashCtx<'c>,
+        bm: &'a mut BlockManager,
+    ) -> (&'a mut Ilog, Store<'a, 'c>) {
         (&mut self.ilog, Store { ctx, bm, contents: &mut self.contents, stream: self.stream })
     }
 

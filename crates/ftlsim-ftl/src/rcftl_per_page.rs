@@ -1,0 +1,20 @@
+//! rcFTL's per-page quota management (seed 003 Sec. IV-A, Fig. 4; L100-L107), the variant the
+//! paper weighs its per-block scheme against (Fig. 7(a)): every page carries a copy-back
+//! quota, Q_init after a host write or an off-chip copy; a copy-back from block b spends
+//! Q_init / CT(b), CT(b) looked up from b's BER class and P/E count when the copy-back runs
+//! (L105); GC copies a page back while its quota covers that, off-chip otherwise. The quota
+//! arithmetic is the flash model's (`FlashArray::copyback_allowed`), which is exactly this
+//! rule. Everything else is the page FTL.
+//!
+//! Not modelled yet: the paper says per-page management costs flash space and raises WAF
+//! (L27, L29, L145) without saying how; docs/reliability.md says how we will read it.
+
+use crate::fastgc::limited;
+use crate::page::{CopybackLimit, PageFtl};
+use ftlsim_core::config::DriveConfig;
+use ftlsim_core::error::ConfigError;
+
+/// rcFTL with per-page quotas on `cfg`'s drive.
+pub fn build(cfg: &DriveConfig) -> Result<PageFtl, ConfigError> {
+    limited(cfg, "rcftl-per-page", CopybackLimit::Quota)
+}

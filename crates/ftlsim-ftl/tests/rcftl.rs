@@ -1,0 +1,92 @@
+//! The reliability model (seed 003 Table I) under the FTLs that copy back within it (issue
+//! 18): FastGC's worst-case limit and rcFTL's per-page quota. The flash model refuses any
+//! copy-back a page's quota does not cover, so a run that completes proves no page was moved
+//! past what its blocks allow; the tests add the data oracle, each limit's own bound on every
+//! valid page at the end, and the limits' order at high wear.
+
+mod util;
+
+use ftlsim_core::config::DriveConfig;
+use ftlsim_core::sim::Report;
+use proptest::prelude::*;
+use util::{metric, mix, run_oracle, small_config};
+
+/// A small drive of 4 planes x 48 blocks of 16 pages with the reliability model at
+/// `pe_cycles`, running `ftl`.
+fn drive(ftl: &str, pe_cycles: u32) -> DriveConfig {
+    small_config(
+        48,
+        16,
+        0.25,
+        &format!("[ftl]\nname = \"{ftl}\"\n[reliability]\npe_cycles = {pe_cycles}\nclass_shares = [0.3, 0.5, 0.2]"),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Every read returns the newest version and every valid page ends within its limit:
+    /// FastGC's consecutive copy-backs below the worst class's threshold at the starting wear,
+    /// the per-page quota's spending within Q_init (which the flash enforces on each copy-back).
+    #[test]
+    fn copy_backs_stay_within_each_limit_and_reads_stay_newest(
+        m in mix(),
+        ftl in prop::sample::select(vec!["fastgc", "rcftl-per-page"]),
+        pe in prop::sample::select(vec![0u32, 700, 2500, 4500]),
+    ) {
+        let (sim, _) = match run_oracle(drive(ftl, pe), &m, 1500) {
+            Ok(x) => x,
+            Err(e) => return Err(TestCaseError::fail(format!("{ftl} at {pe}: {e}\nmix: {m:?}"))),
+        };
+        let f = sim.flash();
+        let model = f.reliability().expect("model on").clone();
+        for p in 0..f.geometry().pages() {
+            if !f.is_valid(p) {
+                continue;
+            }
+            prop_assert!(f.quota_spent(p) <= model.q_init(), "page {p} spent {}", f.quota_spent(p));
+            if ftl == "fastgc" {
+                prop_assert!(f.copyback_count(p) <= model.worst_ct(pe), "page {p}: {} copy-backs", f.copyback_count(p));
+            }
+        }
+    }
+}
+
+fn run(ftl: &str, pe: u32) -> Report {
+    let m = util::Mix { seed: 5, open_loop: false, read: 0.2, trim: 0.0, pattern: "hotcold:0.8:0.2", fill: 1.0 };
+    run_oracle(drive(ftl, pe), &m, 4000).unwrap_or_else(|e| panic!("{ftl} at {pe}: {e}")).1
+}
+
+#[test]
+fn at_high_wear_fastgc_stops_copying_back_where_the_per_page_quota_still_can() {
+    // 4.5K cycles: the worst class allows none, so FastGC copies everything off-chip; the
+    // per-page quota still copies back from best and median blocks (Table I: 2 and 1).
+    let fast = run("fastgc", 4500);
+    let quota = run("rcftl-per-page", 4500);
+    assert!(metric(&fast, "gc_offchip_copies") > 0, "{:?}", fast.ftl_metrics);
+    assert_eq!(metric(&fast, "gc_copybacks"), 0);
+    assert!(metric(&quota, "gc_copybacks") > 0, "{:?}", quota.ftl_metrics);
+    assert!(metric(&quota, "gc_copybacks_refused") > 0, "the quota ran out on some pages");
+    // Young blocks: FastGC copies back too (worst CT 3), the quota more (CT 3-5).
+    let (fast0, quota0) = (run("fastgc", 0), run("rcftl-per-page", 0));
+    assert!(metric(&fast0, "gc_copybacks") > 0);
+    let share = |r: &Report| metric(r, "gc_copybacks") as f64 / r.gc.pages_moved as f64;
+    assert!(share(&quota0) >= share(&fast0), "{} vs {}", share(&quota0), share(&fast0));
+    assert!(share(&quota0) > share(&quota), "wear leaves fewer copy-backs");
+}
+
+#[test]
+fn runs_are_deterministic_and_the_limits_need_the_model() {
+    let a = run("rcftl-per-page", 2500);
+    let b = run("rcftl-per-page", 2500);
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+    let cfg = small_config(48, 16, 0.25, "[ftl]\nname = \"fastgc\"");
+    let e = ftlsim_ftl::build(&cfg).err().expect("refused").to_string();
+    assert!(e.contains("reliability") && e.contains("--pe-cycles"), "{e}");
+    // The page FTL copying back without checking the model is stopped by the flash.
+    let cfg =
+        small_config(48, 16, 0.25, "[ftl]\nname = \"page\"\ngc_copy = \"copyback\"\n[reliability]\npe_cycles = 4500");
+    let m = util::Mix { seed: 5, open_loop: false, read: 0.2, trim: 0.0, pattern: "hotcold:0.8:0.2", fill: 1.0 };
+    let e = run_oracle(cfg, &m, 4000).err().expect("the flash refuses");
+    assert!(e.contains("reliability rule"), "{e}");
+}
