@@ -172,6 +172,18 @@ impl FlashArray {
         }
     }
 
+    /// The erased array of `cfg`'s drive: its geometry, NAND rules and, with `[reliability]`,
+    /// the reliability model with each block's class drawn.
+    pub fn for_config(cfg: &crate::config::DriveConfig) -> Result<FlashArray, crate::error::ConfigError> {
+        let mut flash = FlashArray::new(&cfg.geometry, cfg.nand.copyback_same_parity);
+        if let Some(r) = &cfg.reliability {
+            let model = ReliabilityModel::new(r)?;
+            let classes = crate::reliability::assign_classes(cfg.geometry.blocks(), r.class_shares, r.seed);
+            flash.enable_reliability(model, classes);
+        }
+        Ok(flash)
+    }
+
     /// The geometry this array was built with.
     #[inline]
     pub fn geometry(&self) -> &Geometry {

@@ -12,6 +12,7 @@ pub mod fastgc;
 pub mod ilog;
 pub mod page;
 pub mod pcftl;
+pub mod rcftl;
 pub mod rcftl_per_page;
 pub mod scftl;
 mod slot_chains;
@@ -120,6 +121,15 @@ pub const FTLS: &[FtlInfo] = &[
         needs_reliability: true,
     },
     FtlInfo {
+        name: "rcftl",
+        description:
+            "rcFTL (no mode selector yet): per-block copy-back quotas, one open block per quota level and plane",
+        source: "seed 003 Sec. IV-A, Fig. 5 (L107-L118)",
+        bytes_per_logical_page: 4,
+        bytes_per_cache_byte: 0,
+        needs_reliability: true,
+    },
+    FtlInfo {
         name: "rcftl-per-page",
         description: "rcFTL's per-page quota: copy-back while Q_init / CT(source block) fits the page's quota",
         source: "seed 003 Sec. IV-A, Fig. 4 (L100-L107)",
@@ -172,6 +182,7 @@ pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
         "page" => Ok(Box::new(page::PageFtl::new(cfg)?)),
         "fastgc" => Ok(Box::new(fastgc::build(cfg)?)),
         "rcftl-per-page" => Ok(Box::new(rcftl_per_page::build(cfg)?)),
+        "rcftl" => Ok(Box::new(rcftl::build(cfg)?)),
         "block" => Ok(Box::new(block::BlockFtl::new(cfg)?)),
         "fast" => Ok(Box::new(fast::FastFtl::new(cfg)?)),
         "dftl" => Ok(Box::new(dftl::Dftl::new(cfg)?)),

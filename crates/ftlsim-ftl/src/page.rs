@@ -96,6 +96,8 @@ pub struct PageFtl {
     name: &'static str,
     limit: CopybackLimit,
     copies: CopyCounts,
+    /// rcFTL's per-block quotas (module `rcftl`): GC streams one per quota level.
+    quotas: Option<crate::rcftl::BlockQuotas>,
 }
 
 /// A plane takes host pages without GC (dynamic allocation), and an incremental trigger
@@ -112,6 +114,9 @@ pub(crate) struct PlaneMover<'a> {
     pub limit: CopybackLimit,
     pub copies: &'a mut CopyCounts,
     pub moved: &'a mut u64,
+    /// With per-block quotas, the quota level of `stream`'s blocks, recorded for each block
+    /// the moves open.
+    pub opened: Option<(&'a mut crate::rcftl::BlockQuotas, usize)>,
 }
 
 impl Relocate for PlaneMover<'_> {
@@ -122,6 +127,11 @@ impl Relocate for PlaneMover<'_> {
         let src_parity = g.page_in_block(src) % 2;
         let dst = self.bm.allocate(ctx.flash(), plane, self.stream)?;
         let g = ctx.flash().geometry();
+        if let Some((q, level)) = self.opened.as_mut() {
+            if g.page_in_block(dst) == 0 {
+                q.opened(g.block_of(dst), *level);
+            }
+        }
         let parity_ok = !ctx.flash().copyback_same_parity() || g.page_in_block(dst) % 2 == src_parity;
         let allowed = self.limit.allows(ctx.flash(), src);
         let copyback = self.copyback && parity_ok && allowed;
@@ -158,13 +168,45 @@ impl PageFtl {
         name: &'static str,
         limit: CopybackLimit,
     ) -> Result<PageFtl, ConfigError> {
+        Self::build(cfg, name, limit, None)
+    }
+
+    /// The page FTL registered as `name` with rcFTL's per-block quotas: one GC stream per
+    /// quota level.
+    pub(crate) fn with_block_quotas(
+        cfg: &DriveConfig,
+        name: &'static str,
+        quotas: crate::rcftl::BlockQuotas,
+    ) -> Result<PageFtl, ConfigError> {
+        Self::build(cfg, name, CopybackLimit::None, Some(quotas))
+    }
+
+    fn build(
+        cfg: &DriveConfig,
+        name: &'static str,
+        limit: CopybackLimit,
+        quotas: Option<crate::rcftl::BlockQuotas>,
+    ) -> Result<PageFtl, ConfigError> {
         let d = cfg.derive()?;
         let g = &cfg.geometry;
         let streams = cfg.ftl.write_streams;
+        let gc_streams = quotas.as_ref().map_or(1, |q| q.levels().len() as u32);
+        if quotas.is_some() {
+            // One open block per quota level and plane (rcFTL, Fig. 5): the over-provisioning
+            // must hold them beside the GC reserve.
+            let room = ftlsim_core::config::GcRoom {
+                geometry: g,
+                logical_pages: d.logical_pages,
+                held_back: d.held_back_blocks_per_plane,
+                gc_threshold: d.gc_threshold_blocks,
+                background_gc_threshold: cfg.ftl.background_gc_threshold_blocks,
+            };
+            room.check(name, streams + gc_streams, 0)?;
+        }
         Ok(PageFtl {
             geo: g.clone(),
             map: ftlsim_core::big_array::filled(d.logical_pages as usize, NONE),
-            bm: BlockManager::new(g, streams + 1, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
+            bm: BlockManager::new(g, streams + gc_streams, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
             allocation: cfg.ftl.allocation.unwrap_or_default(),
             next_plane: 0,
             threshold: d.gc_threshold_blocks,
@@ -179,6 +221,7 @@ impl PageFtl {
             name,
             limit,
             copies: CopyCounts::default(),
+            quotas,
         })
     }
 
@@ -246,14 +289,25 @@ impl PageFtl {
 
     /// Step `job` once, relocating within its plane.
     fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
+        let (stream, copyback, opened) = match self.quotas.as_mut() {
+            Some(q) => {
+                let (level, copyback) = q.destination(ctx.flash(), job.victim);
+                if job.moved == 0 {
+                    q.count_victim(copyback);
+                }
+                (self.gc_stream + level as u32, copyback, Some((q, level)))
+            }
+            None => (self.gc_stream, self.copyback, None),
+        };
         let mut mover = PlaneMover {
             map: &mut self.map,
             bm: &mut self.bm,
-            stream: self.gc_stream,
-            copyback: self.copyback,
+            stream,
+            copyback,
             limit: self.limit,
             copies: &mut self.copies,
             moved: &mut self.gc.pages_moved,
+            opened,
         };
         let s = job.step(ctx, &mut mover)?;
         if s == GcStep::Erased {
@@ -348,6 +402,10 @@ impl Ftl for PageFtl {
 
     fn begin_measurement(&mut self) {
         self.copies = CopyCounts::default();
+        if let Some(q) = self.quotas.as_mut() {
+            q.victims_copyback = 0;
+            q.victims_offchip = 0;
+        }
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -355,6 +413,9 @@ impl Ftl for PageFtl {
         m.insert("gc_copybacks".into(), self.copies.copybacks.into());
         m.insert("gc_offchip_copies".into(), self.copies.offchip.into());
         m.insert("gc_copybacks_refused".into(), self.copies.refused.into());
+        if let Some(q) = &self.quotas {
+            q.put_metrics(&mut m);
+        }
         m
     }
 
@@ -373,6 +434,11 @@ impl Ftl for PageFtl {
             None => self.place(ctx, lpn, old)?,
         };
         let ppn = self.bm.allocate(ctx.flash(), plane, 0)?;
+        if let Some(q) = self.quotas.as_mut() {
+            if self.geo.page_in_block(ppn) == 0 {
+                q.opened(self.geo.block_of(ppn), 0);
+            }
+        }
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         // The superseded copy is invalidated only now that the new one is on flash: GC on
         // the way (which may have moved it) must not erase the last durable copy of an
@@ -456,18 +522,26 @@ impl Ftl for PageFtl {
     /// thesis's m + n, every page of the drive plus one per block (the erased page that ends a
     /// block that is not full).
     fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
-        *self = PageFtl::with_limit(cfg, self.name, self.limit)?;
+        // The block quotas are rebuilt below (`forget`): only their levels carry over.
+        let quotas = self.quotas.take();
+        *self = PageFtl::build(cfg, self.name, self.limit, quotas)?;
         let blocks = 0..self.geo.blocks();
         let map = &mut self.map;
         recovery::scan_blocks(ctx, blocks, |flash, ppn, oob| recovery::keep_newest(map, flash, ppn, oob));
         // Trimmed pages come back: a trim is not written to flash (docs/power-loss.md).
         recovery::revalidate_map(ctx, &self.map)?;
         self.bm.rebuild(ctx, |_| u64::MAX)?;
+        if let Some(q) = self.quotas.as_mut() {
+            q.forget(ctx.flash());
+        }
         Ok(())
     }
 
     fn check_invariants(&self, flash: &FlashArray) {
         self.bm.check_invariants(flash);
+        if let Some(q) = &self.quotas {
+            q.check(flash);
+        }
         let mut mapped = 0u64;
         for (lpn, &ppn) in self.map.iter().enumerate() {
             if ppn == NONE {

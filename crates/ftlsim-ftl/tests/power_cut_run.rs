@@ -47,10 +47,12 @@ fn config(ftl: &str, extra: &str) -> DriveConfig {
         "3dftl" => "mapping_cache_bytes = 524\n",
         "page" => "",
         // They limit copy-backs by the reliability model (worn, so some pages go off-chip).
-        "fastgc" | "rcftl-per-page" => "[reliability]\npe_cycles = 2500\n",
+        "fastgc" | "rcftl-per-page" | "rcftl" => "[reliability]\npe_cycles = 2500\n",
         _ => "mapping_cache_bytes = 80\n",
     };
-    let mut cfg = small_config(32, 16, 0.3, &format!("[ftl]\nname = \"{ftl}\"\n{cache}{extra}"));
+    // rcFTL keeps an open block per quota level and plane: more spare room.
+    let share = if ftl == "rcftl" { 0.5 } else { 0.3 };
+    let mut cfg = small_config(32, 16, share, &format!("[ftl]\nname = \"{ftl}\"\n{cache}{extra}"));
     // 3DFTL's spare areas hold up to 106 bytes of mapping entries (seed 001 L986).
     cfg.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes.max(112);
     cfg

@@ -73,7 +73,7 @@ fn crash_case(extra: &str, share: f64, seed: u64, cut_after: u64) -> Result<Outc
     // 3DFTL's spare areas hold up to 106 bytes of mapping entries (seed 001 L986).
     cfg.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes.max(112);
     let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
-    let mut flash = FlashArray::new(&cfg.geometry, cfg.nand.copyback_same_parity);
+    let mut flash = FlashArray::for_config(&cfg).map_err(|e| e.to_string())?;
     flash.keep_program_stamps();
     let mut ftl = ftlsim_ftl::build(&cfg).map_err(|e| e.to_string())?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
@@ -203,7 +203,7 @@ fn cut_everywhere(configs: &[&str], share: f64, translation: bool) {
     for (k, extra) in configs.iter().enumerate() {
         let mut torn: std::collections::HashMap<TornOp, u64> = Default::default();
         let mut kinds: std::collections::HashMap<PageKind, u64> = Default::default();
-        let copies_back = extra.contains("copyback\"") || extra.contains("dloop") || extra.contains("pcftl");
+        let copies_back = ["copyback\"", "dloop", "pcftl", "fastgc", "rcftl"].iter().any(|k| extra.contains(k));
         let covered = |torn: &std::collections::HashMap<TornOp, u64>,
                        kinds: &std::collections::HashMap<PageKind, u64>| {
             torn.contains_key(&TornOp::Erase)
@@ -283,6 +283,20 @@ fn demand_ftls_with_ilog_recover_every_acknowledged_write_from_a_cut_anywhere() 
     cut_everywhere(DEMAND_ILOG_CONFIGS, 0.4, false);
 }
 
+/// The FTLs that copy back within the reliability model (seed 003), on a worn drive: the
+/// flash's quota check holds through cuts and recoveries (rcFTL forgets its block quotas).
+const RELIABILITY_CONFIGS: &[&str] = &[
+    "[ftl]\nname = \"fastgc\"\n[reliability]\npe_cycles = 700",
+    "[ftl]\nname = \"rcftl-per-page\"\n[reliability]\npe_cycles = 2500",
+    "[ftl]\nname = \"rcftl\"\n[reliability]\npe_cycles = 2500",
+];
+
+#[test]
+fn ftls_under_the_reliability_model_recover_every_acknowledged_write_from_a_cut_anywhere() {
+    // rcFTL keeps an open block per quota level and plane (9 here): more spare room.
+    cut_everywhere(RELIABILITY_CONFIGS, 0.6, false);
+}
+
 #[test]
 fn the_ftls_said_to_recover_do_and_the_others_say_they_do_not() {
     for info in ftlsim_ftl::FTLS {
@@ -292,7 +306,9 @@ fn the_ftls_said_to_recover_do_and_the_others_say_they_do_not() {
             "waftl" => "\n[ftl.waftl]\nbuffer_zone_bytes = 262144\nmigration = \"foreground\"",
             _ => "",
         };
-        let mut cfg = small_config(24, 16, 0.3, &format!("[ftl]\nname = \"{}\"{zone}", info.name));
+        // rcFTL keeps an open block per quota level and plane: more spare room.
+        let share = if info.name == "rcftl" { 0.6 } else { 0.3 };
+        let mut cfg = small_config(24, 16, share, &format!("[ftl]\nname = \"{}\"{zone}", info.name));
         cfg.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes.max(112);
         if info.needs_reliability {
             cfg.reliability = Some(Default::default());

@@ -12,12 +12,12 @@ use proptest::prelude::*;
 use util::{metric, mix, run_oracle, small_config};
 
 /// A small drive of 4 planes x 48 blocks of 16 pages with the reliability model at
-/// `pe_cycles`, running `ftl`.
+/// `pe_cycles`, running `ftl` (rcFTL's nine open blocks per plane need more spare room).
 fn drive(ftl: &str, pe_cycles: u32) -> DriveConfig {
     small_config(
         48,
         16,
-        0.25,
+        if ftl == "rcftl" { 0.35 } else { 0.25 },
         &format!("[ftl]\nname = \"{ftl}\"\n[reliability]\npe_cycles = {pe_cycles}\nclass_shares = [0.3, 0.5, 0.2]"),
     )
 }
@@ -27,11 +27,12 @@ proptest! {
 
     /// Every read returns the newest version and every valid page ends within its limit:
     /// FastGC's consecutive copy-backs below the worst class's threshold at the starting wear,
-    /// the per-page quota's spending within Q_init (which the flash enforces on each copy-back).
+    /// the per-page quota's spending within Q_init (which the flash enforces on each copy-back),
+    /// rcFTL's block quotas never above what their pages have left (its invariants).
     #[test]
     fn copy_backs_stay_within_each_limit_and_reads_stay_newest(
         m in mix(),
-        ftl in prop::sample::select(vec!["fastgc", "rcftl-per-page"]),
+        ftl in prop::sample::select(vec!["fastgc", "rcftl-per-page", "rcftl"]),
         pe in prop::sample::select(vec![0u32, 700, 2500, 4500]),
     ) {
         let (sim, _) = match run_oracle(drive(ftl, pe), &m, 1500) {
@@ -73,6 +74,21 @@ fn at_high_wear_fastgc_stops_copying_back_where_the_per_page_quota_still_can() {
     let share = |r: &Report| metric(r, "gc_copybacks") as f64 / r.gc.pages_moved as f64;
     assert!(share(&quota0) >= share(&fast0), "{} vs {}", share(&quota0), share(&fast0));
     assert!(share(&quota0) > share(&quota), "wear leaves fewer copy-backs");
+}
+
+#[test]
+fn rcftl_copies_back_by_block_quota_and_goes_off_chip_when_it_runs_out() {
+    for pe in [0, 4500] {
+        let r = run("rcftl", pe);
+        let (cb, off) = (metric(&r, "rcftl_victims_copyback"), metric(&r, "rcftl_victims_offchip"));
+        assert!(cb > 0 && off > 0, "pe {pe}: {:?}", r.ftl_metrics);
+        assert_eq!(metric(&r, "rcftl_quota_levels"), 8);
+        let by_quota = r.ftl_metrics["rcftl_blocks_by_quota"].as_object().unwrap();
+        assert!(by_quota.len() == 8 && by_quota["60"].as_u64().unwrap() > 0, "{by_quota:?}");
+    }
+    // Young blocks: more of the victims copy back than at 4.5K cycles.
+    let share = |r: &Report| metric(r, "gc_copybacks") as f64 / r.gc.pages_moved as f64;
+    assert!(share(&run("rcftl", 0)) > share(&run("rcftl", 4500)));
 }
 
 #[test]

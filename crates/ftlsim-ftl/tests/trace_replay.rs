@@ -72,10 +72,11 @@ fn every_ftl_replays_financial1_with_the_oracle_under_heavy_gc() {
         // PCFTL wastes pages to keep copy-back parity: the rule is on. Not for DLOOP, which on
         // this full drive meets the never-ending GC it has no fix for (Sec. 3.4; tests/pcftl.rs).
         let parity = info.name != "dloop";
+        // rcFTL keeps an open block per quota level and plane: more spare room.
         let mut cfg = util::small_config(
             64,
             32,
-            0.2,
+            if info.name == "rcftl" { 0.3 } else { 0.2 },
             &format!("[ftl]\nname = \"{}\"\n{cache}\n[nand]\ncopyback_same_parity = {parity}", info.name),
         );
         // 3DFTL's spare areas hold up to 106 bytes of mapping entries (seed 001 L986).

@@ -133,14 +133,7 @@ impl Simulator {
     pub fn new(cfg: DriveConfig, ftl: Box<dyn Ftl>, verify: bool) -> Result<Simulator, SimError> {
         let t0 = std::time::Instant::now();
         let d = cfg.derive()?;
-        let mut flash = FlashArray::new(&cfg.geometry, cfg.nand.copyback_same_parity);
-        if let Some(r) = &cfg.reliability {
-            let model = crate::reliability::ReliabilityModel::new(r)?;
-            flash.enable_reliability(
-                model,
-                crate::reliability::assign_classes(cfg.geometry.blocks(), r.class_shares, r.seed),
-            );
-        }
+        let flash = FlashArray::for_config(&cfg)?;
         let sched = Scheduler::new(&cfg);
         let merge = (cfg.host.partial_write == PartialWrite::Merge)
             .then(|| MergeBuffer::new(cfg.host.merge_buffer_pages as usize));

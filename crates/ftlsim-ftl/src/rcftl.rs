@@ -1,0 +1,236 @@
+//! rcFTL's per-block quota management (seed 003 Sec. IV-A, Fig. 5; L107-L118): the copy-back
+//! quota is kept per block, not per page. Every block b holds pages of one quota Q(b) (Q_init
+//! for host writes and off-chip copies); GC moves a victim v's valid pages by copy-back into
+//! the open block of quota Q(v) - dQ(v) on v's plane, dQ(v) = Q_init / CT(v), or, when the
+//! quota does not cover dQ(v) (or CT(v) = 0), off-chip into a block of quota Q_init: so a plane
+//! keeps one open block per quota level (L109).
+//!
+//! - CT(v) is looked up when v is collected (L105), from its BER class and P/E count. Its P/E
+//!   count cannot change while it holds data (only its erase raises it), so this is also the
+//!   CT it had when its pages were programmed.
+//! - Q_init = 60 makes up to 26 reachable levels under 1-year retention (34 under 3 months):
+//!   26 open blocks per plane. The levels are bounded (`max_levels`, docs/reliability.md): a
+//!   destination quota between two kept levels goes to the lower one, which only gives pages
+//!   less quota than they have (never more), at the price of earlier off-chip copies.
+//! - After a power cut the quotas are not on flash (the paper keeps them in DRAM): every block
+//!   holding data gets quota 0, so its pages next move off-chip. Safe, if slower for a while.
+//!
+//! Not built yet: the data-migration mode selector (Sec. IV-B): this is the paper's "rcFTL-",
+//! rCPB whenever the quota allows (L159).
+
+use ftlsim_core::flash::FlashArray;
+use ftlsim_core::geometry::{BlockId, Ppn};
+use ftlsim_core::reliability::{ReliabilityModel, CTT_ONE_YEAR, PE_BOUNDS};
+use serde::{Deserialize, Serialize};
+
+/// Open quota levels per plane unless the config says otherwise.
+pub const DEFAULT_MAX_LEVELS: usize = 8;
+
+/// The quota levels kept (highest first: Q_init, ..., 0) and every block's quota.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BlockQuotas {
+    levels: Vec<u16>,
+    block_q: Vec<u16>,
+    /// Victims whose pages went off-chip (their quota did not cover their deduction).
+    pub victims_offchip: u64,
+    /// Victims whose pages went by copy-back.
+    pub victims_copyback: u64,
+}
+
+/// Every quota reachable from `q_init` by spending any of `deductions` repeatedly.
+fn reachable(q_init: u16, deductions: &[u16]) -> Vec<u16> {
+    let mut seen = vec![false; usize::from(q_init) + 1];
+    let mut todo = vec![q_init];
+    seen[usize::from(q_init)] = true;
+    while let Some(q) = todo.pop() {
+        for &d in deductions {
+            if d <= q && !seen[usize::from(q - d)] {
+                seen[usize::from(q - d)] = true;
+                todo.push(q - d);
+            }
+        }
+    }
+    (0..=q_init).rev().filter(|&q| seen[usize::from(q)]).collect()
+}
+
+impl BlockQuotas {
+    /// Quotas for `blocks` blocks under `model`, at most `max_levels` levels (>= 2): Q_init,
+    /// the highest reachable ones below it, and 0.
+    pub fn new(model: &ReliabilityModel, blocks: u32, max_levels: usize) -> BlockQuotas {
+        assert!(max_levels >= 2, "Q_init and 0 at least");
+        let q = model.q_init();
+        // The deductions any block may make at any wear the table covers.
+        let mut ds: Vec<u16> = (0..3u8)
+            .flat_map(|class| PE_BOUNDS.iter().map(move |&pe| (class, pe)))
+            .filter_map(|(class, pe)| model.deduction(class, pe))
+            .collect();
+        ds.sort_unstable();
+        ds.dedup();
+        let all = reachable(q, &ds);
+        let mut levels: Vec<u16> = all.iter().copied().filter(|&l| l > 0).take(max_levels - 1).collect();
+        levels.push(0);
+        BlockQuotas { levels, block_q: vec![q; blocks as usize], victims_offchip: 0, victims_copyback: 0 }
+    }
+
+    /// The levels kept, highest first.
+    pub fn levels(&self) -> &[u16] {
+        &self.levels
+    }
+
+    /// The index of the highest kept level at or below `q`.
+    fn level_at_most(&self, q: u16) -> usize {
+        self.levels.iter().position(|&l| l <= q).expect("0 is a level")
+    }
+
+    /// Quota of block `b`.
+    pub fn quota(&self, b: BlockId) -> u16 {
+        self.block_q[b as usize]
+    }
+
+    /// Block `b` was opened for level `level` (its first page programmed there).
+    pub fn opened(&mut self, b: BlockId, level: usize) {
+        self.block_q[b as usize] = self.levels[level];
+    }
+
+    /// Where `victim`'s valid pages go: by copy-back into level `Some(i)`, or off-chip into
+    /// level 0 (Q_init) with `None`; `flash` gives its class and P/E count.
+    pub fn destination(&self, flash: &FlashArray, victim: BlockId) -> (usize, bool) {
+        let m = flash.reliability().expect("rcftl runs with the reliability model");
+        let q = self.block_q[victim as usize];
+        match m.deduction(flash.reliability_class(victim), flash.pe_cycles(victim)) {
+            Some(d) if d <= q => (self.level_at_most(q - d), true),
+            _ => (0, false),
+        }
+    }
+
+    /// Book a victim's collection by its mode.
+    pub fn count_victim(&mut self, copyback: bool) {
+        if copyback {
+            self.victims_copyback += 1;
+        } else {
+            self.victims_offchip += 1;
+        }
+    }
+
+    /// rcFTL's metrics by name (docs/metrics.md).
+    pub fn put_metrics(&self, m: &mut serde_json::Map<String, serde_json::Value>) {
+        m.insert("rcftl_quota_levels".into(), self.levels.len().into());
+        m.insert("rcftl_open_blocks_per_plane".into(), (self.levels.len() + 1).into());
+        m.insert("rcftl_victims_copyback".into(), self.victims_copyback.into());
+        m.insert("rcftl_victims_offchip".into(), self.victims_offchip.into());
+        let mut hist = serde_json::Map::new();
+        for &l in &self.levels {
+            let n = self.block_q.iter().filter(|&&q| q == l).count();
+            hist.insert(l.to_string(), n.into());
+        }
+        m.insert("rcftl_blocks_by_quota".into(), hist.into());
+    }
+
+    /// After a power cut: every block holding data at quota 0 (its pages move off-chip next).
+    pub fn forget(&mut self, flash: &FlashArray) {
+        for (b, q) in self.block_q.iter_mut().enumerate() {
+            *q = if flash.write_pointer(b as BlockId) > 0 { 0 } else { self.levels[0] };
+        }
+    }
+
+    /// Every valid page's quota on flash covers its block's (the quota the FTL will spend).
+    pub fn check(&self, flash: &FlashArray) {
+        let m = flash.reliability().expect("model on");
+        let g = flash.geometry();
+        for b in 0..g.blocks() {
+            let first: Ppn = g.first_page(b);
+            for p in first..first + flash.write_pointer(b) {
+                if flash.is_valid(p) {
+                    assert!(
+                        self.block_q[b as usize] <= m.q_init() - flash.quota_spent(p),
+                        "block {b} quota {} above what page {p} has left ({})",
+                        self.block_q[b as usize],
+                        m.q_init() - flash.quota_spent(p)
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Table I's 1-year deductions reach 26 levels from 60 (the paper's Q_init): checked here so
+/// the docs' figure stays true.
+pub fn one_year_levels() -> usize {
+    let q = 60u16;
+    let mut ds: Vec<u16> = CTT_ONE_YEAR.iter().flatten().filter(|&&v| v > 0).map(|&v| q / u16::from(v)).collect();
+    ds.sort_unstable();
+    ds.dedup();
+    reachable(q, &ds).len()
+}
+
+/// rcFTL on `cfg`'s drive (the reliability model on), at most [`DEFAULT_MAX_LEVELS`] quota
+/// levels (a config key is still to come).
+pub fn build(cfg: &ftlsim_core::config::DriveConfig) -> Result<crate::page::PageFtl, ftlsim_core::error::ConfigError> {
+    use ftlsim_core::error::ConfigError;
+    let Some(r) = &cfg.reliability else {
+        return Err(ConfigError::Invalid {
+            key: "reliability".into(),
+            value: "(absent)".into(),
+            rule: "rcftl manages copy-back quotas of the reliability model (seed 003 Table I): add a [reliability] \
+                   section (the `rcftl` preset has one) or give --pe-cycles N"
+                .into(),
+        });
+    };
+    let model = ReliabilityModel::new(r)?;
+    let quotas = BlockQuotas::new(&model, cfg.geometry.blocks(), DEFAULT_MAX_LEVELS);
+    let mut cfg = cfg.clone();
+    cfg.ftl.gc_copy = Some(ftlsim_core::config::GcCopy::Copyback);
+    crate::page::PageFtl::with_block_quotas(&cfg, "rcftl", quotas)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ftlsim_core::reliability::ReliabilityConfig;
+
+    #[test]
+    fn levels_are_bounded_and_rounding_only_lowers_a_quota() {
+        assert_eq!(one_year_levels(), 26);
+        let m = ReliabilityModel::new(&ReliabilityConfig::default()).unwrap();
+        let all = BlockQuotas::new(&m, 4, 64);
+        assert_eq!(all.levels().len(), 26);
+        let q = BlockQuotas::new(&m, 4, 8);
+        assert_eq!(q.levels(), &[60, 48, 45, 40, 36, 33, 30, 0]);
+        // 60 - 12 = 48 kept; 48 - 20 = 28 -> 0 (the next kept level down is 0); 45 - 12 = 33.
+        assert_eq!(q.levels()[q.level_at_most(48)], 48);
+        assert_eq!(q.levels()[q.level_at_most(28)], 0);
+        assert_eq!(q.levels()[q.level_at_most(33)], 33);
+    }
+
+    /// Fig. 5 with the paper's numbers scaled: a victim of quota Q and deduction dQ sends its
+    /// pages by copy-back to level Q - dQ, or off-chip to Q_init when dQ > Q.
+    #[test]
+    fn a_victim_goes_to_its_quota_less_its_deduction_or_off_chip() {
+        let g = ftlsim_core::geometry::Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 4,
+            pages_per_block: 4,
+            page_size_bytes: 4096,
+            spare_bytes_per_page: 64,
+            spare_usable_bytes: 16,
+        };
+        let m = ReliabilityModel::new(&ReliabilityConfig::default()).unwrap();
+        let mut f = FlashArray::new(&g, false);
+        // Blocks: best, median, worst, worst (at 0 cycles: CT 5, 5, 3, 3; dQ 12, 12, 20, 20).
+        f.enable_reliability(m.clone(), vec![0, 1, 2, 2]);
+        let mut q = BlockQuotas::new(&m, 4, 64);
+        let level = |q: &BlockQuotas, l: u16| q.levels().iter().position(|&x| x == l).unwrap();
+        assert_eq!(q.destination(&f, 0), (level(&q, 48), true));
+        q.opened(2, level(&q, 40));
+        assert_eq!(q.destination(&f, 2), (level(&q, 20), true), "40 - 20");
+        q.opened(3, level(&q, 12));
+        assert_eq!(q.destination(&f, 3), (0, false), "12 < 20: off-chip, back to Q_init");
+        q.opened(1, level(&q, 12));
+        assert_eq!(q.destination(&f, 1), (level(&q, 0), true), "12 - 12 = 0: one last copy-back");
+        q.opened(1, level(&q, 0));
+        assert_eq!(q.destination(&f, 1), (0, false));
+    }
+}
