@@ -39,7 +39,7 @@ pub struct BenchArgs {
 /// requests of the benchmark's workload; prints requests per wall second and the ratio to
 /// DFTL's.
 fn per_ftl(preset: &str, requests: u64) -> Result<(), SimError> {
-    println!("{:<7} {:>9} {:>13} {:>9} {:>8} {:>9}", "ftl", "replay s", "requests/s", "vs dftl", "WAF", "sim IOPS");
+    println!("{:<14} {:>9} {:>13} {:>9} {:>8} {:>9}", "ftl", "replay s", "requests/s", "vs dftl", "WAF", "sim IOPS");
     let mut rows = Vec::new();
     for f in ftlsim_ftl::FTLS {
         let mut cfg = presets::load(preset)?;
@@ -63,7 +63,7 @@ fn per_ftl(preset: &str, requests: u64) -> Result<(), SimError> {
     }
     let dftl = rows.iter().find(|r| r.0 == "dftl").map_or(f64::NAN, |r| r.2);
     for (name, secs, rate, waf, iops) in rows {
-        println!("{name:<7} {secs:>9.2} {rate:>13.0} {:>9.2} {waf:>8.2} {iops:>9.0}", rate / dftl);
+        println!("{name:<14} {secs:>9.2} {rate:>13.0} {:>9.2} {waf:>8.2} {iops:>9.0}", rate / dftl);
     }
     Ok(())
 }

@@ -312,6 +312,9 @@ impl PageFtl {
         let s = job.step(ctx, &mut mover)?;
         if s == GcStep::Erased {
             self.bm.release(ctx.flash(), job.victim);
+            if let Some(q) = self.quotas.as_mut() {
+                q.erased(job.victim);
+            }
         }
         Ok(s)
     }

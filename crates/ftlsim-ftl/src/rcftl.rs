@@ -103,6 +103,11 @@ impl BlockQuotas {
         }
     }
 
+    /// Block `b` was erased: a free block, counted at Q_init until a stream opens it.
+    pub fn erased(&mut self, b: BlockId) {
+        self.block_q[b as usize] = self.levels[0];
+    }
+
     /// Book a victim's collection by its mode.
     pub fn count_victim(&mut self, copyback: bool) {
         if copyback {
