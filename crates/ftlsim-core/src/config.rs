@@ -269,6 +269,9 @@ pub struct FtlConfig {
     /// `mapping_cache_bytes` (the rest is CMT). Default: 8/9 of the bytes in whole pages
     /// (Table 5.2's 2 pages beside 256 entries); Table 6.1 has 8 pages beside 33 KB.
     pub ctp_pages: Option<u32>,
+    /// rcFTL: copy-back quota levels kept, each an open block per plane (seed 003 Fig. 5;
+    /// at least 2: Q_init and 0).
+    pub rcftl_quota_levels: u32,
     /// SCFTL's cache options (seed 001 Ch. 5).
     pub scftl: ScftlConfig,
     /// FAST's log area.
@@ -443,6 +446,7 @@ impl Default for FtlConfig {
             write_streams: 1,
             mapping_cache_bytes: None,
             ctp_pages: None,
+            rcftl_quota_levels: 8,
             scftl: ScftlConfig::default(),
             fast: FastConfig::default(),
             waftl: WaftlConfig::default(),

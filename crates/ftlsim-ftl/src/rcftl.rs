@@ -9,7 +9,8 @@
 //!   count cannot change while it holds data (only its erase raises it), so this is also the
 //!   CT it had when its pages were programmed.
 //! - Q_init = 60 makes up to 26 reachable levels under 1-year retention (34 under 3 months):
-//!   26 open blocks per plane. The levels are bounded (`max_levels`, docs/reliability.md): a
+//!   26 open blocks per plane. The levels are bounded (`ftl.rcftl_quota_levels`, 8 by default,
+//!   docs/reliability.md): a
 //!   destination quota between two kept levels goes to the lower one, which only gives pages
 //!   less quota than they have (never more), at the price of earlier off-chip copies.
 //! - After a power cut the quotas are not on flash (the paper keeps them in DRAM): every block
@@ -22,9 +23,6 @@ use ftlsim_core::flash::FlashArray;
 use ftlsim_core::geometry::{BlockId, Ppn};
 use ftlsim_core::reliability::{ReliabilityModel, CTT_ONE_YEAR, PE_BOUNDS};
 use serde::{Deserialize, Serialize};
-
-/// Open quota levels per plane unless the config says otherwise.
-pub const DEFAULT_MAX_LEVELS: usize = 8;
 
 /// The quota levels kept (highest first: Q_init, ..., 0) and every block's quota.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -168,8 +166,8 @@ pub fn one_year_levels() -> usize {
     reachable(q, &ds).len()
 }
 
-/// rcFTL on `cfg`'s drive (the reliability model on), at most [`DEFAULT_MAX_LEVELS`] quota
-/// levels (a config key is still to come).
+/// rcFTL on `cfg`'s drive (the reliability model on), at most `ftl.rcftl_quota_levels`
+/// quota levels.
 pub fn build(cfg: &ftlsim_core::config::DriveConfig) -> Result<crate::page::PageFtl, ftlsim_core::error::ConfigError> {
     use ftlsim_core::error::ConfigError;
     let Some(r) = &cfg.reliability else {
@@ -182,7 +180,14 @@ pub fn build(cfg: &ftlsim_core::config::DriveConfig) -> Result<crate::page::Page
         });
     };
     let model = ReliabilityModel::new(r)?;
-    let quotas = BlockQuotas::new(&model, cfg.geometry.blocks(), DEFAULT_MAX_LEVELS);
+    if cfg.ftl.rcftl_quota_levels < 2 {
+        return Err(ConfigError::Invalid {
+            key: "ftl.rcftl_quota_levels".into(),
+            value: cfg.ftl.rcftl_quota_levels.to_string(),
+            rule: "must be at least 2 (Q_init and 0)".into(),
+        });
+    }
+    let quotas = BlockQuotas::new(&model, cfg.geometry.blocks(), cfg.ftl.rcftl_quota_levels as usize);
     let mut cfg = cfg.clone();
     cfg.ftl.gc_copy = Some(ftlsim_core::config::GcCopy::Copyback);
     crate::page::PageFtl::with_block_quotas(&cfg, "rcftl", quotas)

@@ -96,6 +96,20 @@ fn runs_are_deterministic_and_the_limits_need_the_model() {
     let a = run("rcftl-per-page", 2500);
     let b = run("rcftl-per-page", 2500);
     assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+    // All 26 reachable levels when asked (26 + 1 open blocks per plane need the room), at
+    // least two.
+    let mut cfg = drive("rcftl", 0);
+    cfg.overprovisioning.share = Some(0.75);
+    cfg.ftl.rcftl_quota_levels = 40;
+    let r = run_oracle(
+        cfg.clone(),
+        &util::Mix { seed: 5, open_loop: false, read: 0.2, trim: 0.0, pattern: "uniform", fill: 1.0 },
+        500,
+    );
+    assert_eq!(metric(&r.unwrap().1, "rcftl_quota_levels"), 26);
+    cfg.ftl.rcftl_quota_levels = 1;
+    let e = ftlsim_ftl::build(&cfg).err().expect("refused").to_string();
+    assert!(e.contains("ftl.rcftl_quota_levels"), "{e}");
     let cfg = small_config(48, 16, 0.25, "[ftl]\nname = \"fastgc\"");
     let e = ftlsim_ftl::build(&cfg).err().expect("refused").to_string();
     assert!(e.contains("reliability") && e.contains("--pe-cycles"), "{e}");
