@@ -577,6 +577,20 @@ pub struct GcRoom<'a> {
     pub background_gc_threshold: Option<u32>,
 }
 
+impl DriveConfig {
+    /// The GC room of this drive as `derive` found it (`d`), for an FTL to check its own
+    /// open blocks and metadata against.
+    pub fn gc_room(&self, d: &Derived) -> GcRoom<'_> {
+        GcRoom {
+            geometry: &self.geometry,
+            logical_pages: d.logical_pages,
+            held_back: d.held_back_blocks_per_plane,
+            gc_threshold: d.gc_threshold_blocks,
+            background_gc_threshold: self.ftl.background_gc_threshold_blocks,
+        }
+    }
+}
+
 impl GcRoom<'_> {
     /// The most free blocks a plane can have on a full drive (every other block holding
     /// valid pages only): what is left after the held-back and `open_blocks` blocks, the

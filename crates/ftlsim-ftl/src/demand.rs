@@ -25,7 +25,7 @@
 //! translation pages are told by the directory, in SRAM, so only data pages are logged.
 
 use crate::ilog::on_flash::IlogOnFlash;
-use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcRoom, GcScope, InvalidTracking};
+use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope, InvalidTracking};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, GcCounts, OpRef};
@@ -372,17 +372,10 @@ impl DemandState {
         let translation_pages = d.logical_pages.div_ceil(per_tp);
         let ilog = IlogOnFlash::for_config(cfg, IP_STREAM, name)?;
         let streams = STREAMS + u32::from(ilog.is_some());
-        let threshold = d.gc_threshold_blocks;
         // Host, translation and GC blocks stay open, and the translation pages take room in
         // the planes (round-robin): the drive-level check in `derive` counts neither.
-        let room = GcRoom {
-            geometry: g,
-            logical_pages: d.logical_pages,
-            held_back: d.held_back_blocks_per_plane,
-            gc_threshold: threshold,
-            background_gc_threshold: cfg.ftl.background_gc_threshold_blocks,
-        };
-        let background_threshold = room.check(name, streams, u64::from(translation_pages.div_ceil(g.planes())))?;
+        let background_threshold =
+            cfg.gc_room(&d).check(name, streams, u64::from(translation_pages.div_ceil(g.planes())))?;
         let mode = GcMode {
             background_threshold: if mode.background_threshold == 0 { 0 } else { background_threshold },
             ..mode
@@ -402,7 +395,7 @@ impl DemandState {
             mode,
             next_plane: [0; STREAMS as usize],
             chip_plane: (0..STREAMS).flat_map(|_| 0..g.chips()).collect(),
-            threshold,
+            threshold: d.gc_threshold_blocks,
             no_copyback: vec![false; g.planes() as usize],
             idle_stalled: vec![false; g.planes() as usize],
             gc_pages_used: vec![0; g.planes() as usize],

@@ -194,14 +194,7 @@ impl PageFtl {
         if quotas.is_some() {
             // One open block per quota level and plane (rcFTL, Fig. 5): the over-provisioning
             // must hold them beside the GC reserve.
-            let room = ftlsim_core::config::GcRoom {
-                geometry: g,
-                logical_pages: d.logical_pages,
-                held_back: d.held_back_blocks_per_plane,
-                gc_threshold: d.gc_threshold_blocks,
-                background_gc_threshold: cfg.ftl.background_gc_threshold_blocks,
-            };
-            room.check(name, streams + gc_streams, 0)?;
+            cfg.gc_room(&d).check(name, streams + gc_streams, 0)?;
         }
         Ok(PageFtl {
             geo: g.clone(),

@@ -21,7 +21,7 @@
 
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::geometry::{BlockId, Ppn};
-use ftlsim_core::reliability::{ReliabilityModel, CTT_ONE_YEAR, PE_BOUNDS};
+use ftlsim_core::reliability::{ReliabilityModel, PE_BOUNDS};
 use serde::{Deserialize, Serialize};
 
 /// The quota levels kept (highest first: Q_init, ..., 0) and every block's quota.
@@ -156,16 +156,6 @@ impl BlockQuotas {
     }
 }
 
-/// Table I's 1-year deductions reach 26 levels from 60 (the paper's Q_init): checked here so
-/// the docs' figure stays true.
-pub fn one_year_levels() -> usize {
-    let q = 60u16;
-    let mut ds: Vec<u16> = CTT_ONE_YEAR.iter().flatten().filter(|&&v| v > 0).map(|&v| q / u16::from(v)).collect();
-    ds.sort_unstable();
-    ds.dedup();
-    reachable(q, &ds).len()
-}
-
 /// rcFTL on `cfg`'s drive (the reliability model on), at most `ftl.rcftl_quota_levels`
 /// quota levels.
 pub fn build(cfg: &ftlsim_core::config::DriveConfig) -> Result<crate::page::PageFtl, ftlsim_core::error::ConfigError> {
@@ -196,7 +186,17 @@ pub fn build(cfg: &ftlsim_core::config::DriveConfig) -> Result<crate::page::Page
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ftlsim_core::reliability::ReliabilityConfig;
+    use ftlsim_core::reliability::{ReliabilityConfig, CTT_ONE_YEAR};
+
+    /// Table I's 1-year deductions reach 26 levels from 60 (the paper's Q_init): checked here so
+    /// the docs' figure stays true.
+    fn one_year_levels() -> usize {
+        let q = 60u16;
+        let mut ds: Vec<u16> = CTT_ONE_YEAR.iter().flatten().filter(|&&v| v > 0).map(|&v| q / u16::from(v)).collect();
+        ds.sort_unstable();
+        ds.dedup();
+        reachable(q, &ds).len()
+    }
 
     #[test]
     fn levels_are_bounded_and_rounding_only_lowers_a_quota() {
