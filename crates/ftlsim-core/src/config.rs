@@ -121,6 +121,15 @@ pub struct Timing {
     /// Cost of one mapping lookup in controller DRAM/SRAM, charged per host page.
     #[serde(default)]
     pub dram_access_ns: u64,
+    /// ECC decoding of a page read to the controller, ns: added to every page read's data
+    /// path (host reads and off-chip copies; a copy-back bypasses it, seed 003 Sec. II-A).
+    #[serde(default)]
+    pub ecc_decode_ns: u64,
+    /// Bandwidth of the controller's DRAM port shared by every channel's DMA, MB/s: a page
+    /// read to the controller crosses it once into DRAM, a page programmed from the
+    /// controller once out of it (seed 003 Sec. II-A, t_DMA in and out). 0: unlimited.
+    #[serde(default)]
+    pub dram_mb_per_s: f64,
     /// Plane concurrency within a die.
     #[serde(default)]
     pub plane_concurrency: PlaneConcurrency,
@@ -272,6 +281,17 @@ pub struct FtlConfig {
     /// rcFTL: copy-back quota levels kept, each an open block per plane (seed 003 Fig. 5;
     /// at least 2: Q_init and 0).
     pub rcftl_quota_levels: u32,
+    /// FastGC and rcftl-per-page: pages at the end of every block holding the per-page
+    /// copy-back counters or quotas of its pages (the per-page scheme's "flash requirement",
+    /// seed 003 L27, L145; docs/reliability.md). 0 keeps them in the spare area at no cost.
+    pub copyback_table_pages: u32,
+    /// rcFTL's data-migration mode selector (seed 003 Sec. IV-B): background GC copies back
+    /// only while the write-behind buffer's mean utilisation is above
+    /// `rcftl_mode_threshold`, else off-chip (resetting quotas). Off: rCPB whenever the
+    /// quota allows ("rcFTL-", L159). Needs `host.write_buffer_policy = "write_behind"`.
+    pub rcftl_mode_selector: bool,
+    /// The selector's utilisation threshold, 0-1 (L122: 50%; copy-back when strictly above).
+    pub rcftl_mode_threshold: f64,
     /// SCFTL's cache options (seed 001 Ch. 5).
     pub scftl: ScftlConfig,
     /// FAST's log area.
@@ -447,6 +467,9 @@ impl Default for FtlConfig {
             mapping_cache_bytes: None,
             ctp_pages: None,
             rcftl_quota_levels: 8,
+            copyback_table_pages: 1,
+            rcftl_mode_selector: true,
+            rcftl_mode_threshold: 0.5,
             scftl: ScftlConfig::default(),
             fast: FastConfig::default(),
             waftl: WaftlConfig::default(),
@@ -477,6 +500,12 @@ pub enum WriteBufferPolicy {
     /// (PCFTL Sec. 3.1, Fig. 4).
     #[default]
     Lru,
+    /// Write-behind (rcFTL's write buffer, seed 003 Sec. V-A): every page goes to flash at
+    /// once and holds its buffer slot until its program completes; a write is acknowledged
+    /// when its pages are in the buffer, and waits for room when the buffer is full. Nothing
+    /// is absorbed. Its occupancy is the utilisation that rcFTL's mode selector reads
+    /// (Sec. IV-B), averaged over `host.write_buffer_load_window_ns`.
+    WriteBehind,
 }
 
 /// Host interface settings.
@@ -502,6 +531,10 @@ pub struct HostConfig {
     pub write_buffer_bytes: Option<u64>,
     /// Write buffer replacement policy.
     pub write_buffer_policy: WriteBufferPolicy,
+    /// Window of the moving average of the write-behind buffer's utilisation, ns. Unset:
+    /// one block's program time, `geometry.pages_per_block` x (page transfer + tPROG)
+    /// (rcFTL's "average block write time", seed 003 L122).
+    pub write_buffer_load_window_ns: Option<u64>,
     /// What a read of a logical page that was never written does.
     pub unmapped_read: UnmappedRead,
 }
@@ -530,6 +563,7 @@ impl Default for HostConfig {
             buffer_flush_budget_pages: None,
             write_buffer_bytes: None,
             write_buffer_policy: WriteBufferPolicy::Lru,
+            write_buffer_load_window_ns: None,
             unmapped_read: UnmappedRead::Flash,
         }
     }
@@ -554,11 +588,15 @@ pub struct Derived {
     pub page_transfer_ns: u64,
     /// Host link time for one page, ns (0 = free).
     pub host_page_transfer_ns: u64,
+    /// DRAM port time for one page, ns (0 = unlimited).
+    pub dram_page_transfer_ns: u64,
     /// Copy-back array time, ns.
     pub t_copyback_ns: u64,
     /// Host write buffer capacity in whole pages (0 = none), `None` when the config leaves
     /// it to the FTL ([`crate::ftl::Ftl::default_write_buffer_bytes`]).
     pub write_buffer_pages: Option<u32>,
+    /// Window of the write-behind buffer's utilisation average, ns.
+    pub write_buffer_load_window_ns: u64,
 }
 
 /// Whether GC can make progress on a full drive: the check `derive` makes for an FTL with
@@ -931,6 +969,9 @@ impl DriveConfig {
         if !(t.host_mb_per_s >= 0.0 && t.host_mb_per_s.is_finite()) {
             return Err(invalid("timing.host_mb_per_s", t.host_mb_per_s, "must be >= 0 (0 = free)"));
         }
+        if !(t.dram_mb_per_s >= 0.0 && t.dram_mb_per_s.is_finite()) {
+            return Err(invalid("timing.dram_mb_per_s", t.dram_mb_per_s, "must be >= 0 (0 = unlimited)"));
+        }
         if t.t_r_ns == 0 || t.t_prog_ns == 0 || t.t_bers_ns == 0 {
             let (k, v) = if t.t_r_ns == 0 {
                 ("timing.t_r_ns", t.t_r_ns)
@@ -981,6 +1022,20 @@ impl DriveConfig {
         if buffer / page >= u64::from(u32::MAX) {
             return Err(invalid("host.write_buffer_bytes", buffer, "must be < 2^32 - 1 pages"));
         }
+        if h.write_buffer_policy == WriteBufferPolicy::WriteBehind && self.ftl.gc_preemption == GcPreemption::Reads {
+            return Err(invalid(
+                "host.write_buffer_policy",
+                "\"write_behind\"",
+                "cannot go with ftl.gc_preemption = \"reads\" (a write is acknowledged from the buffer, so no read waits behind its GC)",
+            ));
+        }
+        if h.write_buffer_load_window_ns == Some(0) {
+            return Err(invalid("host.write_buffer_load_window_ns", 0, "must be >= 1"));
+        }
+        let mt = self.ftl.rcftl_mode_threshold;
+        if !(0.0..=1.0).contains(&mt) {
+            return Err(invalid("ftl.rcftl_mode_threshold", mt, "must be in [0, 1] (a share of the write buffer)"));
+        }
         if self.ftl.name.is_empty() {
             return Err(invalid("ftl.name", "\"\"", "must name a registered FTL"));
         }
@@ -997,8 +1052,12 @@ impl DriveConfig {
             background_gc_threshold_blocks: bg,
             page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.channel_mb_per_s),
             host_page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.host_mb_per_s),
+            dram_page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.dram_mb_per_s),
             t_copyback_ns: t.t_copyback_ns.unwrap_or(t.t_r_ns + t.t_prog_ns),
             write_buffer_pages: h.write_buffer_bytes.map(|b| (b / page) as u32),
+            write_buffer_load_window_ns: h.write_buffer_load_window_ns.unwrap_or_else(|| {
+                u64::from(g.pages_per_block) * (transfer_ns(page, t.channel_mb_per_s) + t.t_prog_ns)
+            }),
         })
     }
 }

@@ -54,6 +54,7 @@ pub struct FlashCtx<'a> {
     record: bool,
     tag: Tag,
     sched: Option<&'a mut Scheduler>,
+    buffer_load: Option<f64>,
 }
 
 impl<'a> FlashCtx<'a> {
@@ -64,7 +65,7 @@ impl<'a> FlashCtx<'a> {
         counts: &'a mut FlashCounts,
         record: bool,
     ) -> Self {
-        FlashCtx { flash, ops, counts, record, tag: Tag::Host, sched: None }
+        FlashCtx { flash, ops, counts, record, tag: Tag::Host, sched: None, buffer_load: None }
     }
 
     /// With the scheduler that will place the recorded operations, so that the FTL can ask
@@ -72,6 +73,19 @@ impl<'a> FlashCtx<'a> {
     pub fn with_scheduler(mut self, sched: &'a mut Scheduler) -> Self {
         self.sched = Some(sched);
         self
+    }
+
+    /// With the write-behind buffer's utilisation (0-1, its moving average), for an FTL that
+    /// picks its work by write pressure (rcFTL's mode selector, seed 003 Sec. IV-B).
+    pub fn with_buffer_load(mut self, load: Option<f64>) -> Self {
+        self.buffer_load = load;
+        self
+    }
+
+    /// The write-behind buffer's mean utilisation (0-1) over its window, `None` without
+    /// such a buffer (`host.write_buffer_policy = "write_behind"`).
+    pub fn write_buffer_load(&self) -> Option<f64> {
+        self.buffer_load
     }
 
     /// Read-only view of the flash state.
@@ -333,6 +347,11 @@ pub trait Ftl {
     /// The measured run starts: reset the counters behind [`Ftl::extra_metrics`] so they
     /// cover the run only (GC counts are differenced by the engine instead).
     fn begin_measurement(&mut self) {}
+    /// GC victims moved by copy-back and off-chip so far, for an FTL that picks one mode per
+    /// victim (rcFTL's mode selector); the time series shows them per interval.
+    fn victims_by_mode(&self) -> Option<(u64, u64)> {
+        None
+    }
     /// FTL-specific metrics, by name with units in the names.
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
         serde_json::Map::new()

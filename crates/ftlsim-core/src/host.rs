@@ -27,6 +27,9 @@ pub enum IoOp {
 pub struct Request {
     /// Arrival time, ns (ignored in closed-loop replay).
     pub arrival_ns: u64,
+    /// Closed-loop replay only: the host's think time, ns, between a free queue slot and
+    /// issuing this request (Fio's `thinktime`; 0 for traces).
+    pub think_ns: u64,
     /// Device (disk/ASU/volume) number in the trace.
     pub device: u32,
     /// First 512-byte sector.

@@ -28,4 +28,5 @@ pub mod sim;
 pub mod state;
 pub mod trace;
 pub mod workload;
+pub mod write_behind;
 pub mod write_buffer;

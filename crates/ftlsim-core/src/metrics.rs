@@ -42,8 +42,9 @@ impl LatencyHistogram {
         if n == 0 {
             return LatencyStats::default();
         }
-        // The top of the last bucket can lie above the largest value recorded in it.
-        let q = |q: f64| self.h.value_at_quantile(q).min(self.max_ns.max(1));
+        // The top of the last bucket can lie above the largest value recorded in it, and
+        // above the histogram's range (values beyond it saturate into its top bucket).
+        let q = |q: f64| self.h.value_at_quantile(q).min(self.max_ns.max(1)).min(MAX_LATENCY_NS);
         LatencyStats {
             count: n,
             mean_ns: (self.sum_ns / u128::from(n)) as u64,
@@ -175,6 +176,33 @@ pub struct IntervalRow {
     /// Logical blocks mapped as whole blocks at the interval end (WAFTL's BMBs); empty for
     /// others.
     pub block_mapped_blocks: Option<u64>,
+    /// The write-behind buffer's utilisation averaged over its window at the interval end,
+    /// 0-1; empty without one.
+    pub write_buffer_utilisation: Option<f64>,
+    /// GC victims moved by copy-back in the interval, for an FTL that picks a mode per
+    /// victim (rcFTL); empty for others.
+    pub victims_copyback: Option<u64>,
+    /// GC victims moved off-chip in the interval (rcFTL); empty for others.
+    pub victims_offchip: Option<u64>,
+}
+
+/// The write-behind buffer in a run (`report.write_behind`, docs/metrics.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WriteBehindReport {
+    /// Capacity, pages.
+    pub capacity_pages: u32,
+    /// Window of the utilisation average, ns.
+    pub load_window_ns: u64,
+    /// Pages written through it.
+    pub pages_admitted: u64,
+    /// Host writes that found it full and waited for room.
+    pub writes_stalled: u64,
+    /// Mean wait for room over all host writes, us.
+    pub mean_stall_us: f64,
+    /// Pages in it at the end of the run (their programs still running).
+    pub pages_held_end: u32,
+    /// Its utilisation averaged over the window at the end of the run, 0-1.
+    pub mean_utilisation_end: f64,
 }
 
 /// Receives progress and time-series rows during a run.

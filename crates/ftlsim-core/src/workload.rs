@@ -1,6 +1,6 @@
 //! Synthetic workloads, the built-in default: uniform random, sequential and hot/cold (Zipf,
 //! or x% of traffic to y% of space) access; read share; request-size distribution; fixed or
-//! Poisson inter-arrival times, or a closed loop at queue depth N; a request count or a
+//! Poisson inter-arrival times, or a closed loop at queue depth N (with think times or not); a request count or a
 //! duration. Seeded with xoshiro256++, so a spec and a seed give the same stream on every
 //! platform.
 //!
@@ -84,12 +84,39 @@ pub enum Arrival {
         /// Mean inter-arrival time, ns.
         mean_ns: u64,
     },
+    /// Closed loop with think times (rcFTL's Fio intensities, seed 003 L159: High / Mid / Low
+    /// = 30 / 50 / 70% of requests "issued with some idle times"): `queue_depth` requests
+    /// outstanding; a request is issued as soon as a slot frees or, with probability `share`,
+    /// after an exponential think time of mean `mean_ns` (Fio's `thinktime`).
+    Think {
+        /// Queue depth.
+        queue_depth: u32,
+        /// Share of requests issued after a think time, [0, 1].
+        share: f64,
+        /// Mean think time, ns.
+        mean_ns: u64,
+    },
     /// Open loop, inter-arrival times drawn from a fitted trace's distribution, multiplied by
     /// `scale` (`rate=` and `speed=` set it).
     Fitted {
         /// Factor on the trace's inter-arrival times.
         scale: f64,
     },
+}
+
+impl Arrival {
+    /// Closed-loop replay (a queue depth, not arrival times).
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Arrival::Closed { .. } | Arrival::Think { .. })
+    }
+
+    /// The queue depth of a closed loop.
+    pub fn queue_depth(&self) -> Option<u32> {
+        match *self {
+            Arrival::Closed { queue_depth } | Arrival::Think { queue_depth, .. } => Some(queue_depth),
+            _ => None,
+        }
+    }
 }
 
 /// How long the workload runs.
@@ -212,7 +239,7 @@ impl WorkloadSpec {
     ///
     /// Keys: `pattern` = `uniform` | `sequential` | `hotcold:TRAFFIC:SPACE` | `zipf:THETA`;
     /// `read`, `trim` = share; `size` = `SIZE` or `SIZE@WEIGHT|SIZE@WEIGHT...`;
-    /// `arrival` = `closed:QD` | `fixed:DURATION` | `poisson:DURATION`; `qd` = N (closed loop);
+    /// `arrival` = `closed:QD` | `fixed:DURATION` | `poisson:DURATION` | `think:QD:SHARE:DURATION`; `qd` = N (closed loop);
     /// `requests` = N; `duration` = DURATION; `span` = share; `align` = SIZE; `seq` = share of
     /// requests continuing the previous one.
     pub fn parse(spec: &str) -> Result<WorkloadSpec, WorkloadError> {
@@ -412,8 +439,9 @@ fn parse_sizes(v: &str) -> Result<Vec<(u64, f64)>, WorkloadError> {
 }
 
 fn parse_arrival(v: &str) -> Result<Arrival, WorkloadError> {
-    let (kind, arg) =
-        v.split_once(':').ok_or_else(|| err("arrival", v, "expected closed:QD, fixed:DURATION or poisson:DURATION"))?;
+    let (kind, arg) = v.split_once(':').ok_or_else(|| {
+        err("arrival", v, "expected closed:QD, fixed:DURATION, poisson:DURATION or think:QD:SHARE:DURATION")
+    })?;
     match kind {
         "closed" => Ok(Arrival::Closed { queue_depth: parse_qd(arg)? }),
         "fixed" => Ok(Arrival::Fixed { interval_ns: parse_duration_ns("arrival", arg)? }),
@@ -424,7 +452,21 @@ fn parse_arrival(v: &str) -> Result<Arrival, WorkloadError> {
             }
             Ok(Arrival::Poisson { mean_ns: m })
         }
-        _ => Err(err("arrival", v, "expected closed:QD, fixed:DURATION or poisson:DURATION")),
+        "think" => {
+            let mut parts = arg.splitn(3, ':');
+            let (Some(qd), Some(share), Some(gap)) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(err("arrival", v, "expected think:QD:SHARE:DURATION, e.g. think:8:0.3:5ms"));
+            };
+            let share: f64 = share.parse().ok().filter(|x: &f64| (0.0..=1.0).contains(x)).ok_or_else(|| {
+                err("arrival", v, "the share of requests issued after a think time must be in [0, 1]")
+            })?;
+            let m = parse_duration_ns("arrival", gap)?;
+            if m == 0 {
+                return Err(err("arrival", v, "mean think time must be > 0"));
+            }
+            Ok(Arrival::Think { queue_depth: parse_qd(qd)?, share, mean_ns: m })
+        }
+        _ => Err(err("arrival", v, "expected closed:QD, fixed:DURATION, poisson:DURATION or think:QD:SHARE:DURATION")),
     }
 }
 
@@ -476,7 +518,9 @@ impl Generator {
             _ => None,
         };
         let exp = match spec.arrival {
-            Arrival::Poisson { mean_ns } => Some(Exp::new(1.0 / mean_ns as f64).expect("mean > 0 checked at parse")),
+            Arrival::Poisson { mean_ns } | Arrival::Think { mean_ns, .. } => {
+                Some(Exp::new(1.0 / mean_ns as f64).expect("mean > 0 checked at parse"))
+            }
             _ => None,
         };
         let fitted = match &spec.pattern {
@@ -547,7 +591,6 @@ impl Iterator for Generator {
     type Item = Request;
     fn next(&mut self) -> Option<Request> {
         let arrival_ns = match self.spec.arrival {
-            Arrival::Closed { .. } => 0,
             Arrival::Fixed { interval_ns } => self.issued * interval_ns,
             Arrival::Poisson { .. } => {
                 if self.issued > 0 {
@@ -556,6 +599,7 @@ impl Iterator for Generator {
                 }
                 self.clock_ns
             }
+            Arrival::Closed { .. } | Arrival::Think { .. } => 0,
             Arrival::Fitted { scale } => {
                 if self.issued > 0 {
                     let gap = match self.fitted.as_mut() {
@@ -569,16 +613,21 @@ impl Iterator for Generator {
         };
         match self.spec.limit {
             Limit::Requests(n) if self.issued >= n => return None,
-            Limit::DurationNs(d) if !matches!(self.spec.arrival, Arrival::Closed { .. }) && arrival_ns >= d => {
-                return None
-            }
+            Limit::DurationNs(d) if !self.spec.arrival.is_closed() && arrival_ns >= d => return None,
             _ => {}
         }
         self.issued += 1;
+        let think_ns = match self.spec.arrival {
+            Arrival::Think { share, .. } if self.rng.gen_bool(share) => {
+                self.exp.as_ref().expect("exp built for think times").sample(&mut self.rng).round() as u64
+            }
+            _ => 0,
+        };
         if let Some(f) = self.fitted.as_mut() {
             let (op, offset, size) = f.next(&mut self.rng);
             return Some(Request {
                 arrival_ns,
+                think_ns,
                 device: 0,
                 offset_sector: offset / 512,
                 sectors: (size / 512) as u32,
@@ -607,7 +656,7 @@ impl Iterator for Generator {
         } else {
             IoOp::Write
         };
-        Some(Request { arrival_ns, device: 0, offset_sector: offset / 512, sectors: (size / 512) as u32, op })
+        Some(Request { arrival_ns, think_ns, device: 0, offset_sector: offset / 512, sectors: (size / 512) as u32, op })
     }
 }
 
@@ -690,5 +739,21 @@ mod tests {
         let w = WorkloadSpec::parse("arrival=poisson:1ms,duration=1s").unwrap();
         let n = Generator::new(&w, 1 << 24, 3).unwrap().count();
         assert!((900..1100).contains(&n), "n {n}");
+    }
+
+    #[test]
+    fn think_times_come_before_their_share_of_requests() {
+        let w = WorkloadSpec::parse("arrival=think:4:0.3:2ms,requests=20000").unwrap();
+        assert!(w.arrival.is_closed());
+        let reqs: Vec<_> = Generator::new(&w, 1 << 30, 7).unwrap().collect();
+        let thinking: Vec<u64> = reqs.iter().map(|r| r.think_ns).filter(|&t| t > 0).collect();
+        let share = thinking.len() as f64 / reqs.len() as f64;
+        assert!((share - 0.3).abs() < 0.02, "{share}");
+        let mean = thinking.iter().sum::<u64>() as f64 / thinking.len() as f64;
+        assert!((mean / 2e6 - 1.0).abs() < 0.05, "{mean}");
+        let e = |s: &str| WorkloadSpec::parse(s).unwrap_err().to_string();
+        assert!(e("arrival=think:4:1.5:1ms").contains("[0, 1]"));
+        assert!(e("arrival=think:4:0.3").contains("think:QD:SHARE:DURATION"));
+        assert!(e("arrival=think:4:0.3:0").contains("must be > 0"));
     }
 }

@@ -59,6 +59,7 @@ impl WriteBuffer {
     /// An empty buffer of `capacity_pages` pages (>= 1).
     pub fn new(capacity_pages: u32, policy: WriteBufferPolicy) -> WriteBuffer {
         assert!(capacity_pages >= 1, "write buffer capacity {capacity_pages} must be >= 1");
+        assert_ne!(policy, WriteBufferPolicy::WriteBehind, "a write-behind buffer is crate::write_behind");
         assert!(capacity_pages < NONE, "write buffer capacity {capacity_pages} too large");
         let cap = capacity_pages as usize;
         WriteBuffer {
@@ -155,6 +156,7 @@ impl WriteBuffer {
                 self.unlink(s);
                 self.push_head(s);
             }
+            WriteBufferPolicy::WriteBehind => unreachable!("a write-behind buffer is crate::write_behind"),
         }
     }
 
@@ -162,6 +164,7 @@ impl WriteBuffer {
     fn victim(&self) -> u32 {
         match self.policy {
             WriteBufferPolicy::Lru => self.tail,
+            WriteBufferPolicy::WriteBehind => unreachable!("a write-behind buffer is crate::write_behind"),
         }
     }
 

@@ -6,7 +6,8 @@
 //! L50; "block-unaware worst-case setting", L69), tracked per page (L27). Our reading: the
 //! threshold is Table I's worst row at the source block's P/E count; the count is the flash
 //! model's per-page consecutive copy-back count, reset by a host write or an off-chip copy.
-//! Everything else is the page FTL (`page`), whose GC this only limits.
+//! The per-page counters cost a page at the end of every block (`ftl.copyback_table_pages`,
+//! docs/reliability.md). Everything else is the page FTL (`page`), whose GC this only limits.
 
 use crate::page::{CopybackLimit, PageFtl};
 use ftlsim_core::config::{DriveConfig, GcCopy};

@@ -123,8 +123,8 @@ pub const FTLS: &[FtlInfo] = &[
     FtlInfo {
         name: "rcftl",
         description:
-            "rcFTL (no mode selector yet): per-block copy-back quotas, one open block per quota level and plane",
-        source: "seed 003 Sec. IV-A, Fig. 5 (L107-L118)",
+            "rcFTL: per-block copy-back quotas, one open block per quota level and plane, background GC's mode by write-buffer load",
+        source: "seed 003 Secs. IV-A, IV-B, Fig. 5 (L107-L124)",
         bytes_per_logical_page: 4,
         bytes_per_cache_byte: 0,
         needs_reliability: true,

@@ -98,6 +98,8 @@ pub struct PageFtl {
     copies: CopyCounts,
     /// rcFTL's per-block quotas (module `rcftl`): GC streams one per quota level.
     quotas: Option<crate::rcftl::BlockQuotas>,
+    /// Pages closing every block with its per-page copy-back table (FastGC, rcftl-per-page).
+    table_pages: u32,
 }
 
 /// A plane takes host pages without GC (dynamic allocation), and an incremental trigger
@@ -117,6 +119,28 @@ pub(crate) struct PlaneMover<'a> {
     /// With per-block quotas, the quota level of `stream`'s blocks, recorded for each block
     /// the moves open.
     pub opened: Option<(&'a mut crate::rcftl::BlockQuotas, usize)>,
+    /// Pages of the per-page copy-back table closing each block.
+    pub table_pages: u32,
+}
+
+/// The per-page copy-back table (FastGC, rcftl-per-page; docs/reliability.md): once `dst`
+/// is the last data page of its block, `pages` metadata pages close the block with the
+/// counters of its pages. They are stale for GC at once: a victim's table is not moved,
+/// each destination block writes its own.
+fn write_copyback_table(ctx: &mut FlashCtx, bm: &mut BlockManager, dst: Ppn, pages: u32) -> Result<(), SimError> {
+    let g = ctx.flash().geometry();
+    if pages == 0 || g.page_in_block(dst) + 1 + pages != g.pages_per_block {
+        return Ok(());
+    }
+    let block = g.block_of(dst);
+    let prev = ctx.set_tag(Tag::Mapping);
+    for p in dst + 1..=dst + pages {
+        ctx.program(p, Oob { lpn: block, version: 0, kind: PageKind::Meta })?;
+        ctx.invalidate(p)?;
+        bm.on_invalidate(ctx.flash(), p);
+    }
+    ctx.set_tag(prev);
+    Ok(())
 }
 
 impl Relocate for PlaneMover<'_> {
@@ -136,6 +160,7 @@ impl Relocate for PlaneMover<'_> {
         let allowed = self.limit.allows(ctx.flash(), src);
         let copyback = self.copyback && parity_ok && allowed;
         ctx.copy(src, dst, copyback)?;
+        write_copyback_table(ctx, self.bm, dst, self.table_pages)?;
         if copyback {
             self.copies.copybacks += 1;
         } else {
@@ -196,6 +221,22 @@ impl PageFtl {
             // must hold them beside the GC reserve.
             cfg.gc_room(&d).check(name, streams + gc_streams, 0)?;
         }
+        // Only the per-page limits keep a table per block.
+        let table_pages = match limit {
+            CopybackLimit::WorstCase | CopybackLimit::Quota => cfg.ftl.copyback_table_pages,
+            CopybackLimit::None => 0,
+        };
+        if table_pages > 0 {
+            if table_pages >= g.pages_per_block {
+                return Err(ConfigError::Invalid {
+                    key: "ftl.copyback_table_pages".into(),
+                    value: table_pages.to_string(),
+                    rule: format!("must be below geometry.pages_per_block = {}", g.pages_per_block),
+                });
+            }
+            let table = u64::from(g.blocks_per_plane) * u64::from(table_pages);
+            cfg.gc_room(&d).check(name, streams + gc_streams, table)?;
+        }
         Ok(PageFtl {
             geo: g.clone(),
             map: ftlsim_core::big_array::filled(d.logical_pages as usize, NONE),
@@ -215,6 +256,7 @@ impl PageFtl {
             limit,
             copies: CopyCounts::default(),
             quotas,
+            table_pages,
         })
     }
 
@@ -281,13 +323,12 @@ impl PageFtl {
     }
 
     /// Step `job` once, relocating within its plane.
-    fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
+    /// `urgent`: foreground GC (rcFTL's mode selector always copies back then).
+    fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob, urgent: bool) -> Result<GcStep, SimError> {
+        let load = ctx.write_buffer_load();
         let (stream, copyback, opened) = match self.quotas.as_mut() {
             Some(q) => {
-                let (level, copyback) = q.destination(ctx.flash(), job.victim);
-                if job.moved == 0 {
-                    q.count_victim(copyback);
-                }
+                let (level, copyback) = q.migration(ctx.flash(), job.victim, urgent, load, job.moved == 0);
                 (self.gc_stream + level as u32, copyback, Some((q, level)))
             }
             None => (self.gc_stream, self.copyback, None),
@@ -301,6 +342,7 @@ impl PageFtl {
             copies: &mut self.copies,
             moved: &mut self.gc.pages_moved,
             opened,
+            table_pages: self.table_pages,
         };
         let s = job.step(ctx, &mut mover)?;
         if s == GcStep::Erased {
@@ -368,7 +410,7 @@ impl PageFtl {
                     None => break,
                 };
                 let mut steps = 0;
-                while self.step(ctx, &mut job)? == GcStep::Moved {
+                while self.step(ctx, &mut job, true)? == GcStep::Moved {
                     steps += 1;
                     assert!(steps <= self.geo.pages_per_block, "gc job on block {} does not end", job.victim);
                 }
@@ -399,9 +441,12 @@ impl Ftl for PageFtl {
     fn begin_measurement(&mut self) {
         self.copies = CopyCounts::default();
         if let Some(q) = self.quotas.as_mut() {
-            q.victims_copyback = 0;
-            q.victims_offchip = 0;
+            q.reset_counts();
         }
+    }
+
+    fn victims_by_mode(&self) -> Option<(u64, u64)> {
+        self.quotas.as_ref().map(|q| q.victims_by_mode())
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -436,6 +481,7 @@ impl Ftl for PageFtl {
             }
         }
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
+        write_copyback_table(ctx, &mut self.bm, ppn, self.table_pages)?;
         // The superseded copy is invalidated only now that the new one is on flash: GC on
         // the way (which may have moved it) must not erase the last durable copy of an
         // acknowledged write before its successor is programmed (a power cut in between
@@ -480,7 +526,7 @@ impl Ftl for PageFtl {
             None => return Ok(false),
         };
         let prev = ctx.set_tag(Tag::Gc);
-        match self.step(ctx, &mut job)? {
+        match self.step(ctx, &mut job, false)? {
             GcStep::Moved => self.jobs[plane as usize] = Some(job),
             GcStep::Erased => self.gc.background_collections += 1,
         }

@@ -6,8 +6,9 @@
 //! arithmetic is the flash model's (`FlashArray::copyback_allowed`), which is exactly this
 //! rule. Everything else is the page FTL.
 //!
-//! Not modelled yet: the paper says per-page management costs flash space and raises WAF
-//! (L27, L29, L145) without saying how; docs/reliability.md says how we will read it.
+//! Per-page management costs flash space and raises WAF (L27, L29, L145; how, the paper does
+//! not say): the page FTL closes every block with `ftl.copyback_table_pages` pages holding
+//! its pages' quotas (docs/reliability.md), as for FastGC.
 
 use crate::fastgc::limited;
 use crate::page::{CopybackLimit, PageFtl};

@@ -407,8 +407,14 @@ fn a_host_request_rewrites_a_block_once_for_its_whole_pages() {
     sim.precondition(&Precondition { fill: 1.0, ..Precondition::default() }).unwrap();
     // Logical block 5, offsets 3 (second half) ..= 14 (first half), 8 sectors per page.
     let first = 5 * 16 + 3;
-    let write =
-        Request { arrival_ns: 0, device: 0, offset_sector: first * 8 + 4, sectors: 4 + 10 * 8 + 4, op: IoOp::Write };
+    let write = Request {
+        arrival_ns: 0,
+        think_ns: 0,
+        device: 0,
+        offset_sector: first * 8 + 4,
+        sectors: 4 + 10 * 8 + 4,
+        op: IoOp::Write,
+    };
     let read = Request { op: IoOp::Read, ..write };
     let r = sim.run(&mut [Ok(write), Ok(read)].into_iter(), &RunOptions::default(), &mut NoObserver).unwrap();
     assert_eq!(r.host.pages_written, 12);

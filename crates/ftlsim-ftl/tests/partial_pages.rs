@@ -15,9 +15,22 @@ fn run(policy: &str) -> Report {
     let cfg = small_config(32, 16, 0.2, &format!("[host]\npartial_write = \"{policy}\"\nmerge_buffer_pages = 4"));
     let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
     sim.precondition(&Precondition { fill: 0.5, ..Precondition::default() }).unwrap();
-    let writes =
-        (0..32 * 8).map(|s| Request { arrival_ns: 0, device: 0, offset_sector: s, sectors: 1, op: IoOp::Write });
-    let reads = (0..32).map(|p| Request { arrival_ns: 0, device: 0, offset_sector: p * 8, sectors: 8, op: IoOp::Read });
+    let writes = (0..32 * 8).map(|s| Request {
+        arrival_ns: 0,
+        think_ns: 0,
+        device: 0,
+        offset_sector: s,
+        sectors: 1,
+        op: IoOp::Write,
+    });
+    let reads = (0..32).map(|p| Request {
+        arrival_ns: 0,
+        think_ns: 0,
+        device: 0,
+        offset_sector: p * 8,
+        sectors: 8,
+        op: IoOp::Read,
+    });
     let mut reqs = writes.chain(reads).map(Ok);
     sim.run(&mut reqs, &RunOptions::default(), &mut NoObserver).unwrap()
 }

@@ -48,7 +48,14 @@ proptest! {
 }
 
 fn write(lpn: u32, at_ns: u64) -> Result<Request, ftlsim_core::error::SimError> {
-    Ok(Request { arrival_ns: at_ns, device: 0, offset_sector: u64::from(lpn) * 8, sectors: 8, op: IoOp::Write })
+    Ok(Request {
+        arrival_ns: at_ns,
+        think_ns: 0,
+        device: 0,
+        offset_sector: u64::from(lpn) * 8,
+        sectors: 8,
+        op: IoOp::Write,
+    })
 }
 
 /// Fig. 8 on one plane of 18 blocks of 4 pages (the least that leaves GC room beyond its
@@ -151,6 +158,7 @@ fn reads_beside_gc(ftl: &str, allocation: &str) -> (Report, u64) {
             let lpn = 4 * (i as u32 % (logical / 4)) + 1;
             Ok(Request {
                 arrival_ns: i * gap,
+                think_ns: 0,
                 device: 0,
                 offset_sector: u64::from(lpn) * 8,
                 sectors: 8,
@@ -171,6 +179,7 @@ fn reads_beside_gc(ftl: &str, allocation: &str) -> (Report, u64) {
         let lpn = 4 * ((x >> 33) as u32 % (logical / 4));
         let w = Request {
             arrival_ns: i * 2_500_000,
+            think_ns: 0,
             device: 0,
             offset_sector: u64::from(lpn) * 8,
             sectors: 8,
@@ -179,6 +188,7 @@ fn reads_beside_gc(ftl: &str, allocation: &str) -> (Report, u64) {
         let rl = 4 * (i as u32 % (logical / 4)) + 1;
         let r = Request {
             arrival_ns: i * 2_500_000 + 1_000_000,
+            think_ns: 0,
             device: 0,
             offset_sector: u64::from(rl) * 8,
             sectors: 8,

@@ -7,7 +7,9 @@
 mod util;
 
 use ftlsim_core::config::DriveConfig;
-use ftlsim_core::sim::Report;
+use ftlsim_core::metrics::NoObserver;
+use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions};
+use ftlsim_core::workload::{Generator, WorkloadSpec};
 use proptest::prelude::*;
 use util::{metric, mix, run_oracle, small_config};
 
@@ -119,4 +121,94 @@ fn runs_are_deterministic_and_the_limits_need_the_model() {
     let m = util::Mix { seed: 5, open_loop: false, read: 0.2, trim: 0.0, pattern: "hotcold:0.8:0.2", fill: 1.0 };
     let e = run_oracle(cfg, &m, 4000).err().expect("the flash refuses");
     assert!(e.contains("reliability rule"), "{e}");
+}
+
+/// rcFTL's mode selector (Sec. IV-B) on a drive with a write-behind buffer and idle time:
+/// background victims go off-chip while the buffer is quiet, foreground ones copy back; off
+/// (rcFTL-) the background copies back too. Reads stay newest either way, and the time
+/// series counts every victim by its mode.
+#[test]
+fn the_mode_selector_sends_quiet_background_victims_off_chip() {
+    let run_with = |selector: bool| {
+        let mut cfg = small_config(
+            48,
+            16,
+            0.35,
+            &format!(
+                "[ftl]\nname = \"rcftl\"\nbackground_gc = true\nbackground_gc_threshold_blocks = 4\n\
+                 rcftl_mode_selector = {selector}\n[host]\nwrite_buffer_bytes = 65536\n\
+                 write_buffer_policy = \"write_behind\"\n[reliability]\npe_cycles = 2500"
+            ),
+        );
+        cfg.reliability.as_mut().unwrap().class_shares = [0.3, 0.5, 0.2];
+        let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
+        sim.precondition(&Precondition {
+            fill: 1.0,
+            steady_state: true,
+            max_overwrite_passes: 1.0,
+            seed: 3,
+            fill_offset: 0.0,
+        })
+        .unwrap();
+        let spec =
+            WorkloadSpec::parse("pattern=hotcold:0.8:0.2,read=0.2,size=4k,arrival=think:4:0.5:3ms,requests=6000")
+                .unwrap();
+        let logical_bytes = sim.derived().logical_bytes;
+        let mut gen = Generator::new(&spec, logical_bytes, 9).unwrap().map(Ok);
+        let mut rows = util::Rows::default();
+        let opts = RunOptions {
+            replay: Replay::Closed { queue_depth: 4 },
+            check_every: 97,
+            interval_ns: 50_000_000,
+            ..RunOptions::default()
+        };
+        let r = sim.run(&mut gen, &opts, &mut rows).unwrap();
+        let logical = sim.derived().logical_pages;
+        let back = RunOptions { replay: Replay::Closed { queue_depth: 4 }, interval_ns: 0, ..RunOptions::default() };
+        sim.run(&mut util::read_all(logical), &back, &mut NoObserver).unwrap();
+        (r, rows.0)
+    };
+    let (on, rows) = run_with(true);
+    assert_eq!(on.ftl_metrics["rcftl_mode_selector"], "on");
+    let (bg_cb, bg_off, urgent) = (
+        metric(&on, "rcftl_dmms_background_copyback"),
+        metric(&on, "rcftl_dmms_background_offchip"),
+        metric(&on, "rcftl_dmms_urgent_copyback"),
+    );
+    assert!(bg_off > 0 && bg_off > bg_cb, "quiet buffer: background off-chip ({bg_cb} / {bg_off})");
+    assert!(on.gc.background_collections > 0 && urgent > 0, "{:?}", on.ftl_metrics);
+    let cb: u64 = rows.iter().filter_map(|r| r.victims_copyback).sum();
+    let off: u64 = rows.iter().filter_map(|r| r.victims_offchip).sum();
+    assert_eq!(cb, metric(&on, "rcftl_victims_copyback"));
+    assert_eq!(off, metric(&on, "rcftl_victims_offchip"));
+    assert!(rows.iter().all(|r| r.write_buffer_utilisation.is_some_and(|u| (0.0..=1.0).contains(&u))));
+    let (greedy, _) = run_with(false);
+    assert!(greedy.ftl_metrics["rcftl_mode_selector"].as_str().unwrap().starts_with("off"));
+    assert_eq!(metric(&greedy, "rcftl_dmms_background_offchip"), 0);
+    assert!(metric(&greedy, "rcftl_dmms_background_copyback") > 0);
+    assert!(metric(&greedy, "gc_copybacks") > metric(&on, "gc_copybacks"));
+}
+
+/// The per-page schemes' counter table (docs/reliability.md): one metadata page closes every
+/// block they fill, programmed as mapping work, so their WAF is above the same FTL keeping
+/// the counters in the spare area; the table is never moved by GC.
+#[test]
+fn the_per_page_table_closes_every_block_and_costs_waf() {
+    let m = util::Mix { seed: 5, open_loop: false, read: 0.2, trim: 0.0, pattern: "hotcold:0.8:0.2", fill: 1.0 };
+    for ftl in ["rcftl-per-page", "fastgc"] {
+        let with = run_oracle(drive(ftl, 2500), &m, 4000).unwrap().1;
+        let mut cfg = drive(ftl, 2500);
+        cfg.ftl.copyback_table_pages = 0;
+        let without = run_oracle(cfg, &m, 4000).unwrap().1;
+        assert_eq!(without.flash.programs.mapping, 0);
+        let f = &with.flash;
+        let (tables, data) = (f.programs.mapping, f.programs.host + f.programs.gc + f.copybacks.gc);
+        // One table page per 15 data pages (16-page blocks), give or take the open blocks.
+        assert!((data / 15).abs_diff(tables) <= 16, "{ftl}: {tables} table pages for {data} data pages");
+        assert!(with.write_amplification.total > without.write_amplification.total, "{ftl}");
+    }
+    let mut cfg = drive("rcftl-per-page", 0);
+    cfg.ftl.copyback_table_pages = 16;
+    let e = ftlsim_ftl::build(&cfg).err().expect("refused").to_string();
+    assert!(e.contains("ftl.copyback_table_pages"), "{e}");
 }

@@ -49,7 +49,14 @@ pub fn read_all(logical_pages: u32) -> impl Iterator<Item = Result<Request, SimE
 /// Read every logical page of `spp` sectors once, in order, one page per request.
 pub fn read_every_page(logical_pages: u32, spp: u32) -> impl Iterator<Item = Result<Request, SimError>> {
     (0..logical_pages).map(move |p| {
-        Ok(Request { arrival_ns: 0, device: 0, offset_sector: u64::from(p * spp), sectors: spp, op: IoOp::Read })
+        Ok(Request {
+            arrival_ns: 0,
+            think_ns: 0,
+            device: 0,
+            offset_sector: u64::from(p * spp),
+            sectors: spp,
+            op: IoOp::Read,
+        })
     })
 }
 
@@ -180,4 +187,14 @@ pub fn run_oracle(cfg: DriveConfig, m: &Mix, requests: u64) -> Result<(Simulator
 /// An FTL metric counter of a report, by name (panics naming it when absent).
 pub fn metric(r: &Report, k: &str) -> u64 {
     r.ftl_metrics.get(k).and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no metric {k}"))
+}
+
+/// An observer keeping every time-series row.
+#[derive(Default)]
+pub struct Rows(pub Vec<ftlsim_core::metrics::IntervalRow>);
+
+impl ftlsim_core::metrics::Observer for Rows {
+    fn interval(&mut self, row: &ftlsim_core::metrics::IntervalRow) {
+        self.0.push(row.clone());
+    }
 }

@@ -12,7 +12,7 @@ use proptest::prelude::*;
 use util::{mix, run_oracle, small_config, Mix};
 
 fn req(op: IoOp, page: u64) -> Request {
-    Request { arrival_ns: 0, device: 0, offset_sector: page * 8, sectors: 8, op }
+    Request { arrival_ns: 0, think_ns: 0, device: 0, offset_sector: page * 8, sectors: 8, op }
 }
 
 fn sim_with(buffer_pages: u64, ftl: &str) -> Simulator {
@@ -78,7 +78,8 @@ fn read_hits_are_served_without_flash_reads() {
 #[test]
 fn trims_drop_buffered_pages_and_partial_pages_enter_whole() {
     let mut sim = sim_with(2, "page");
-    let partial = Request { arrival_ns: 0, device: 0, offset_sector: 8 * 5 + 2, sectors: 3, op: IoOp::Write };
+    let partial =
+        Request { arrival_ns: 0, think_ns: 0, device: 0, offset_sector: 8 * 5 + 2, sectors: 3, op: IoOp::Write };
     let r = run(&mut sim, vec![req(IoOp::Write, 1), partial, req(IoOp::Trim, 1), req(IoOp::Read, 1)]);
     let wb = r.write_buffer.unwrap();
     assert_eq!((wb.partial_pages, wb.trimmed_pages, wb.evictions, wb.read_hits), (1, 1, 0, 0));
@@ -160,4 +161,32 @@ proptest! {
             prop_assert!(false, "{e}\nftl: {ftl}, buffer pages: {buffer_pages}\nmix: {m:?}");
         }
     }
+}
+
+/// The write-behind buffer (rcFTL's, `write_buffer_policy = "write_behind"`): writes are
+/// acknowledged once buffered, a burst larger than the buffer waits for programs to end,
+/// reads of every page return their newest version.
+#[test]
+fn write_behind_acknowledges_from_the_buffer_until_it_is_full() {
+    let extra = "[ftl]\nname = \"page\"\n[host]\nwrite_buffer_bytes = 32768\nwrite_buffer_policy = \"write_behind\"";
+    let mut sim = ftlsim_ftl::simulator(small_config(32, 16, 0.2, extra), true).unwrap();
+    let opts = RunOptions { replay: Replay::Closed { queue_depth: 1 }, interval_ns: 0, ..RunOptions::default() };
+    // Eight pages fit: each write is acknowledged at once (tPROG is 200 us).
+    let r = sim.run(&mut (0..8).map(|i| Ok(req(IoOp::Write, i))), &opts, &mut NoObserver).unwrap();
+    let wb = r.write_behind.clone().unwrap();
+    assert_eq!((wb.capacity_pages, wb.pages_admitted, wb.writes_stalled), (8, 8, 0));
+    assert!(r.response_time.write.max_ns < 10_000, "{:?}", r.response_time.write);
+    assert!(r.write_buffer.is_none(), "not the caching buffer");
+    // A burst of 64 outruns the four planes: later writes wait for room.
+    let r = sim.run(&mut (8..72).map(|i| Ok(req(IoOp::Write, i))), &opts, &mut NoObserver).unwrap();
+    let wb = r.write_behind.unwrap();
+    assert!(wb.writes_stalled > 20 && wb.mean_stall_us > 50.0, "{wb:?}");
+    sim.check_invariants();
+    let r = sim.run(&mut (0..72).map(|i| Ok(req(IoOp::Read, i))), &opts, &mut NoObserver).unwrap();
+    assert_eq!(r.host.pages_read, 72, "every page read back through the oracle");
+    // Refused with read preemption (a write waits for no GC to preempt).
+    let mut cfg = small_config(32, 16, 0.2, extra);
+    cfg.ftl.gc_preemption = ftlsim_core::config::GcPreemption::Reads;
+    let e = cfg.derive().unwrap_err().to_string();
+    assert!(e.contains("write_behind") && e.contains("gc_preemption"), "{e}");
 }

@@ -17,7 +17,7 @@ use ftlsim_core::metrics::Observer;
 use ftlsim_core::presets;
 use ftlsim_core::sim::{CutAt, Precondition, Replay, Report, RunOptions, Simulator};
 use ftlsim_core::trace::{TraceFormat, TraceOptions, TraceSource};
-use ftlsim_core::workload::{parse_duration_ns, Arrival, Generator, Limit, WorkloadSpec};
+use ftlsim_core::workload::{parse_duration_ns, Generator, Limit, WorkloadSpec};
 use std::path::PathBuf;
 
 /// A trace time window `START..END` (`10s..20s`) in ns after the first request.
@@ -210,9 +210,9 @@ impl RunSpec {
         let (replay, max_sim_ns) = match qd {
             Some(Some(queue_depth)) => (Replay::Closed { queue_depth }, None),
             Some(None) => (Replay::Open { time_scale: 1.0 }, None),
-            None => match (workload.arrival, workload.limit) {
-                (Arrival::Closed { queue_depth }, Limit::DurationNs(d)) => (Replay::Closed { queue_depth }, Some(d)),
-                (Arrival::Closed { queue_depth }, _) => (Replay::Closed { queue_depth }, None),
+            None => match (workload.arrival.queue_depth(), workload.limit) {
+                (Some(queue_depth), Limit::DurationNs(d)) => (Replay::Closed { queue_depth }, Some(d)),
+                (Some(queue_depth), _) => (Replay::Closed { queue_depth }, None),
                 _ => (Replay::Open { time_scale: 1.0 }, None),
             },
         };

@@ -20,6 +20,10 @@
 //! - program:   bus C + X, array tPROG;
 //! - erase:     bus C, array tBERS;
 //! - copy-back: bus 2C (read-for-copy-back and program commands), array tCB (default tR + tPROG);
+//! - the controller side of a read: ECC decode (`timing.ecc_decode_ns`) after the transfer,
+//!   then the shared DRAM port (`timing.dram_mb_per_s`, one page-time per page); of a
+//!   program: the DRAM port before the transfer. The plane does not wait for either; the
+//!   read's data (and so a program that copies it) does. A copy-back uses neither;
 //! - multi-plane read/program/erase: bus n*C (+ n*X), one array time for all n planes.
 //!
 //! An operation may wait for an earlier one of its batch (`FlashOp::after`: a program for
@@ -150,6 +154,12 @@ pub struct Scheduler {
     t_bers: u64,
     t_cb: u64,
     host_page_xfer: u64,
+    /// ECC decode per page read to the controller.
+    ecc: u64,
+    /// DRAM port time per page (0: unlimited).
+    dram_xfer: u64,
+    /// The DRAM port shared by all channels' DMA.
+    dram: Bus,
     /// A die runs one command at a time (`multi_plane_only`).
     die_exclusive: bool,
     /// Under `die_exclusive`, reads of different planes may still overlap.
@@ -228,6 +238,9 @@ impl Scheduler {
             t_bers: t.t_bers_ns,
             t_cb: d.t_copyback_ns,
             host_page_xfer: d.host_page_transfer_ns,
+            ecc: t.ecc_decode_ns,
+            dram_xfer: d.dram_page_transfer_ns,
+            dram: Bus::default(),
             die_exclusive: t.plane_concurrency == PlaneConcurrency::MultiPlaneOnly,
             independent_reads: t.independent_plane_reads,
             multi_plane: t.multi_plane,
@@ -586,6 +599,27 @@ impl Scheduler {
         self.place(op, earliest)
     }
 
+    /// When `pages` pages read off the channel by `ready` are in DRAM: ECC decode, then
+    /// the DRAM port (t_DMA in, seed 003 Sec. II-A).
+    fn dma_in(&mut self, ready: SimTime, pages: u64) -> SimTime {
+        let t = ready + self.ecc;
+        if self.dram_xfer == 0 {
+            return t;
+        }
+        let now = self.now;
+        self.dram.reserve(t, pages * self.dram_xfer, now) + pages * self.dram_xfer
+    }
+
+    /// When `pages` pages to program, ready in DRAM at `ready`, can go on the channel: the
+    /// DRAM port (t_DMA out).
+    fn dma_out(&mut self, ready: SimTime, pages: u64) -> SimTime {
+        if self.dram_xfer == 0 {
+            return ready;
+        }
+        let now = self.now;
+        self.dram.reserve(ready, pages * self.dram_xfer, now) + pages * self.dram_xfer
+    }
+
     /// Place one operation on its plane and channel.
     fn place(&mut self, op: FlashOp, earliest: SimTime) -> SimTime {
         let g = &self.map;
@@ -605,8 +639,14 @@ impl Scheduler {
                 OpKind::Copyback => (2 * cmd, self.t_cb),
                 OpKind::Barrier => unreachable!("barriers are handled by schedule()"),
             };
+            // The controller's part (ECC, DRAM) runs in the same single line of work.
+            let controller = match op.kind {
+                OpKind::Read => self.ecc + self.dram_xfer,
+                OpKind::Program => self.dram_xfer,
+                _ => 0,
+            };
             let start = earliest.max(self.serial_free);
-            let end = start + bus + array;
+            let end = start + bus + array + controller;
             self.serial_free = end;
             self.account(plane, op.tag, bus, bus + array);
             self.after_placing(op, plane, earliest, end);
@@ -614,14 +654,19 @@ impl Scheduler {
         }
         let a0 = earliest.max(self.array_free(plane, op.kind));
         let now = self.now;
+        // `data`: when the operation's data is where it goes (a read's in DRAM); the plane
+        // is free at `end`.
+        let mut data = None;
         let (start, end) = match op.kind {
             OpKind::Read => {
                 let c = self.buses[ch].reserve(a0, cmd, now);
                 let x = self.buses[ch].reserve(c + cmd + t_r, xfer, now);
+                data = Some(self.dma_in(x + xfer, 1));
                 (c, x + xfer)
             }
             OpKind::Program => {
-                let b = self.buses[ch].reserve(a0, cmd + xfer, now);
+                let from = self.dma_out(earliest, 1).max(a0);
+                let b = self.buses[ch].reserve(from, cmd + xfer, now);
                 (b, b + cmd + xfer + self.t_prog)
             }
             OpKind::Erase => {
@@ -642,7 +687,7 @@ impl Scheduler {
         self.occupy(plane, op.kind, end);
         self.account(plane, op.tag, bus_ns, end - start);
         self.after_placing(op, plane, earliest, end);
-        end
+        data.unwrap_or(end)
     }
 
     /// Bookkeeping common to every placed operation: the plane register, GC extent and the
@@ -692,14 +737,17 @@ impl Scheduler {
             a0 = a0.max(self.array_free(plane, o.kind));
         }
         let (cmd, xfer, now) = (self.cmd, self.xfer, self.now);
+        let mut data = None;
         let (start, end, bus_each) = match ops[0].kind {
             OpKind::Read => {
                 let c = self.buses[ch].reserve(a0, n * cmd, now);
                 let x = self.buses[ch].reserve(c + n * cmd + self.t_r, n * xfer, now);
+                data = Some(self.dma_in(x + n * xfer, n));
                 (c, x + n * xfer, cmd + xfer)
             }
             OpKind::Program => {
-                let b = self.buses[ch].reserve(a0, n * (cmd + xfer), now);
+                let from = self.dma_out(earliest, n).max(a0);
+                let b = self.buses[ch].reserve(from, n * (cmd + xfer), now);
                 (b, b + n * (cmd + xfer) + self.t_prog, cmd + xfer)
             }
             OpKind::Erase => {
@@ -715,7 +763,7 @@ impl Scheduler {
             self.account(plane, o.tag, bus_each, end - start);
             self.after_placing(o, plane, earliest, end);
         }
-        end
+        data.unwrap_or(end)
     }
 
     fn barrier(&mut self, addr: Ppn, scope: u32, until: SimTime) {

@@ -238,3 +238,21 @@ fn host_programs_behind_gc_are_counted_with_idle_planes() {
     let c = s.gc_contention();
     assert_eq!((c.host_programs_behind_gc, c.host_programs_behind_gc_with_idle_plane), (1, 1));
 }
+
+#[test]
+fn off_chip_copies_pay_ecc_and_share_the_dram_port_copy_backs_do_not() {
+    // ECC 10 us; DRAM at 409.6 MB/s: 10 us per 4 KiB page. Copy on plane 0: read out at 75,
+    // ECC to 85, into DRAM to 95; out of DRAM 95-105, transfer 105-155, program to 355.
+    let mut s = pcftl_like("ecc_decode_ns = 10000\ndram_mb_per_s = 409.6");
+    let copy = [op(OpKind::Read, 0, 0, NO_DEP), op(OpKind::Program, 16, 0, 0)];
+    assert_eq!(s.schedule(&copy, 0, Some(0)).end, 355_000);
+    // Two reads on different channels finish their transfers together (75) and queue at the
+    // DRAM port: 85-95 and 95-105.
+    let mut s = pcftl_like("ecc_decode_ns = 10000\ndram_mb_per_s = 409.6");
+    let a = s.schedule(&[op(OpKind::Read, 0, 0, NO_DEP)], 0, Some(0)).end;
+    let b = s.schedule(&[op(OpKind::Read, PLANE1, 0, NO_DEP)], 0, Some(0)).end;
+    assert_eq!((a, b), (95_000, 105_000));
+    // A copy-back stays in its plane: neither ECC nor DRAM.
+    let mut s = pcftl_like("ecc_decode_ns = 10000\ndram_mb_per_s = 409.6");
+    assert_eq!(s.schedule(&[op(OpKind::Copyback, 0, 16, NO_DEP)], 0, Some(0)).end, 225_000);
+}

@@ -32,13 +32,14 @@ pub use report::{
 };
 pub use snapshot::{SnapshotHeader, FORMAT_VERSION};
 
-use crate::config::{Derived, DriveConfig, PartialWrite};
+use crate::config::{Derived, DriveConfig, PartialWrite, WriteBufferPolicy};
 use crate::error::SimError;
 use crate::flash::FlashArray;
 use crate::ftl::{FlashCounts, FlashCtx, Ftl, GcCounts};
 use crate::geometry::Lpn;
 use crate::metrics::WriteBufferReport;
 use crate::scheduler::{FlashOp, Scheduler};
+use crate::write_behind::WriteBehind;
 use crate::write_buffer::WriteBuffer;
 use merge_buffer::MergeBuffer;
 use serde::Serialize;
@@ -67,13 +68,21 @@ struct Device {
     sched: Scheduler,
     ops: Vec<FlashOp>,
     counts: FlashCounts,
+    /// The write-behind buffer (`host.write_buffer_policy = "write_behind"`), whose load
+    /// every timed context carries to the FTL.
+    behind: Option<WriteBehind>,
 }
 
 impl Device {
     /// A context for one FTL call: timed (recorded for the scheduler, which the FTL may ask
     /// about plane load) or functional (nothing recorded, no time passes).
     fn ctx(&mut self, timed: bool) -> FlashCtx<'_> {
-        let ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, timed);
+        let now = self.sched.now();
+        let load = self.behind.as_mut().map(|b| {
+            b.advance(now);
+            b.mean_utilisation()
+        });
+        let ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, timed).with_buffer_load(load);
         if timed {
             ctx.with_scheduler(&mut self.sched)
         } else {
@@ -140,7 +149,11 @@ impl Simulator {
         let buffer_pages = d
             .write_buffer_pages
             .unwrap_or_else(|| (ftl.default_write_buffer_bytes() / u64::from(cfg.geometry.page_size_bytes)) as u32);
-        let wbuf = (buffer_pages > 0).then(|| WriteBuffer::new(buffer_pages, cfg.host.write_buffer_policy));
+        let behind_policy = cfg.host.write_buffer_policy == WriteBufferPolicy::WriteBehind;
+        let wbuf =
+            (buffer_pages > 0 && !behind_policy).then(|| WriteBuffer::new(buffer_pages, cfg.host.write_buffer_policy));
+        let behind =
+            (buffer_pages > 0 && behind_policy).then(|| WriteBehind::new(buffer_pages, d.write_buffer_load_window_ns));
         Ok(Simulator {
             oracle: verify.then(|| vec![0; d.logical_pages as usize]),
             trimmed: vec![0; (d.logical_pages as usize).div_ceil(64)],
@@ -150,7 +163,7 @@ impl Simulator {
             },
             cfg,
             d,
-            dev: Device { flash, sched, ops: Vec::with_capacity(1024), counts: FlashCounts::default() },
+            dev: Device { flash, sched, ops: Vec::with_capacity(1024), counts: FlashCounts::default(), behind },
             ftl,
             request: None,
             deferred_ops: 0,
@@ -215,12 +228,20 @@ impl Simulator {
         self.wbuf.as_ref()
     }
 
-    /// Check the FTL's, the flash array's and the write buffer's invariants (expensive).
+    /// The write-behind buffer, if configured.
+    pub fn write_behind(&self) -> Option<&WriteBehind> {
+        self.dev.behind.as_ref()
+    }
+
+    /// Check the FTL's, the flash array's and the write buffers' invariants (expensive).
     pub fn check_invariants(&self) {
         self.dev.flash.check_invariants();
         self.ftl.check_invariants(&self.dev.flash);
         if let Some(w) = &self.wbuf {
             w.check_invariants();
+        }
+        if let Some(b) = &self.dev.behind {
+            b.check_invariants();
         }
     }
 

@@ -7,6 +7,12 @@
 //! waits for the program (PCFTL Fig. 9 puts it on the write's critical path). Partial pages
 //! enter the buffer as whole pages (the paper zero-pads, Sec. 3.5), bypassing
 //! `host.partial_write`. Preconditioning writes go straight to the FTL.
+//!
+//! With `host.write_buffer_policy = "write_behind"` ([`crate::write_behind`]) a write goes
+//! through the FTL as without a buffer, but from when the buffer has room for its pages, and
+//! is acknowledged then; its pages hold their slots until its flash work ends. Reads are
+//! not served from it (a read of a page still programming waits behind the program on its
+//! plane).
 
 use super::Simulator;
 use crate::config::{PartialWrite, UnmappedRead};
@@ -207,6 +213,13 @@ impl Simulator {
         // shares it, docs/timing.md).
         let npages = pages(offset, req.sectors, spp).count() as u64;
         ready += npages * self.cfg.timing.dram_access_ns;
+        // A write-behind buffer acknowledges a write once its pages are in (perhaps after
+        // waiting for room); their flash work starts then.
+        let ack = match (req.op, self.dev.behind.as_mut()) {
+            (IoOp::Write, Some(b)) => Some(b.admit(ready, npages as u32)),
+            _ => None,
+        };
+        let ready = ack.unwrap_or(ready);
         debug_assert!(self.dev.ops.is_empty());
         let mut done = ready;
         match req.op {
@@ -241,6 +254,10 @@ impl Simulator {
             }
         }
         done = done.max(self.flush(ready).host_end);
+        if let Some(ack) = ack {
+            self.dev.behind.as_mut().expect("admitted above").hold(npages as u32, done);
+            done = ack;
+        }
         if req.op == IoOp::Read {
             done = self.dev.sched.host_transfer(done, bytes, Direction::ToHost);
         }

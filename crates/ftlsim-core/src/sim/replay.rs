@@ -70,6 +70,16 @@ impl Default for RunOptions {
     }
 }
 
+/// The time-series row being gathered, and the counters at its start.
+struct RowState {
+    row: IntervalRow,
+    lat_sum: u128,
+    bytes: u64,
+    gc: GcCounts,
+    programs: u64,
+    modes: Option<(u64, u64)>,
+}
+
 /// A request in flight, by replay slot.
 struct Pending {
     arrival: SimTime,
@@ -130,6 +140,22 @@ impl Simulator {
         self.wb = WriteBufferReport::default();
         self.ftl.begin_measurement();
         let base = self.baseline();
+        if let Some(b) = self.dev.behind.as_mut() {
+            b.begin(self.dev.sched.now());
+        }
+        if opts.power_cut.is_some()
+            && self.dev.behind.is_some()
+            && (!self.cfg.host.buffer_power_protected || self.cfg.host.buffer_flush_budget_pages.is_some())
+        {
+            // Pages acknowledged from the buffer are on flash in the functional state as soon
+            // as issued: only a buffer that flushes them all at the cut matches that.
+            return Err(crate::error::invalid(
+                "host.write_buffer_policy",
+                "\"write_behind\"",
+                "power cuts need host.buffer_power_protected = true and no host.buffer_flush_budget_pages with it",
+            )
+            .into());
+        }
 
         let (qd, closed, scale) = match opts.replay {
             Replay::Open { time_scale } => {
@@ -169,6 +195,8 @@ impl Simulator {
         let mut first_arrival: Option<u64> = None;
         // A request the last run read but did not issue (it was cut first) comes first.
         let mut pending: Option<Request> = self.held.take();
+        // Closed loop: when the pending request is issued (a free slot plus its think time).
+        let mut pending_at: Option<SimTime> = None;
         let mut source_done = false;
         let mut index = u64::from(pending.is_some());
         let mut completed: Vec<(u32, SimTime)> = Vec::new();
@@ -177,11 +205,14 @@ impl Simulator {
         // Time series accumulators.
         let interval = opts.interval_ns;
         let mut next_row = interval;
-        let mut row = IntervalRow::default();
-        let mut row_lat_sum = 0u128;
-        let mut row_bytes = 0u64;
-        let mut row_gc = base.gc.clone();
-        let mut row_programs = self.dev.counts.pages_programmed();
+        let mut rows = RowState {
+            row: IntervalRow::default(),
+            lat_sum: 0,
+            bytes: 0,
+            gc: base.gc.clone(),
+            programs: self.dev.counts.pages_programmed(),
+            modes: self.ftl.victims_by_mode(),
+        };
 
         loop {
             while pending.is_none() && !source_done {
@@ -207,7 +238,9 @@ impl Simulator {
             if let (Some(req), false) = (pending.as_ref(), stop_issuing) {
                 if outstanding < qd as usize {
                     let arrival = if closed {
-                        now
+                        // The think time runs from when the slot was free (fixed once, so a
+                        // completion handled meanwhile does not restart it).
+                        *pending_at.get_or_insert(now + req.think_ns)
                     } else {
                         let first = *first_arrival.get_or_insert(req.arrival_ns);
                         let rel = req.arrival_ns.checked_sub(first).ok_or_else(|| {
@@ -222,6 +255,7 @@ impl Simulator {
                     if first_event.is_none_or(|e| t < e) {
                         let req = *req;
                         pending = None;
+                        pending_at = None;
                         let cut_time = match opts.power_cut {
                             Some(CutAt::Request(n)) if index >= n => Some(t),
                             Some(CutAt::TimeNs(x)) if t >= start.unwrap_or(t) + x => Some(start.unwrap_or(t) + x),
@@ -316,23 +350,15 @@ impl Simulator {
             if interval > 0 {
                 let origin = start.unwrap_or(0);
                 while t - origin >= next_row {
-                    row.t_end_ns = origin + next_row;
-                    self.emit_row(
-                        &mut row,
-                        &mut row_lat_sum,
-                        &mut row_bytes,
-                        &mut row_gc,
-                        &mut row_programs,
-                        interval,
-                        obs,
-                    );
+                    rows.row.t_end_ns = origin + next_row;
+                    self.emit_row(&mut rows, interval, obs);
                     next_row += interval;
                 }
-                row.requests += 1;
-                row_lat_sum += u128::from(lat);
-                row.max_latency_us = row.max_latency_us.max(lat as f64 / 1e3);
+                rows.row.requests += 1;
+                rows.lat_sum += u128::from(lat);
+                rows.row.max_latency_us = rows.row.max_latency_us.max(lat as f64 / 1e3);
                 if p.op != IoOp::Trim {
-                    row_bytes += u64::from(p.sectors) * 512;
+                    rows.bytes += u64::from(p.sectors) * 512;
                 }
             }
             if self.host.requests.is_multiple_of(65_536) {
@@ -348,10 +374,10 @@ impl Simulator {
             Some((at, _)) => at.max(origin),
             None => last_completion.max(origin),
         };
-        if interval > 0 && row.requests > 0 {
-            row.t_end_ns = end;
+        if interval > 0 && rows.row.requests > 0 {
+            rows.row.t_end_ns = end;
             let partial = (end - (origin + next_row - interval)).max(1);
-            self.emit_row(&mut row, &mut row_lat_sum, &mut row_bytes, &mut row_gc, &mut row_programs, partial, obs);
+            self.emit_row(&mut rows, partial, obs);
         }
         // Deferred GC still waiting is placed now, so busy time covers all of it.
         self.dev.sched.drain_all();
@@ -400,37 +426,31 @@ impl Simulator {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn emit_row(
-        &self,
-        row: &mut IntervalRow,
-        lat_sum: &mut u128,
-        bytes: &mut u64,
-        gc: &mut GcCounts,
-        programs: &mut u64,
-        len_ns: u64,
-        obs: &mut dyn Observer,
-    ) {
+    /// Close the time-series row of `len_ns` and start the next.
+    fn emit_row(&self, rows: &mut RowState, len_ns: u64, obs: &mut dyn Observer) {
+        let row = &mut rows.row;
         let secs = len_ns as f64 / 1e9;
         row.iops = r6(row.requests as f64 / secs);
-        row.throughput_mb_per_s = r6(*bytes as f64 / 1e6 / secs);
-        row.mean_latency_us = if row.requests > 0 { r6(*lat_sum as f64 / row.requests as f64 / 1e3) } else { 0.0 };
+        row.throughput_mb_per_s = r6(rows.bytes as f64 / 1e6 / secs);
+        row.mean_latency_us = if row.requests > 0 { r6(rows.lat_sum as f64 / row.requests as f64 / 1e3) } else { 0.0 };
         row.max_latency_us = r6(row.max_latency_us);
         row.free_blocks = self.ftl.free_blocks();
         let g = self.gc_counts();
-        let d = g.since(gc);
+        let d = g.since(&rows.gc);
         row.gc_collections = d.collections();
         row.gc_pages_moved = d.pages_moved;
         let p = self.dev.counts.pages_programmed();
-        row.flash_programs = p - *programs;
+        row.flash_programs = p - rows.programs;
         let mapped = self.ftl.mapped_logical_blocks();
         row.page_mapped_blocks = mapped.map(|m| m.page_mapped);
         row.block_mapped_blocks = mapped.map(|m| m.block_mapped);
+        row.write_buffer_utilisation = self.dev.behind.as_ref().map(|b| r6(b.mean_utilisation()));
+        let modes = self.ftl.victims_by_mode();
+        if let (Some((c, o)), Some((c0, o0))) = (modes, rows.modes) {
+            row.victims_copyback = Some(c - c0);
+            row.victims_offchip = Some(o - o0);
+        }
         obs.interval(row);
-        *row = IntervalRow::default();
-        *lat_sum = 0;
-        *bytes = 0;
-        *gc = g;
-        *programs = p;
+        *rows = RowState { row: IntervalRow::default(), lat_sum: 0, bytes: 0, gc: g, programs: p, modes };
     }
 }

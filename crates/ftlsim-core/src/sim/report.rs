@@ -2,7 +2,7 @@
 
 use super::{PreconditionReport, Simulator};
 use crate::ftl::{FlashCounts, GcCounts};
-use crate::metrics::{mean_std, r6, ByTag, LatencyHistogram, LatencyStats, WriteBufferReport};
+use crate::metrics::{mean_std, r6, ByTag, LatencyHistogram, LatencyStats, WriteBehindReport, WriteBufferReport};
 use crate::scheduler::{BusyTime, GcContention};
 use serde::Serialize;
 
@@ -76,6 +76,8 @@ pub struct Report {
     pub ftl_metrics: serde_json::Map<String, serde_json::Value>,
     /// Host write buffer counters (`null` without a buffer).
     pub write_buffer: Option<WriteBufferReport>,
+    /// The write-behind buffer (`null` without one).
+    pub write_behind: Option<WriteBehindReport>,
     /// Preconditioning done before the measured run.
     pub precondition: Option<PreconditionReport>,
     /// The power cut that ended the run and the recovery after it (absent without one).
@@ -454,6 +456,15 @@ impl Simulator {
                     read_hit_ratio: ratio(self.wb.read_hits, h.pages_read),
                     ..self.wb.clone()
                 }
+            }),
+            write_behind: self.dev.behind.as_ref().map(|b| WriteBehindReport {
+                capacity_pages: b.capacity_pages(),
+                load_window_ns: self.d.write_buffer_load_window_ns,
+                pages_admitted: b.pages_admitted,
+                writes_stalled: b.writes_stalled,
+                mean_stall_us: r6(b.stall_ns as f64 / 1e3 / h.writes.max(1) as f64),
+                pages_held_end: b.held(),
+                mean_utilisation_end: r6(b.mean_utilisation()),
             }),
             precondition: self.precondition.clone(),
             power_cut: None,

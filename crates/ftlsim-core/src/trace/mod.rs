@@ -166,6 +166,7 @@ impl TraceRecord {
     pub fn request(&self, arrival_ns: u64) -> Request {
         Request {
             arrival_ns,
+            think_ns: 0,
             device: self.device,
             offset_sector: self.offset_sector,
             sectors: self.sectors,

@@ -652,6 +652,7 @@ impl Iterator for TraceSource {
             self.pass_requests += 1;
             return Some(Ok(Request {
                 arrival_ns: arrival,
+                think_ns: 0,
                 device: 0,
                 offset_sector: offset,
                 sectors: r.sectors,

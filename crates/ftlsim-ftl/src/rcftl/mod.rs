@@ -16,8 +16,13 @@
 //! - After a power cut the quotas are not on flash (the paper keeps them in DRAM): every block
 //!   holding data gets quota 0, so its pages next move off-chip. Safe, if slower for a while.
 //!
-//! Not built yet: the data-migration mode selector (Sec. IV-B): this is the paper's "rcFTL-",
-//! rCPB whenever the quota allows (L159).
+//! - The data-migration mode selector (Sec. IV-B, module `mode_selector`) may send a
+//!   background victim off-chip although its quota allows copy-back; with it off
+//!   (`ftl.rcftl_mode_selector = false`, or no write-behind buffer) this is the paper's
+//!   "rcFTL-", rCPB whenever the quota allows (L159).
+
+mod mode_selector;
+pub use mode_selector::ModeSelector;
 
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::geometry::{BlockId, Ppn};
@@ -29,10 +34,12 @@ use serde::{Deserialize, Serialize};
 pub struct BlockQuotas {
     levels: Vec<u16>,
     block_q: Vec<u16>,
-    /// Victims whose pages went off-chip (their quota did not cover their deduction).
-    pub victims_offchip: u64,
+    /// Victims whose pages went off-chip because their quota did not cover their deduction.
+    pub victims_offchip_by_quota: u64,
     /// Victims whose pages went by copy-back.
     pub victims_copyback: u64,
+    /// The mode selector (decides between copy-back and off-chip where the quota allows both).
+    pub selector: ModeSelector,
 }
 
 /// Every quota reachable from `q_init` by spending any of `deductions` repeatedly.
@@ -54,7 +61,7 @@ fn reachable(q_init: u16, deductions: &[u16]) -> Vec<u16> {
 impl BlockQuotas {
     /// Quotas for `blocks` blocks under `model`, at most `max_levels` levels (>= 2): Q_init,
     /// the highest reachable ones below it, and 0.
-    pub fn new(model: &ReliabilityModel, blocks: u32, max_levels: usize) -> BlockQuotas {
+    pub fn new(model: &ReliabilityModel, blocks: u32, max_levels: usize, selector: ModeSelector) -> BlockQuotas {
         assert!(max_levels >= 2, "Q_init and 0 at least");
         let q = model.q_init();
         // The deductions any block may make at any wear the table covers.
@@ -67,7 +74,13 @@ impl BlockQuotas {
         let all = reachable(q, &ds);
         let mut levels: Vec<u16> = all.iter().copied().filter(|&l| l > 0).take(max_levels - 1).collect();
         levels.push(0);
-        BlockQuotas { levels, block_q: vec![q; blocks as usize], victims_offchip: 0, victims_copyback: 0 }
+        BlockQuotas {
+            levels,
+            block_q: vec![q; blocks as usize],
+            victims_offchip_by_quota: 0,
+            victims_copyback: 0,
+            selector,
+        }
     }
 
     /// The levels kept, highest first.
@@ -101,26 +114,61 @@ impl BlockQuotas {
         }
     }
 
+    /// Where this step of the GC job on `plane` sends its victim's pages, the quota and then
+    /// the mode selector consulted: `(level, copyback)` as [`BlockQuotas::destination`].
+    /// `urgent`: foreground GC; `load`: the write buffer's mean utilisation; `starting`: the
+    /// victim's first move (its decision is counted).
+    pub fn migration(
+        &mut self,
+        flash: &FlashArray,
+        victim: BlockId,
+        urgent: bool,
+        load: Option<f64>,
+        starting: bool,
+    ) -> (usize, bool) {
+        let (level, quota_allows) = self.destination(flash, victim);
+        let plane = flash.geometry().plane_of(flash.geometry().first_page(victim));
+        let copyback = quota_allows && self.selector.copy_back(plane, urgent, load, starting);
+        if starting {
+            if copyback {
+                self.victims_copyback += 1;
+            } else if !quota_allows {
+                self.victims_offchip_by_quota += 1;
+            }
+        }
+        if copyback {
+            (level, true)
+        } else {
+            (0, false)
+        }
+    }
+
+    /// Victims moved by copy-back and off-chip (by quota or by the selector) so far.
+    pub fn victims_by_mode(&self) -> (u64, u64) {
+        (self.victims_copyback, self.victims_offchip_by_quota + self.selector.background_offchip)
+    }
+
+    /// Zero the victim counts (a measured run starts).
+    pub fn reset_counts(&mut self) {
+        self.victims_copyback = 0;
+        self.victims_offchip_by_quota = 0;
+        self.selector.reset_counts();
+    }
+
     /// Block `b` was erased: a free block, counted at Q_init until a stream opens it.
     pub fn erased(&mut self, b: BlockId) {
         self.block_q[b as usize] = self.levels[0];
-    }
-
-    /// Book a victim's collection by its mode.
-    pub fn count_victim(&mut self, copyback: bool) {
-        if copyback {
-            self.victims_copyback += 1;
-        } else {
-            self.victims_offchip += 1;
-        }
     }
 
     /// rcFTL's metrics by name (docs/metrics.md).
     pub fn put_metrics(&self, m: &mut serde_json::Map<String, serde_json::Value>) {
         m.insert("rcftl_quota_levels".into(), self.levels.len().into());
         m.insert("rcftl_open_blocks_per_plane".into(), (self.levels.len() + 1).into());
-        m.insert("rcftl_victims_copyback".into(), self.victims_copyback.into());
-        m.insert("rcftl_victims_offchip".into(), self.victims_offchip.into());
+        let (copyback, offchip) = self.victims_by_mode();
+        m.insert("rcftl_victims_copyback".into(), copyback.into());
+        m.insert("rcftl_victims_offchip".into(), offchip.into());
+        m.insert("rcftl_victims_offchip_by_quota".into(), self.victims_offchip_by_quota.into());
+        self.selector.put_metrics(m);
         let mut hist = serde_json::Map::new();
         for &l in &self.levels {
             let n = self.block_q.iter().filter(|&&q| q == l).count();
@@ -177,7 +225,20 @@ pub fn build(cfg: &ftlsim_core::config::DriveConfig) -> Result<crate::page::Page
             rule: "must be at least 2 (Q_init and 0)".into(),
         });
     }
-    let quotas = BlockQuotas::new(&model, cfg.geometry.blocks(), cfg.ftl.rcftl_quota_levels as usize);
+    let d = cfg.derive()?;
+    let write_behind = cfg.host.write_buffer_policy == ftlsim_core::config::WriteBufferPolicy::WriteBehind
+        && d.write_buffer_pages.unwrap_or(0) > 0;
+    let off_because = if !cfg.ftl.rcftl_mode_selector {
+        Some("ftl.rcftl_mode_selector = false (rcFTL-)")
+    } else if !write_behind {
+        Some(
+            "no write-behind buffer to read (host.write_buffer_policy = \"write_behind\" with host.write_buffer_bytes)",
+        )
+    } else {
+        None
+    };
+    let selector = ModeSelector::new(cfg.geometry.planes(), cfg.ftl.rcftl_mode_threshold, off_because);
+    let quotas = BlockQuotas::new(&model, cfg.geometry.blocks(), cfg.ftl.rcftl_quota_levels as usize, selector);
     let mut cfg = cfg.clone();
     cfg.ftl.gc_copy = Some(ftlsim_core::config::GcCopy::Copyback);
     crate::page::PageFtl::with_block_quotas(&cfg, "rcftl", quotas)
@@ -202,9 +263,9 @@ mod tests {
     fn levels_are_bounded_and_rounding_only_lowers_a_quota() {
         assert_eq!(one_year_levels(), 26);
         let m = ReliabilityModel::new(&ReliabilityConfig::default()).unwrap();
-        let all = BlockQuotas::new(&m, 4, 64);
+        let all = BlockQuotas::new(&m, 4, 64, ModeSelector::new(1, 0.5, None));
         assert_eq!(all.levels().len(), 26);
-        let q = BlockQuotas::new(&m, 4, 8);
+        let q = BlockQuotas::new(&m, 4, 8, ModeSelector::new(1, 0.5, None));
         assert_eq!(q.levels(), &[60, 48, 45, 40, 36, 33, 30, 0]);
         // 60 - 12 = 48 kept; 48 - 20 = 28 -> 0 (the next kept level down is 0); 45 - 12 = 33.
         assert_eq!(q.levels()[q.level_at_most(48)], 48);
@@ -231,7 +292,7 @@ mod tests {
         let mut f = FlashArray::new(&g, false);
         // Blocks: best, median, worst, worst (at 0 cycles: CT 5, 5, 3, 3; dQ 12, 12, 20, 20).
         f.enable_reliability(m.clone(), vec![0, 1, 2, 2]);
-        let mut q = BlockQuotas::new(&m, 4, 64);
+        let mut q = BlockQuotas::new(&m, 4, 64, ModeSelector::new(1, 0.5, None));
         let level = |q: &BlockQuotas, l: u16| q.levels().iter().position(|&x| x == l).unwrap();
         assert_eq!(q.destination(&f, 0), (level(&q, 48), true));
         q.opened(2, level(&q, 40));

@@ -1,0 +1,126 @@
+//! rcFTL's data-migration mode selector, DMMS (seed 003 Sec. IV-B, L120-L124): whether a GC
+//! victim whose quota allows copy-back (rCPB) is copied back or off-chip.
+//!
+//! - Urgent work (foreground GC, a plane out of free blocks) copies back whenever the quota
+//!   allows, whatever the load (L124).
+//! - Background work (idle-time GC) reads the write buffer's utilisation u, averaged over one
+//!   block write time (L122, `host.write_buffer_load_window_ns`): copy-back while u is above
+//!   the threshold (50%, strictly), off-chip otherwise. An off-chip copy costs bus time
+//!   the idle drive has, and resets the pages' quotas to Q_init, so that later urgent
+//!   migrations can copy back (L122, L159).
+//! - One decision per victim (L122 "per-block level"): a background job keeps its mode
+//!   until the victim is erased, unless foreground GC takes it over (then urgent).
+//!
+//! Wear levelling would go through it as background work (L124); no FTL of ours levels wear.
+//! Without a write-behind buffer there is no utilisation to read, and the selector is off
+//! (reported as `rcftl_mode_selector`).
+
+use ftlsim_core::geometry::PlaneId;
+use serde::{Deserialize, Serialize};
+
+/// The selector's state and decisions.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ModeSelector {
+    /// Off: copy back whenever the quota allows (rcFTL-).
+    enabled: bool,
+    /// Why it is off, for the report ("" when on).
+    off_because: String,
+    threshold: f64,
+    /// Per plane: its background job goes off-chip.
+    offchip_job: Vec<bool>,
+    /// Victims copied back by urgent (foreground) GC.
+    pub urgent_copyback: u64,
+    /// Victims copied back by background GC (utilisation above the threshold).
+    pub background_copyback: u64,
+    /// Victims sent off-chip by background GC (utilisation at or below the threshold).
+    pub background_offchip: u64,
+}
+
+impl ModeSelector {
+    /// A selector for `planes` planes: on with `threshold`, or off because of `off_because`.
+    pub fn new(planes: u32, threshold: f64, off_because: Option<&str>) -> ModeSelector {
+        ModeSelector {
+            enabled: off_because.is_none(),
+            off_because: off_because.unwrap_or("").to_string(),
+            threshold,
+            offchip_job: vec![false; planes as usize],
+            urgent_copyback: 0,
+            background_copyback: 0,
+            background_offchip: 0,
+        }
+    }
+
+    /// Whether the victim of `plane`'s GC job, its quota allowing copy-back, is copied back
+    /// now. `starting`: its first page (the decision is made and counted); `load`: the
+    /// buffer's mean utilisation.
+    pub fn copy_back(&mut self, plane: PlaneId, urgent: bool, load: Option<f64>, starting: bool) -> bool {
+        let job = &mut self.offchip_job[plane as usize];
+        if urgent {
+            *job = false;
+            self.urgent_copyback += u64::from(starting);
+            return true;
+        }
+        if starting {
+            let copy_back = !self.enabled || load.is_none_or(|u| u > self.threshold);
+            *job = !copy_back;
+            if copy_back {
+                self.background_copyback += 1;
+            } else {
+                self.background_offchip += 1;
+            }
+        }
+        !*job
+    }
+
+    /// Zero the decision counts (a measured run starts).
+    pub fn reset_counts(&mut self) {
+        self.urgent_copyback = 0;
+        self.background_copyback = 0;
+        self.background_offchip = 0;
+    }
+
+    /// Its metrics by name (docs/metrics.md).
+    pub fn put_metrics(&self, m: &mut serde_json::Map<String, serde_json::Value>) {
+        let state = if self.enabled { "on".to_string() } else { format!("off: {}", self.off_because) };
+        m.insert("rcftl_mode_selector".into(), state.into());
+        m.insert("rcftl_mode_threshold".into(), self.threshold.into());
+        m.insert("rcftl_dmms_urgent_copyback".into(), self.urgent_copyback.into());
+        m.insert("rcftl_dmms_background_copyback".into(), self.background_copyback.into());
+        m.insert("rcftl_dmms_background_offchip".into(), self.background_offchip.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scripted utilisation trace: each background victim decided by the load when it
+    /// starts, kept while it runs, overridden by urgent GC.
+    #[test]
+    fn background_victims_follow_the_load_and_urgent_ones_copy_back() {
+        let mut s = ModeSelector::new(2, 0.5, None);
+        let script = [(0.9, true), (0.51, true), (0.5, false), (0.1, false), (0.0, false), (0.75, true)];
+        for (u, expect) in script {
+            assert_eq!(s.copy_back(0, false, Some(u), true), expect, "u = {u}");
+            // Later pages of the victim keep its mode whatever the load does.
+            assert_eq!(s.copy_back(0, false, Some(1.0 - u), false), expect, "u = {u}, continuing");
+        }
+        assert_eq!((s.background_copyback, s.background_offchip), (3, 3));
+        // Low load, but urgent: copy-back, and a suspended off-chip job taken over copies back.
+        assert!(!s.copy_back(1, false, Some(0.0), true));
+        assert!(s.copy_back(1, true, Some(0.0), false));
+        assert!(s.copy_back(1, true, Some(0.0), true));
+        assert_eq!(s.urgent_copyback, 1);
+    }
+
+    #[test]
+    fn off_it_copies_back_always() {
+        let mut s = ModeSelector::new(1, 0.5, Some("ftl.rcftl_mode_selector = false"));
+        assert!(s.copy_back(0, false, Some(0.0), true));
+        let mut none = ModeSelector::new(1, 0.5, None);
+        assert!(none.copy_back(0, false, None, true), "no buffer: nothing to read, greedy");
+        let mut m = serde_json::Map::new();
+        s.put_metrics(&mut m);
+        assert_eq!(m["rcftl_mode_selector"], "off: ftl.rcftl_mode_selector = false");
+    }
+}
