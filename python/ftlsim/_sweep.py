@@ -39,7 +39,7 @@ from ._config import Config
 RUN_KEYS = ("preset", "config", "ftl", "workload", "trace", "trace_options", "fill", "fill_offset",
             "steady_state", "seed", "overrides", "interval", "verify", "max_memory", "power_cut", "clean_shutdown", "tag")
 #: Config sections that shape a drive's state: runs agreeing on them can share a snapshot.
-_STATE_SHAPING = ("geometry", "overprovisioning", "nand", "ftl")
+_STATE_SHAPING = ("geometry", "overprovisioning", "nand", "ftl", "reliability")
 #: Seconds between rewrites of the Parquet file while the sweep runs.
 _SAVE_EVERY_S = 10.0
 
@@ -174,7 +174,7 @@ def _snapshot_key(run: Mapping[str, Any]) -> Optional[str]:
     if fill <= 0.0:
         return None
     key = {
-        "config": {k: cfg[k] for k in _STATE_SHAPING},
+        "config": {k: cfg.get(k) for k in _STATE_SHAPING},
         "fill": fill,
         "fill_offset": float(run.get("fill_offset", 0.0)),
         "steady_state": bool(run.get("steady_state", False)),

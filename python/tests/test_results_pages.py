@@ -19,6 +19,7 @@ PAGES = [
     ("experiments/power-loss/run", "POWER_LOSS_DOC", "POWER_LOSS_OUT", "docs/results/power-loss.md"),
     ("experiments/waftl/run", "WAFTL_DOC", "WAFTL_OUT", "docs/results/waftl.md"),
     ("experiments/thesis-ch6-8/run", "THESIS_CH68_DOC", "THESIS_CH68_OUT", "docs/results/thesis-ch6-8.md"),
+    ("experiments/rcftl/run", "RCFTL_DOC", "RCFTL_OUT", "docs/results/rcftl.md"),
 ]
 
 

@@ -81,6 +81,20 @@ def test_runs_sharing_a_drive_precondition_once_with_identical_results(tmp_path)
     pd.testing.assert_frame_equal(a, b)
 
 
+def test_runs_at_other_wear_do_not_share_a_drive(tmp_path):
+    # Block wear is flash state: FastGC at 0 and 4,500 P/E cycles precondition apart (a sweep
+    # once handed both the first one's drive) and behave as alone.
+    grid = {"ftl": "fastgc", "workload": "requests=20000", "overrides": {**SMALL, "reliability.pe_cycles": [0, 4500]},
+            "steady_state": True, "seed": 5}
+    shared = ftlsim.sweep(grid, out=tmp_path / "a.parquet", workers=2)
+    alone = ftlsim.sweep(grid, out=tmp_path / "b.parquet", workers=2, share_preconditioning=False)
+    assert (shared.status == "ok").all(), shared.error.tolist()
+    cb = shared.set_index("param.overrides.reliability.pe_cycles")["report.ftl_metrics.gc_copybacks"]
+    assert cb[4500] == 0 < cb[0], "FastGC copies back at 0 cycles, not at 4,500"
+    col = "report.ftl_metrics.gc_copybacks"
+    assert sorted(shared[col]) == sorted(alone[col])
+
+
 def test_power_cut_runs_sharing_a_drive_recover_as_if_preconditioned_alone(tmp_path):
     # The shared snapshot must carry program stamps (a demand FTL's recovery needs them), and a
     # cut run from it must recover exactly as one that preconditioned itself.

@@ -186,6 +186,28 @@ pub struct IntervalRow {
     pub victims_offchip: Option<u64>,
 }
 
+impl IntervalRow {
+    /// Its fields by name, in order: every consumer of the time series gives each a column
+    /// (the Python front checks it has them all; a test checks this list).
+    pub const COLUMNS: [&'static str; 15] = [
+        "t_end_ns",
+        "requests",
+        "iops",
+        "throughput_mb_per_s",
+        "mean_latency_us",
+        "max_latency_us",
+        "free_blocks",
+        "gc_collections",
+        "gc_pages_moved",
+        "flash_programs",
+        "page_mapped_blocks",
+        "block_mapped_blocks",
+        "write_buffer_utilisation",
+        "victims_copyback",
+        "victims_offchip",
+    ];
+}
+
 /// The write-behind buffer in a run (`report.write_behind`, docs/metrics.md).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct WriteBehindReport {
@@ -239,6 +261,16 @@ impl Observer for RowCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interval_columns_name_every_field() {
+        let row = serde_json::to_value(IntervalRow::default()).unwrap();
+        let mut fields: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut listed = IntervalRow::COLUMNS.to_vec();
+        fields.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(fields, listed);
+    }
 
     #[test]
     fn histogram_stats() {

@@ -73,6 +73,16 @@ pub(crate) struct CopyCounts {
     pub refused: u64,
 }
 
+/// Foreground GC bursts: how many victims one trigger collects on a plane before it is back
+/// at the threshold (`gc_burst_*` metrics). Host I/O of the plane waits behind a burst, so
+/// its length, not only GC's total, shapes response times.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct GcBursts {
+    pub triggers: u64,
+    pub victims: u64,
+    pub longest: u32,
+}
+
 /// The ideal page-level FTL.
 #[derive(Serialize, Deserialize)]
 pub struct PageFtl {
@@ -96,6 +106,7 @@ pub struct PageFtl {
     name: &'static str,
     limit: CopybackLimit,
     copies: CopyCounts,
+    bursts: GcBursts,
     /// rcFTL's per-block quotas (module `rcftl`): GC streams one per quota level.
     quotas: Option<crate::rcftl::BlockQuotas>,
     /// Pages closing every block with its per-page copy-back table (FastGC, rcftl-per-page).
@@ -255,6 +266,7 @@ impl PageFtl {
             name,
             limit,
             copies: CopyCounts::default(),
+            bursts: GcBursts::default(),
             quotas,
             table_pages,
         })
@@ -415,6 +427,11 @@ impl PageFtl {
                     assert!(steps <= self.geo.pages_per_block, "gc job on block {} does not end", job.victim);
                 }
                 self.gc.foreground_collections += 1;
+                self.bursts.victims += 1;
+            }
+            if collections > 0 {
+                self.bursts.triggers += 1;
+                self.bursts.longest = self.bursts.longest.max(collections);
             }
         }
         ctx.block_scope(plane, self.scope);
@@ -440,6 +457,7 @@ impl Ftl for PageFtl {
 
     fn begin_measurement(&mut self) {
         self.copies = CopyCounts::default();
+        self.bursts = GcBursts::default();
         if let Some(q) = self.quotas.as_mut() {
             q.reset_counts();
         }
@@ -454,6 +472,13 @@ impl Ftl for PageFtl {
         m.insert("gc_copybacks".into(), self.copies.copybacks.into());
         m.insert("gc_offchip_copies".into(), self.copies.offchip.into());
         m.insert("gc_copybacks_refused".into(), self.copies.refused.into());
+        let b = &self.bursts;
+        m.insert("gc_bursts".into(), b.triggers.into());
+        m.insert(
+            "gc_burst_mean_victims".into(),
+            ftlsim_core::metrics::r6(b.victims as f64 / b.triggers.max(1) as f64).into(),
+        );
+        m.insert("gc_burst_max_victims".into(), b.longest.into());
         if let Some(q) = &self.quotas {
             q.put_metrics(&mut m);
         }

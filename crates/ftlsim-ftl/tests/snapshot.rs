@@ -77,6 +77,8 @@ fn timing_and_host_settings_may_differ_the_drive_may_not() {
         (cfg("dftl", ""), "ftl.name"),
         (cfg("page", "gc_victim = \"fifo\""), "ftl.gc_victim"),
         (small_config(64, 16, 0.25, ""), "geometry.blocks_per_plane"),
+        // Block wear and BER classes are flash state (a sweep over P/E counts once shared one).
+        (cfg("page", "[reliability]\npe_cycles = 2500"), "reliability"),
     ];
     for (other, key) in cases {
         let e = snapshot_error(ftlsim_ftl::simulator(other, false).unwrap().load_state(&path));

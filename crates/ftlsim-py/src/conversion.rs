@@ -65,8 +65,12 @@ pub fn rows_to_columns(py: Python<'_>, rows: &[IntervalRow]) -> PyResult<Py<PyAn
         gc_pages_moved,
         flash_programs,
         page_mapped_blocks,
-        block_mapped_blocks
+        block_mapped_blocks,
+        write_buffer_utilisation,
+        victims_copyback,
+        victims_offchip
     );
+    assert_eq!(d.len(), IntervalRow::COLUMNS.len(), "a column of IntervalRow is missing here");
     Ok(d.into_any().unbind())
 }
 

@@ -111,6 +111,8 @@ fn state_shaping(cfg: &DriveConfig) -> serde_json::Value {
         "overprovisioning": cfg.overprovisioning,
         "nand": cfg.nand,
         "ftl": cfg.ftl,
+        // Block wear and BER classes live in the flash state.
+        "reliability": cfg.reliability,
     })
 }
 

@@ -8,8 +8,10 @@
 //!   the threshold (50%, strictly), off-chip otherwise. An off-chip copy costs bus time
 //!   the idle drive has, and resets the pages' quotas to Q_init, so that later urgent
 //!   migrations can copy back (L122, L159).
-//! - One decision per victim (L122 "per-block level"): a background job keeps its mode
-//!   until the victim is erased, unless foreground GC takes it over (then urgent).
+//! - One decision per victim (L122 "per-block level"), made when its first page moves and
+//!   kept until it is erased, also when foreground GC finishes a suspended background job:
+//!   so a victim's pages go to one destination level, and a collection needs at most one
+//!   new block (what the GC reserve allows for; switching mid-victim could need two).
 //!
 //! Wear levelling would go through it as background work (L124); no FTL of ours levels wear.
 //! Without a write-behind buffer there is no utilisation to read, and the selector is off
@@ -55,18 +57,13 @@ impl ModeSelector {
     /// buffer's mean utilisation.
     pub fn copy_back(&mut self, plane: PlaneId, urgent: bool, load: Option<f64>, starting: bool) -> bool {
         let job = &mut self.offchip_job[plane as usize];
-        if urgent {
-            *job = false;
-            self.urgent_copyback += u64::from(starting);
-            return true;
-        }
         if starting {
-            let copy_back = !self.enabled || load.is_none_or(|u| u > self.threshold);
+            let copy_back = urgent || !self.enabled || load.is_none_or(|u| u > self.threshold);
             *job = !copy_back;
-            if copy_back {
-                self.background_copyback += 1;
-            } else {
-                self.background_offchip += 1;
+            match (urgent, copy_back) {
+                (true, _) => self.urgent_copyback += 1,
+                (false, true) => self.background_copyback += 1,
+                (false, false) => self.background_offchip += 1,
             }
         }
         !*job
@@ -95,7 +92,7 @@ mod tests {
     use super::*;
 
     /// A scripted utilisation trace: each background victim decided by the load when it
-    /// starts, kept while it runs, overridden by urgent GC.
+    /// starts, kept while it runs, whoever finishes it.
     #[test]
     fn background_victims_follow_the_load_and_urgent_ones_copy_back() {
         let mut s = ModeSelector::new(2, 0.5, None);
@@ -106,9 +103,10 @@ mod tests {
             assert_eq!(s.copy_back(0, false, Some(1.0 - u), false), expect, "u = {u}, continuing");
         }
         assert_eq!((s.background_copyback, s.background_offchip), (3, 3));
-        // Low load, but urgent: copy-back, and a suspended off-chip job taken over copies back.
+        // Low load, but urgent: copy-back; a suspended off-chip job taken over by urgent GC
+        // keeps its mode (one destination per victim).
         assert!(!s.copy_back(1, false, Some(0.0), true));
-        assert!(s.copy_back(1, true, Some(0.0), false));
+        assert!(!s.copy_back(1, true, Some(0.0), false));
         assert!(s.copy_back(1, true, Some(0.0), true));
         assert_eq!(s.urgent_copyback, 1);
     }
