@@ -132,6 +132,9 @@ pub(crate) struct PlaneMover<'a> {
     pub opened: Option<(&'a mut crate::rcftl::BlockQuotas, usize)>,
     /// Pages of the per-page copy-back table closing each block.
     pub table_pages: u32,
+    /// rcFTL: the victim's block quota does not cover its deduction, so its pages go
+    /// off-chip (counted as refused copy-backs).
+    pub quota_exhausted: bool,
 }
 
 /// The per-page copy-back table (FastGC, rcftl-per-page; docs/reliability.md): once `dst`
@@ -168,15 +171,17 @@ impl Relocate for PlaneMover<'_> {
             }
         }
         let parity_ok = !ctx.flash().copyback_same_parity() || g.page_in_block(dst) % 2 == src_parity;
-        let allowed = self.limit.allows(ctx.flash(), src);
-        let copyback = self.copyback && parity_ok && allowed;
+        // A copy-back wanted and refused by a limit (or by rcFTL's block quota) is counted.
+        let wanted = self.copyback || self.quota_exhausted;
+        let allowed = !self.quota_exhausted && self.limit.allows(ctx.flash(), src);
+        let copyback = wanted && parity_ok && allowed;
         ctx.copy(src, dst, copyback)?;
         write_copyback_table(ctx, self.bm, dst, self.table_pages)?;
         if copyback {
             self.copies.copybacks += 1;
         } else {
             self.copies.offchip += 1;
-            self.copies.refused += u64::from(self.copyback && parity_ok && !allowed);
+            self.copies.refused += u64::from(wanted && parity_ok && !allowed);
         }
         let slot = &mut self.map[oob.lpn as usize];
         assert_eq!(*slot, src, "lpn {} maps elsewhere than its valid page {src}", oob.lpn);
@@ -338,12 +343,13 @@ impl PageFtl {
     /// `urgent`: foreground GC (rcFTL's mode selector always copies back then).
     fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob, urgent: bool) -> Result<GcStep, SimError> {
         let load = ctx.write_buffer_load();
-        let (stream, copyback, opened) = match self.quotas.as_mut() {
+        let (stream, copyback, quota_exhausted, opened) = match self.quotas.as_mut() {
             Some(q) => {
-                let (level, copyback) = q.migration(ctx.flash(), job.victim, urgent, load, job.moved == 0);
-                (self.gc_stream + level as u32, copyback, Some((q, level)))
+                let (level, mode) = q.migration(ctx.flash(), job.victim, urgent, load, job.moved == 0);
+                let exhausted = mode == crate::rcftl::Migration::OffChipByQuota;
+                (self.gc_stream + level as u32, mode == crate::rcftl::Migration::Copyback, exhausted, Some((q, level)))
             }
-            None => (self.gc_stream, self.copyback, None),
+            None => (self.gc_stream, self.copyback, false, None),
         };
         let mut mover = PlaneMover {
             map: &mut self.map,
@@ -355,6 +361,7 @@ impl PageFtl {
             moved: &mut self.gc.pages_moved,
             opened,
             table_pages: self.table_pages,
+            quota_exhausted,
         };
         let s = job.step(ctx, &mut mover)?;
         if s == GcStep::Erased {

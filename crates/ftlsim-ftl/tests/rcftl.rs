@@ -87,6 +87,9 @@ fn rcftl_copies_back_by_block_quota_and_goes_off_chip_when_it_runs_out() {
         assert_eq!(metric(&r, "rcftl_quota_levels"), 8);
         let by_quota = r.ftl_metrics["rcftl_blocks_by_quota"].as_object().unwrap();
         assert!(by_quota.len() == 8 && by_quota["60"].as_u64().unwrap() > 0, "{by_quota:?}");
+        // Pages of the victims whose quota ran out are the refused copy-backs.
+        let refused = metric(&r, "gc_copybacks_refused");
+        assert!(refused > 0 && refused <= metric(&r, "gc_offchip_copies"), "pe {pe}: {:?}", r.ftl_metrics);
     }
     // Young blocks: more of the victims copy back than at 4.5K cycles.
     let share = |r: &Report| metric(r, "gc_copybacks") as f64 / r.gc.pages_moved as f64;

@@ -29,6 +29,17 @@ use ftlsim_core::geometry::{BlockId, Ppn};
 use ftlsim_core::reliability::{ReliabilityModel, PE_BOUNDS};
 use serde::{Deserialize, Serialize};
 
+/// How a victim's pages move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Migration {
+    /// By copy-back (the quota covers the deduction and the mode selector agrees).
+    Copyback,
+    /// Off-chip because the quota does not cover the deduction (or CT = 0).
+    OffChipByQuota,
+    /// Off-chip because the mode selector chose it.
+    OffChipBySelector,
+}
+
 /// The quota levels kept (highest first: Q_init, ..., 0) and every block's quota.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BlockQuotas {
@@ -115,7 +126,7 @@ impl BlockQuotas {
     }
 
     /// Where this step of the GC job on `plane` sends its victim's pages, the quota and then
-    /// the mode selector consulted: `(level, copyback)` as [`BlockQuotas::destination`].
+    /// the mode selector consulted: the destination level (0, Q_init, when off-chip) and why.
     /// `urgent`: foreground GC; `load`: the write buffer's mean utilisation; `starting`: the
     /// victim's first move (its decision is counted).
     pub fn migration(
@@ -125,7 +136,7 @@ impl BlockQuotas {
         urgent: bool,
         load: Option<f64>,
         starting: bool,
-    ) -> (usize, bool) {
+    ) -> (usize, Migration) {
         let (level, quota_allows) = self.destination(flash, victim);
         let plane = flash.geometry().plane_of(flash.geometry().first_page(victim));
         let copyback = quota_allows && self.selector.copy_back(plane, urgent, load, starting);
@@ -136,10 +147,10 @@ impl BlockQuotas {
                 self.victims_offchip_by_quota += 1;
             }
         }
-        if copyback {
-            (level, true)
-        } else {
-            (0, false)
+        match (quota_allows, copyback) {
+            (_, true) => (level, Migration::Copyback),
+            (false, _) => (0, Migration::OffChipByQuota),
+            (true, false) => (0, Migration::OffChipBySelector),
         }
     }
 
