@@ -184,6 +184,11 @@ fn write_behind_acknowledges_from_the_buffer_until_it_is_full() {
     sim.check_invariants();
     let r = sim.run(&mut (0..72).map(|i| Ok(req(IoOp::Read, i))), &opts, &mut NoObserver).unwrap();
     assert_eq!(r.host.pages_read, 72, "every page read back through the oracle");
+    // A power cut needs the buffer power-protected: the flash state already holds what it
+    // acknowledged.
+    let cut = RunOptions { power_cut: Some(ftlsim_core::sim::CutAt::Request(3)), ..opts };
+    let e = sim.run(&mut (0..8).map(|i| Ok(req(IoOp::Write, i))), &cut, &mut NoObserver).unwrap_err().to_string();
+    assert!(e.contains("buffer_power_protected"), "{e}");
     // Refused with read preemption (a write waits for no GC to preempt).
     let mut cfg = small_config(32, 16, 0.2, extra);
     cfg.ftl.gc_preemption = ftlsim_core::config::GcPreemption::Reads;
