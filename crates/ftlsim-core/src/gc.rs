@@ -208,6 +208,9 @@ pub struct BlockManager {
     state: Vec<BlockState>,
     victims: VictimIndex,
     clock: u64,
+    /// Pages at the end of every block that never hold data (a per-block metadata table,
+    /// written stale): a block with all its other pages valid has nothing to reclaim.
+    tail_pages: u32,
 }
 
 impl BlockManager {
@@ -233,7 +236,21 @@ impl BlockManager {
             state,
             victims: VictimIndex::new(g, policy),
             clock: 0,
+            tail_pages: 0,
         }
+    }
+
+    /// Every block ends with `pages` pages that never hold data (FastGC's and the per-page
+    /// quota's counter table): victims must have invalid pages besides them.
+    pub fn with_tail_pages(mut self, pages: u32) -> BlockManager {
+        assert!(pages < self.geo.pages_per_block, "{pages} tail pages of {}-page blocks", self.geo.pages_per_block);
+        self.tail_pages = pages;
+        self
+    }
+
+    /// Pages of a block that can hold data.
+    pub fn data_pages_per_block(&self) -> u32 {
+        self.geo.pages_per_block - self.tail_pages
     }
 
     /// Free blocks of a plane (open blocks not counted).
@@ -335,7 +352,7 @@ impl BlockManager {
         let fifo = self.victims.policy == VictimPolicy::Fifo;
         self.victims
             .peek(plane, flash, clock)
-            .filter(|&b| flash.valid_count(b) < self.geo.pages_per_block || (fifo && must_advance))
+            .filter(|&b| flash.valid_count(b) < self.data_pages_per_block() || (fifo && must_advance))
     }
 
     /// The GC job to run next on `plane`: the suspended one in `suspended` if any, else a

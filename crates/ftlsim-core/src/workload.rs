@@ -87,7 +87,8 @@ pub enum Arrival {
     /// Closed loop with think times (rcFTL's Fio intensities, seed 003 L159: High / Mid / Low
     /// = 30 / 50 / 70% of requests "issued with some idle times"): `queue_depth` requests
     /// outstanding; a request is issued as soon as a slot frees or, with probability `share`,
-    /// after an exponential think time of mean `mean_ns` (Fio's `thinktime`).
+    /// after an exponential think time of mean `mean_ns` (one Fio job's `thinktime`: requests
+    /// are issued in order, so the host pauses while one thinks).
     Think {
         /// Queue depth.
         queue_depth: u32,

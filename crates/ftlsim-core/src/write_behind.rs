@@ -3,13 +3,14 @@
 //!
 //! Unlike the caching [`crate::write_buffer::WriteBuffer`], nothing waits in this buffer for
 //! eviction: a page goes to flash as soon as it is written, and holds its slot from the
-//! moment its write is acknowledged until its program completes. So the buffer fills only
+//! moment its write is acknowledged until the write's flash work ends (all of its pages at
+//! once: the simulator knows a request's completion, not each page's). So the buffer fills only
 //! when the host writes faster than the flash programs (and GC steals program time), and
 //! drains in idle time: its occupancy is the write pressure the mode selector reads.
 //!
 //! Admission is first come first served: a write finding the buffer full waits until
-//! enough earlier pages have reached flash, and a later write never overtakes it, so
-//! acknowledgements come in issue order and the buffer's clock only moves forward.
+//! enough earlier pages have reached flash, and a later write never overtakes a waiting
+//! one; the buffer's clock only moves forward.
 //!
 //! The utilisation average is over a sliding window of `window_ns`, kept as 16 buckets of
 //! page-nanoseconds (integer arithmetic: bit-for-bit deterministic). It covers less than
@@ -96,6 +97,8 @@ pub struct WriteBehind {
     /// (program completion, pages) of the writes still in the buffer.
     releases: BinaryHeap<Reverse<(SimTime, u32)>>,
     clock: SimTime,
+    /// Acknowledgement of the last write that waited for room: later writes queue behind it.
+    last_stalled_ack: SimTime,
     window: LoadWindow,
     /// Pages admitted.
     pub pages_admitted: u64,
@@ -116,6 +119,7 @@ impl WriteBehind {
             held: 0,
             releases: BinaryHeap::with_capacity(capacity_pages as usize),
             clock: 0,
+            last_stalled_ack: 0,
             window: LoadWindow::new(window_ns),
             pages_admitted: 0,
             writes_stalled: 0,
@@ -136,9 +140,12 @@ impl WriteBehind {
     /// Start measuring from `t` (a run's first request): the average restarts.
     pub fn begin(&mut self, t: SimTime) {
         self.advance(t);
+        // A later run may start before the buffer's clock (admissions ran ahead): the
+        // average covers only time integrated from here on.
+        let origin = t.max(self.clock);
         self.window = LoadWindow::new(self.window.bucket_ns * BUCKETS as u64);
-        self.window.current = t / self.window.bucket_ns;
-        self.window.origin = t;
+        self.window.current = origin / self.window.bucket_ns;
+        self.window.origin = origin;
         self.pages_admitted = 0;
         self.writes_stalled = 0;
         self.stall_ns = 0;
@@ -171,12 +178,21 @@ impl WriteBehind {
     pub fn admit(&mut self, t: SimTime, pages: u32) -> SimTime {
         self.advance(t);
         let need = pages.min(self.capacity);
+        let mut waited = false;
         while self.held + need > self.capacity {
             let Reverse((r, n)) = self.releases.pop().expect("a full buffer has pending releases");
             self.pass(r);
             self.held -= n;
+            waited = true;
         }
-        let ack = t.max(self.clock);
+        // A write waits for room, or behind a write that did (first come first served); the
+        // clock alone may be past `t` without the buffer having been full (an earlier write
+        // with a later ready time), which is no stall.
+        let mut ack = if waited { t.max(self.clock) } else { t };
+        ack = ack.max(self.last_stalled_ack);
+        if waited {
+            self.last_stalled_ack = ack;
+        }
         if ack > t {
             self.writes_stalled += 1;
             self.stall_ns += ack - t;
@@ -228,7 +244,15 @@ mod tests {
         assert_eq!(b.admit(100, 1), 300);
         b.hold(1, 1000);
         b.check_invariants();
+        // With room and nobody waiting, a write whose ready time is behind the clock (an
+        // earlier write had a later one) is acknowledged at once: no stall.
         b.advance(2000);
+        b.admit(2500, 1);
+        b.hold(1, 2600);
+        assert_eq!(b.admit(2400, 1), 2400);
+        b.hold(1, 2700);
+        assert_eq!(b.writes_stalled, 2);
+        b.advance(3000);
         assert_eq!(b.held(), 0);
         b.check_invariants();
     }

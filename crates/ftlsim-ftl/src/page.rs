@@ -256,7 +256,8 @@ impl PageFtl {
         Ok(PageFtl {
             geo: g.clone(),
             map: ftlsim_core::big_array::filled(d.logical_pages as usize, NONE),
-            bm: BlockManager::new(g, streams + gc_streams, d.held_back_blocks_per_plane, cfg.ftl.gc_victim),
+            bm: BlockManager::new(g, streams + gc_streams, d.held_back_blocks_per_plane, cfg.ftl.gc_victim)
+                .with_tail_pages(table_pages),
             allocation: cfg.ftl.allocation.unwrap_or_default(),
             next_plane: 0,
             threshold: d.gc_threshold_blocks,
@@ -389,6 +390,7 @@ impl PageFtl {
             // Each collection gains space unless FIFO moves past a fully valid block; that
             // can happen at most once per block of the plane before one gains.
             let mut collections = 0;
+            let mut collected = 0u32;
             while self.bm.free_blocks(q) < self.threshold {
                 if self.incremental && collections > 0 && self.bm.free_blocks(q) >= MIN_FREE_BLOCKS {
                     break;
@@ -399,13 +401,13 @@ impl PageFtl {
                     // the plane's full blocks do not add up to a block, it is full of valid data
                     // (placement can load one plane beyond the drive's average): nothing to
                     // reclaim, as below.
-                    let (f, ppb) = (ctx.flash(), self.geo.pages_per_block);
+                    let (f, ppb, data) = (ctx.flash(), self.geo.pages_per_block, self.bm.data_pages_per_block());
                     let garbage: u64 = f
                         .blocks_of(q)
                         .filter(|&b| f.write_pointer(b) == ppb)
-                        .map(|b| u64::from(ppb - f.valid_count(b)))
+                        .map(|b| u64::from(data - f.valid_count(b)))
                         .sum();
-                    if garbage < u64::from(self.geo.pages_per_block) {
+                    if garbage < u64::from(data) {
                         if q == plane && self.bm.free_blocks(q) < MIN_FREE_BLOCKS {
                             ctx.set_tag(prev);
                             return Ok(false);
@@ -434,11 +436,12 @@ impl PageFtl {
                     assert!(steps <= self.geo.pages_per_block, "gc job on block {} does not end", job.victim);
                 }
                 self.gc.foreground_collections += 1;
-                self.bursts.victims += 1;
+                collected += 1;
             }
-            if collections > 0 {
+            if collected > 0 {
                 self.bursts.triggers += 1;
-                self.bursts.longest = self.bursts.longest.max(collections);
+                self.bursts.victims += u64::from(collected);
+                self.bursts.longest = self.bursts.longest.max(collected);
             }
         }
         ctx.block_scope(plane, self.scope);
@@ -586,6 +589,9 @@ impl Ftl for PageFtl {
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
         let mut loaded: PageFtl = ftlsim_core::state::decode(bytes)?;
         loaded.name = self.name;
+        if let (Some(l), Some(s)) = (loaded.quotas.as_mut(), self.quotas.as_ref()) {
+            l.selector.take_settings(&s.selector);
+        }
         *self = loaded;
         Ok(())
     }
@@ -598,7 +604,10 @@ impl Ftl for PageFtl {
     fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
         // The block quotas are rebuilt below (`forget`): only their levels carry over.
         let quotas = self.quotas.take();
+        // FastGC and rcFTL force copy-back whatever the config's gc_copy says (their builds).
+        let copyback = self.copyback;
         *self = PageFtl::build(cfg, self.name, self.limit, quotas)?;
+        self.copyback = copyback;
         let blocks = 0..self.geo.blocks();
         let map = &mut self.map;
         recovery::scan_blocks(ctx, blocks, |flash, ppn, oob| recovery::keep_newest(map, flash, ppn, oob));

@@ -610,8 +610,9 @@ impl Scheduler {
         self.dram.reserve(t, pages * self.dram_xfer, now) + pages * self.dram_xfer
     }
 
-    /// When `pages` pages to program, ready in DRAM at `ready`, can go on the channel: the
-    /// DRAM port (t_DMA out).
+    /// When `pages` pages to program can go on the channel, their DRAM transfer (t_DMA out)
+    /// booked at the port's first gap from `ready` (callers pass the later of the data's
+    /// ready time and just before the plane frees, so a busy plane does not hold the port).
     fn dma_out(&mut self, ready: SimTime, pages: u64) -> SimTime {
         if self.dram_xfer == 0 {
             return ready;
@@ -665,7 +666,8 @@ impl Scheduler {
                 (c, x + xfer)
             }
             OpKind::Program => {
-                let from = self.dma_out(earliest, 1).max(a0);
+                // The page leaves DRAM just before the plane can take it.
+                let from = self.dma_out(earliest.max(a0.saturating_sub(self.dram_xfer)), 1).max(a0);
                 let b = self.buses[ch].reserve(from, cmd + xfer, now);
                 (b, b + cmd + xfer + self.t_prog)
             }
@@ -746,7 +748,7 @@ impl Scheduler {
                 (c, x + n * xfer, cmd + xfer)
             }
             OpKind::Program => {
-                let from = self.dma_out(earliest, n).max(a0);
+                let from = self.dma_out(earliest.max(a0.saturating_sub(n * self.dram_xfer)), n).max(a0);
                 let b = self.buses[ch].reserve(from, n * (cmd + xfer), now);
                 (b, b + n * (cmd + xfer) + self.t_prog, cmd + xfer)
             }

@@ -240,7 +240,7 @@ impl Simulator {
                     let arrival = if closed {
                         // The think time runs from when the slot was free (fixed once, so a
                         // completion handled meanwhile does not restart it).
-                        *pending_at.get_or_insert(now + req.think_ns)
+                        *pending_at.get_or_insert(now.saturating_add(req.think_ns))
                     } else {
                         let first = *first_arrival.get_or_insert(req.arrival_ns);
                         let rel = req.arrival_ns.checked_sub(first).ok_or_else(|| {

@@ -69,6 +69,15 @@ impl ModeSelector {
         !*job
     }
 
+    /// Take `config`'s settings (whether it is on, why not, its threshold), keeping this
+    /// selector's state: a drive snapshot carries the selector of the run that saved it, and
+    /// whether a write-behind buffer feeds it is the loading run's host setting.
+    pub fn take_settings(&mut self, config: &ModeSelector) {
+        self.enabled = config.enabled;
+        self.off_because.clone_from(&config.off_because);
+        self.threshold = config.threshold;
+    }
+
     /// Zero the decision counts (a measured run starts).
     pub fn reset_counts(&mut self) {
         self.urgent_copyback = 0;
