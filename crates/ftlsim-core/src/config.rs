@@ -500,6 +500,9 @@ pub enum WriteBufferPolicy {
     /// (PCFTL Sec. 3.1, Fig. 4).
     #[default]
     Lru,
+    /// First in, first out: an update replaces its page in place, and the page buffered
+    /// longest leaves first (seed 004 Sec. 2.3, L110: its shared write buffer's policy).
+    Fifo,
     /// Write-behind (rcFTL's write buffer, seed 003 Sec. V-A): every page goes to flash at
     /// once and holds its buffer slot until its program completes; a write is acknowledged
     /// when its pages are in the buffer, and waits for room when the buffer is full. Nothing
@@ -1217,8 +1220,10 @@ t_bers_ns = 1500000
         let e = err_of(&with("write_buffer_bytes = 100"));
         assert!(e.contains("host.write_buffer_bytes = 100 (must be 0"), "{e}");
         assert!(e.contains("4096"), "{e}");
-        let e = err_of(&with("write_buffer_policy = \"fifo\""));
-        assert!(e.contains("write_buffer_policy") && e.contains("lru"), "{e}");
+        let c = DriveConfig::from_toml(&with("write_buffer_policy = \"fifo\""), "t").unwrap();
+        assert_eq!(c.host.write_buffer_policy, WriteBufferPolicy::Fifo);
+        let e = err_of(&with("write_buffer_policy = \"bplru\""));
+        assert!(e.contains("write_buffer_policy") && e.contains("lru") && e.contains("fifo"), "{e}");
     }
 
     #[test]

@@ -14,10 +14,11 @@
 //! Invariants (checked by [`WriteBuffer::check_invariants`]): the list and the map hold the
 //! same pages, at most `capacity` of them; free slots plus used slots = capacity.
 //!
-//! Policies: only LRU now. Another policy is a new [`WriteBufferPolicy`] variant plus its
-//! arms in `WriteBuffer::on_hit` (where an updated page goes) and
-//! `WriteBuffer::victim` (which page leaves): FIFO keeps a hit in place; BPLRU
-//! (block-grouped LRU) would add a second list of logical blocks and evict a whole group.
+//! Policies: LRU (a hit moves to the head) and FIFO (a hit keeps its place, seed 004 L110).
+//! Another policy is a new [`WriteBufferPolicy`] variant plus its arms in
+//! `WriteBuffer::on_hit` (where an updated page goes) and `WriteBuffer::victim` (which page
+//! leaves); BPLRU (block-grouped LRU, seed 004's comparison) would add a second list of
+//! logical blocks and evict a whole group.
 //!
 //! Departures from the paper: reads do not change the recency order (the paper's cache
 //! "only accepts write requests", Fig. 4(3) serves a read without moving the page); the
@@ -156,6 +157,8 @@ impl WriteBuffer {
                 self.unlink(s);
                 self.push_head(s);
             }
+            // The page keeps its place: its age is its first write's.
+            WriteBufferPolicy::Fifo => {}
             WriteBufferPolicy::WriteBehind => unreachable!("a write-behind buffer is crate::write_behind"),
         }
     }
@@ -163,7 +166,7 @@ impl WriteBuffer {
     /// The slot that leaves when the buffer is full.
     fn victim(&self) -> u32 {
         match self.policy {
-            WriteBufferPolicy::Lru => self.tail,
+            WriteBufferPolicy::Lru | WriteBufferPolicy::Fifo => self.tail,
             WriteBufferPolicy::WriteBehind => unreachable!("a write-behind buffer is crate::write_behind"),
         }
     }
@@ -241,6 +244,18 @@ mod tests {
         assert_eq!(b.insert(5, 50), Insert::Added);
         b.check_invariants();
         assert_eq!(b.len(), 2);
+    }
+
+    #[test]
+    fn fifo_evicts_the_oldest_first_write_and_updates_keep_their_place() {
+        let mut b = WriteBuffer::new(2, WriteBufferPolicy::Fifo);
+        assert_eq!(b.insert(1, 10), Insert::Added);
+        assert_eq!(b.insert(2, 20), Insert::Added);
+        assert_eq!(b.insert(1, 11), Insert::Hit);
+        assert_eq!(order(&b), vec![2, 1], "the update did not move page 1");
+        assert_eq!(b.insert(3, 30), Insert::Evicted(1, 11), "page 1 came first, with its newest version");
+        assert_eq!(b.insert(4, 40), Insert::Evicted(2, 20));
+        b.check_invariants();
     }
 
     #[test]

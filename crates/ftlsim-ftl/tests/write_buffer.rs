@@ -129,9 +129,9 @@ fn same_seed_gives_the_same_report() {
     assert_ne!(report_json(5), report_json(6));
 }
 
-fn run_case(ftl: &str, buffer_pages: u32, m: &Mix) -> Result<(), String> {
+fn run_case(ftl: &str, policy: &str, buffer_pages: u32, m: &Mix) -> Result<(), String> {
     let extra = format!(
-        "[ftl]\nname = \"{ftl}\"\n[host]\nqueue_depth = 8\nwrite_buffer_bytes = {}",
+        "[ftl]\nname = \"{ftl}\"\n[host]\nqueue_depth = 8\nwrite_buffer_bytes = {}\nwrite_buffer_policy = \"{policy}\"",
         u64::from(buffer_pages) * 4096
     );
     let (sim, r) = run_oracle(small_config(24, 16, 0.3, &extra), m, 2000)?;
@@ -154,11 +154,12 @@ proptest! {
     #[test]
     fn every_read_returns_the_newest_version_through_the_buffer(
         ftl in prop::sample::select(vec!["page", "dftl", "scftl"]),
+        policy in prop::sample::select(vec!["lru", "fifo"]),
         buffer_pages in 1u32..=16,
         m in mix(),
     ) {
-        if let Err(e) = run_case(ftl, buffer_pages, &m) {
-            prop_assert!(false, "{e}\nftl: {ftl}, buffer pages: {buffer_pages}\nmix: {m:?}");
+        if let Err(e) = run_case(ftl, policy, buffer_pages, &m) {
+            prop_assert!(false, "{e}\nftl: {ftl}, policy: {policy}, buffer pages: {buffer_pages}\nmix: {m:?}");
         }
     }
 }
