@@ -503,6 +503,13 @@ pub enum WriteBufferPolicy {
     /// First in, first out: an update replaces its page in place, and the page buffered
     /// longest leaves first (seed 004 Sec. 2.3, L110: its shared write buffer's policy).
     Fifo,
+    /// Block-padding LRU (Kim & Ahn, FAST 2008; seed 004's comparison, L255-L262): the pages of
+    /// one logical block (`host.bplru_block_pages` consecutive pages) move and leave
+    /// together, least recently written block first; a block whose buffered pages all came
+    /// is evicted next (LRU compensation); a leaving block with at least
+    /// `host.bplru_padding_pages` buffered pages is padded with its other pages read from
+    /// flash and written whole.
+    Bplru,
     /// Write-behind (rcFTL's write buffer, seed 003 Sec. V-A): every page goes to flash at
     /// once and holds its buffer slot until its program completes; a write is acknowledged
     /// when its pages are in the buffer, and waits for room when the buffer is full. Nothing
@@ -534,6 +541,11 @@ pub struct HostConfig {
     pub write_buffer_bytes: Option<u64>,
     /// Write buffer replacement policy.
     pub write_buffer_policy: WriteBufferPolicy,
+    /// BPLRU's logical block, pages (unset: `geometry.pages_per_block`).
+    pub bplru_block_pages: Option<u32>,
+    /// BPLRU's block-padding threshold, buffered pages of a leaving block (unset: no
+    /// padding; seed 004 L255 tunes it per workload and does not give it).
+    pub bplru_padding_pages: Option<u32>,
     /// Window of the moving average of the write-behind buffer's utilisation, ns. Unset:
     /// one block's program time, `geometry.pages_per_block` x (page transfer + tPROG)
     /// (rcFTL's "average block write time", seed 003 L122).
@@ -567,6 +579,8 @@ impl Default for HostConfig {
             write_buffer_bytes: None,
             write_buffer_policy: WriteBufferPolicy::Lru,
             write_buffer_load_window_ns: None,
+            bplru_block_pages: None,
+            bplru_padding_pages: None,
             unmapped_read: UnmappedRead::Flash,
         }
     }
@@ -1032,6 +1046,13 @@ impl DriveConfig {
                 "cannot go with ftl.gc_preemption = \"reads\" (a write is acknowledged from the buffer, so no read waits behind its GC)",
             ));
         }
+        if h.bplru_block_pages == Some(0) {
+            return Err(invalid("host.bplru_block_pages", 0, "must be >= 1"));
+        }
+        let group = h.bplru_block_pages.unwrap_or(g.pages_per_block);
+        if let Some(p) = h.bplru_padding_pages.filter(|&p| p == 0 || p > group) {
+            return Err(invalid("host.bplru_padding_pages", p, format!("must be in [1, {group}] (the block's pages)")));
+        }
         if h.write_buffer_load_window_ns == Some(0) {
             return Err(invalid("host.write_buffer_load_window_ns", 0, "must be >= 1"));
         }
@@ -1222,8 +1243,13 @@ t_bers_ns = 1500000
         assert!(e.contains("4096"), "{e}");
         let c = DriveConfig::from_toml(&with("write_buffer_policy = \"fifo\""), "t").unwrap();
         assert_eq!(c.host.write_buffer_policy, WriteBufferPolicy::Fifo);
-        let e = err_of(&with("write_buffer_policy = \"bplru\""));
-        assert!(e.contains("write_buffer_policy") && e.contains("lru") && e.contains("fifo"), "{e}");
+        let c =
+            DriveConfig::from_toml(&with("write_buffer_policy = \"bplru\"\nbplru_padding_pages = 16"), "t").unwrap();
+        assert_eq!(c.host.write_buffer_policy, WriteBufferPolicy::Bplru);
+        let e = err_of(&with("write_buffer_policy = \"mru\""));
+        assert!(e.contains("write_buffer_policy") && e.contains("lru") && e.contains("bplru"), "{e}");
+        let e = err_of(&with("write_buffer_policy = \"bplru\"\nbplru_padding_pages = 17"));
+        assert!(e.contains("host.bplru_padding_pages = 17") && e.contains("[1, 16]"), "{e}");
     }
 
     #[test]

@@ -356,6 +356,11 @@ pub struct WriteBufferReport {
     pub read_hits: u64,
     /// Pages evicted and written to flash through the FTL.
     pub evictions: u64,
+    /// BPLRU: blocks evicted whole.
+    pub blocks_evicted: u64,
+    /// BPLRU: pages read from flash and written again to complete an evicted block (block
+    /// padding).
+    pub padded_pages: u64,
     /// Pages trimmed while buffered (dropped without flash work).
     pub trimmed_pages: u64,
     /// Pages in the buffer at the end of the run (not flushed).

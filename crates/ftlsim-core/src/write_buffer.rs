@@ -14,11 +14,14 @@
 //! Invariants (checked by [`WriteBuffer::check_invariants`]): the list and the map hold the
 //! same pages, at most `capacity` of them; free slots plus used slots = capacity.
 //!
-//! Policies: LRU (a hit moves to the head) and FIFO (a hit keeps its place, seed 004 L110).
-//! Another policy is a new [`WriteBufferPolicy`] variant plus its arms in
+//! Policies: LRU (a hit moves to the head), FIFO (a hit keeps its place, seed 004 L110) and
+//! BPLRU (Kim & Ahn, FAST 2008; seed 004's comparison): the pages of a logical block are one
+//! contiguous run of the list, moved to the head on any write to the block (to the tail once
+//! every page of it is buffered: LRU compensation) and evicted whole
+//! ([`Insert::EvictedBlock`]); the caller pads a leaving block (`host.bplru_padding_pages`).
+//! Another page policy is a new [`WriteBufferPolicy`] variant plus its arms in
 //! `WriteBuffer::on_hit` (where an updated page goes) and `WriteBuffer::victim` (which page
-//! leaves); BPLRU (block-grouped LRU, seed 004's comparison) would add a second list of
-//! logical blocks and evict a whole group.
+//! leaves).
 //!
 //! Departures from the paper: reads do not change the recency order (the paper's cache
 //! "only accepts write requests", Fig. 4(3) serves a read without moving the page); the
@@ -38,6 +41,17 @@ pub enum Insert {
     Added,
     /// A new page took the slot of this victim `(lpn, version)`, which must go to flash.
     Evicted(Lpn, u32),
+    /// BPLRU: the least recently written logical block left whole; its pages are in
+    /// [`WriteBuffer::evicted`] (in LPN order), and must go to flash.
+    EvictedBlock,
+}
+
+/// A BPLRU block's run of slots in the page list (its pages are kept contiguous).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct Group {
+    first: u32,
+    last: u32,
+    count: u32,
 }
 
 /// A page-granular write buffer of fixed capacity.
@@ -54,9 +68,26 @@ pub struct WriteBuffer {
     tail: u32,
     index: HashMap<Lpn, u32>,
     free: Vec<u32>,
+    /// BPLRU: pages per logical block, and each buffered block's run of slots.
+    block_pages: u32,
+    groups: HashMap<Lpn, Group>,
+    /// BPLRU: the pages of the block evicted last.
+    evicted: Vec<(Lpn, u32)>,
 }
 
 impl WriteBuffer {
+    /// An empty buffer of `capacity_pages` pages (>= 1); BPLRU groups `block_pages` pages.
+    pub fn with_blocks(capacity_pages: u32, policy: WriteBufferPolicy, block_pages: u32) -> WriteBuffer {
+        assert!(block_pages >= 1, "BPLRU blocks of {block_pages} pages");
+        let bplru = policy == WriteBufferPolicy::Bplru;
+        WriteBuffer {
+            block_pages,
+            groups: HashMap::with_capacity(if bplru { capacity_pages as usize } else { 0 }),
+            evicted: Vec::with_capacity(if bplru { block_pages.min(capacity_pages) as usize } else { 0 }),
+            ..Self::new(capacity_pages, policy)
+        }
+    }
+
     /// An empty buffer of `capacity_pages` pages (>= 1).
     pub fn new(capacity_pages: u32, policy: WriteBufferPolicy) -> WriteBuffer {
         assert!(capacity_pages >= 1, "write buffer capacity {capacity_pages} must be >= 1");
@@ -73,6 +104,9 @@ impl WriteBuffer {
             tail: NONE,
             index: HashMap::with_capacity(cap),
             free: (0..capacity_pages).rev().collect(),
+            block_pages: 1,
+            groups: HashMap::new(),
+            evicted: Vec::new(),
         }
     }
 
@@ -99,6 +133,9 @@ impl WriteBuffer {
     /// Buffer version `version` of `lpn`; says whether it was a hit, took a free slot or
     /// evicted a victim that the caller must write to flash.
     pub fn insert(&mut self, lpn: Lpn, version: u32) -> Insert {
+        if self.policy == WriteBufferPolicy::Bplru {
+            return self.insert_bplru(lpn, version);
+        }
         if let Some(&s) = self.index.get(&lpn) {
             assert_eq!(self.lpn[s as usize], lpn, "write buffer slot {s} holds another page");
             self.version[s as usize] = version;
@@ -125,9 +162,145 @@ impl WriteBuffer {
         out
     }
 
+    /// The pages of the block the last [`Insert::EvictedBlock`] evicted, in LPN order.
+    pub fn evicted(&self) -> &[(Lpn, u32)] {
+        &self.evicted
+    }
+
+    /// Take the evicted block's pages (to write them while the buffer is borrowed again);
+    /// hand the vector back with [`WriteBuffer::restore_evicted`] so no allocation recurs.
+    pub fn take_evicted(&mut self) -> Vec<(Lpn, u32)> {
+        std::mem::take(&mut self.evicted)
+    }
+
+    /// Give back the vector [`WriteBuffer::take_evicted`] took.
+    pub fn restore_evicted(&mut self, mut v: Vec<(Lpn, u32)>) {
+        v.clear();
+        self.evicted = v;
+    }
+
+    /// Pages per BPLRU block.
+    pub fn block_pages(&self) -> u32 {
+        self.block_pages
+    }
+
+    /// BPLRU's insert: the page joins its block's run, and the run moves to the head (or to
+    /// the tail once every page of the block is buffered: LRU compensation, the block will
+    /// not be written again soon); a full buffer first evicts the tail block whole.
+    fn insert_bplru(&mut self, lpn: Lpn, version: u32) -> Insert {
+        let g = lpn / self.block_pages;
+        if let Some(&s) = self.index.get(&lpn) {
+            self.version[s as usize] = version;
+            self.move_group(g, true);
+            return Insert::Hit;
+        }
+        let mut out = Insert::Added;
+        if self.free.is_empty() {
+            self.evict_tail_group();
+            out = Insert::EvictedBlock;
+        }
+        let s = self.free.pop().expect("a slot is free after an eviction");
+        self.lpn[s as usize] = lpn;
+        self.version[s as usize] = version;
+        self.index.insert(lpn, s);
+        match self.groups.get_mut(&g) {
+            Some(gr) => {
+                // Join the run right after its last slot, so the run stays contiguous.
+                let last = gr.last;
+                gr.last = s;
+                gr.count += 1;
+                let n = self.next[last as usize];
+                self.prev[s as usize] = last;
+                self.next[s as usize] = n;
+                self.next[last as usize] = s;
+                if n != NONE {
+                    self.prev[n as usize] = s;
+                } else {
+                    self.tail = s;
+                }
+            }
+            None => {
+                self.push_head(s);
+                self.groups.insert(g, Group { first: s, last: s, count: 1 });
+            }
+        }
+        let full = self.groups[&g].count >= self.block_pages;
+        self.move_group(g, !full);
+        assert!(self.index.len() <= self.lpn.len(), "write buffer over capacity");
+        out
+    }
+
+    /// Splice block `g`'s run to the head (`to_head`) or to the tail of the list.
+    fn move_group(&mut self, g: Lpn, to_head: bool) {
+        let Group { first, last, .. } = self.groups[&g];
+        let (p, n) = (self.prev[first as usize], self.next[last as usize]);
+        if p != NONE {
+            self.next[p as usize] = n;
+        } else {
+            self.head = n;
+        }
+        if n != NONE {
+            self.prev[n as usize] = p;
+        } else {
+            self.tail = p;
+        }
+        if to_head {
+            self.prev[first as usize] = NONE;
+            self.next[last as usize] = self.head;
+            if self.head != NONE {
+                self.prev[self.head as usize] = last;
+            } else {
+                self.tail = last;
+            }
+            self.head = first;
+        } else {
+            self.next[last as usize] = NONE;
+            self.prev[first as usize] = self.tail;
+            if self.tail != NONE {
+                self.next[self.tail as usize] = first;
+            } else {
+                self.head = first;
+            }
+            self.tail = last;
+        }
+    }
+
+    /// Evict the block whose run ends the list, whole, into `evicted` (LPN order).
+    fn evict_tail_group(&mut self) {
+        let g = self.lpn[self.tail as usize] / self.block_pages;
+        let gr = self.groups.remove(&g).expect("the tail slot's block is buffered");
+        self.evicted.clear();
+        let mut s = gr.first;
+        for i in 0..gr.count {
+            let next = self.next[s as usize];
+            let (l, v) = (self.lpn[s as usize], self.version[s as usize]);
+            assert_eq!(l / self.block_pages, g, "slot {s} in block {g}'s run holds lpn {l}");
+            self.evicted.push((l, v));
+            self.index.remove(&l);
+            self.unlink(s);
+            self.free.push(s);
+            if i + 1 < gr.count {
+                s = next;
+            }
+        }
+        self.evicted.sort_unstable();
+    }
+
     /// Drop `lpn` (a trim); returns its buffered version.
     pub fn remove(&mut self, lpn: Lpn) -> Option<u32> {
         let s = self.index.remove(&lpn)?;
+        if self.policy == WriteBufferPolicy::Bplru {
+            let g = lpn / self.block_pages;
+            let gr = self.groups.get_mut(&g).expect("a buffered page's block is buffered");
+            gr.count -= 1;
+            if gr.count == 0 {
+                self.groups.remove(&g);
+            } else if gr.first == s {
+                gr.first = self.next[s as usize];
+            } else if gr.last == s {
+                gr.last = self.prev[s as usize];
+            }
+        }
         self.unlink(s);
         self.free.push(s);
         assert!(self.free.len() <= self.lpn.len(), "more free slots than capacity");
@@ -159,6 +332,7 @@ impl WriteBuffer {
             }
             // The page keeps its place: its age is its first write's.
             WriteBufferPolicy::Fifo => {}
+            WriteBufferPolicy::Bplru => unreachable!("BPLRU moves blocks (insert_bplru)"),
             WriteBufferPolicy::WriteBehind => unreachable!("a write-behind buffer is crate::write_behind"),
         }
     }
@@ -167,6 +341,7 @@ impl WriteBuffer {
     fn victim(&self) -> u32 {
         match self.policy {
             WriteBufferPolicy::Lru | WriteBufferPolicy::Fifo => self.tail,
+            WriteBufferPolicy::Bplru => unreachable!("BPLRU evicts blocks (evict_tail_group)"),
             WriteBufferPolicy::WriteBehind => unreachable!("a write-behind buffer is crate::write_behind"),
         }
     }
@@ -216,6 +391,22 @@ impl WriteBuffer {
         assert_eq!(self.tail, prev, "tail is the last slot of the list");
         assert_eq!(n, self.index.len(), "list length {n} vs map {}", self.index.len());
         assert_eq!(n + self.free.len(), self.lpn.len(), "used + free = capacity");
+        if self.policy == WriteBufferPolicy::Bplru {
+            // Each block's pages form one run of the list, as its group says.
+            let mut pages = 0;
+            for (&g, gr) in &self.groups {
+                let mut s = gr.first;
+                for k in 0..gr.count {
+                    assert_eq!(self.lpn[s as usize] / self.block_pages, g, "block {g}'s run is not contiguous");
+                    if k + 1 == gr.count {
+                        assert_eq!(s, gr.last, "block {g}'s run ends elsewhere");
+                    }
+                    s = self.next[s as usize];
+                }
+                pages += gr.count as usize;
+            }
+            assert_eq!(pages, self.index.len(), "blocks' pages add up to the buffered pages");
+        }
     }
 }
 
@@ -256,6 +447,54 @@ mod tests {
         assert_eq!(b.insert(3, 30), Insert::Evicted(1, 11), "page 1 came first, with its newest version");
         assert_eq!(b.insert(4, 40), Insert::Evicted(2, 20));
         b.check_invariants();
+    }
+
+    #[test]
+    fn bplru_moves_and_evicts_whole_blocks_and_sends_full_ones_to_the_tail() {
+        // Blocks of 4 pages: lpns 0-3 block 0, 4-7 block 1, 8-11 block 2.
+        let mut b = WriteBuffer::with_blocks(5, WriteBufferPolicy::Bplru, 4);
+        for (lpn, v) in [(0, 1), (4, 2), (1, 3), (8, 4)] {
+            assert_eq!(b.insert(lpn, v), Insert::Added);
+        }
+        // Recency by block: 2 (8), 0 (0, 1), 1 (4).
+        assert_eq!(order(&b), vec![8, 0, 1, 4]);
+        assert_eq!(b.insert(5, 5), Insert::Added, "block 1 joins and moves to the head");
+        assert_eq!(order(&b), vec![4, 5, 8, 0, 1]);
+        b.check_invariants();
+        // Full: the least recently written block (0) leaves whole, in LPN order.
+        assert_eq!(b.insert(9, 6), Insert::EvictedBlock);
+        assert_eq!(b.evicted(), &[(0, 1), (1, 3)]);
+        assert_eq!(order(&b), vec![8, 9, 4, 5]);
+        // A hit moves its block to the head; a trim keeps the runs contiguous.
+        assert_eq!(b.insert(4, 7), Insert::Hit);
+        assert_eq!(b.remove(9), Some(6));
+        b.check_invariants();
+        assert_eq!(order(&b), vec![4, 5, 8]);
+        // LRU compensation: a block whose every page is buffered goes to the tail.
+        let mut c = WriteBuffer::with_blocks(8, WriteBufferPolicy::Bplru, 2);
+        c.insert(0, 1);
+        c.insert(2, 2);
+        c.insert(1, 3);
+        assert_eq!(order(&c), vec![2, 0, 1], "block 0 complete: next to leave");
+        c.check_invariants();
+    }
+
+    #[test]
+    fn bplru_random_ops_keep_its_runs() {
+        let mut b = WriteBuffer::with_blocks(7, WriteBufferPolicy::Bplru, 3);
+        let mut x = 99u64;
+        for i in 0..20_000u32 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let lpn = ((x >> 33) % 20) as Lpn;
+            if (x >> 20).is_multiple_of(6) {
+                b.remove(lpn);
+            } else if b.insert(lpn, i) == Insert::EvictedBlock {
+                let ev = b.evicted();
+                assert!(!ev.is_empty() && ev.iter().all(|e| e.0 / 3 == ev[0].0 / 3), "{ev:?}");
+                assert!(ev.windows(2).all(|w| w[0].0 < w[1].0));
+            }
+            b.check_invariants();
+        }
     }
 
     #[test]

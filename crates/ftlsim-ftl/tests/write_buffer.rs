@@ -130,8 +130,10 @@ fn same_seed_gives_the_same_report() {
 }
 
 fn run_case(ftl: &str, policy: &str, buffer_pages: u32, m: &Mix) -> Result<(), String> {
+    // BPLRU pads a leaving block of 4 or more buffered pages (of 16) with its other pages.
+    let padding = if policy == "bplru" { "\nbplru_padding_pages = 4" } else { "" };
     let extra = format!(
-        "[ftl]\nname = \"{ftl}\"\n[host]\nqueue_depth = 8\nwrite_buffer_bytes = {}\nwrite_buffer_policy = \"{policy}\"",
+        "[ftl]\nname = \"{ftl}\"\n[host]\nqueue_depth = 8\nwrite_buffer_bytes = {}\nwrite_buffer_policy = \"{policy}\"{padding}",
         u64::from(buffer_pages) * 4096
     );
     let (sim, r) = run_oracle(small_config(24, 16, 0.3, &extra), m, 2000)?;
@@ -154,7 +156,7 @@ proptest! {
     #[test]
     fn every_read_returns_the_newest_version_through_the_buffer(
         ftl in prop::sample::select(vec!["page", "dftl", "scftl"]),
-        policy in prop::sample::select(vec!["lru", "fifo"]),
+        policy in prop::sample::select(vec!["lru", "fifo", "bplru"]),
         buffer_pages in 1u32..=16,
         m in mix(),
     ) {
@@ -162,6 +164,30 @@ proptest! {
             prop_assert!(false, "{e}\nftl: {ftl}, policy: {policy}, buffer pages: {buffer_pages}\nmix: {m:?}");
         }
     }
+}
+
+/// BPLRU (seed 004's comparison): a block leaves whole when the buffer is full, and one with
+/// enough buffered pages is padded with its other pages read from flash, so the FTL gets the
+/// whole block in order.
+#[test]
+fn bplru_evicts_and_pads_whole_blocks() {
+    let extra = "[ftl]\nname = \"page\"\n[host]\nwrite_buffer_bytes = 16384\nwrite_buffer_policy = \"bplru\"\n\
+                 bplru_padding_pages = 3";
+    let mut sim = ftlsim_ftl::simulator(small_config(32, 16, 0.2, extra), true).unwrap();
+    sim.precondition(&Precondition { fill: 1.0, ..Precondition::default() }).unwrap();
+    // Pages 0-3 of block 0 fill the 4-page buffer; page 16 (block 1) evicts block 0, padded
+    // with its other 12 pages.
+    let r = run(&mut sim, (0..4).chain([16]).map(|i| req(IoOp::Write, i)).collect());
+    let wb = r.write_buffer.unwrap();
+    assert_eq!((wb.blocks_evicted, wb.evictions, wb.padded_pages), (1, 4, 12));
+    assert_eq!(r.flash.programs.host, 16, "the whole block");
+    assert_eq!(r.flash.reads.host, 12, "the padding read the other pages");
+    // Two pages of block 2 and page 48 (block 3): block 1 (one page) leaves without padding.
+    let r = run(&mut sim, [32, 33, 48, 49].map(|i| req(IoOp::Write, i)).to_vec());
+    let wb = r.write_buffer.unwrap();
+    assert_eq!((wb.blocks_evicted, wb.padded_pages), (1, 0));
+    let r = run(&mut sim, (0..64).map(|i| req(IoOp::Read, i)).collect());
+    assert_eq!(r.host.pages_read, 64, "read back through the oracle");
 }
 
 /// The write-behind buffer (rcFTL's, `write_buffer_policy = "write_behind"`): writes are

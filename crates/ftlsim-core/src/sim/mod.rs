@@ -112,6 +112,8 @@ pub struct Simulator {
     oracle: Option<Vec<u32>>,
     /// Versions of the run of whole pages being gathered (reused, no allocation per request).
     run: Vec<u32>,
+    /// A BPLRU block being padded (reused).
+    pad: Vec<(Lpn, u32)>,
     next_version: u32,
     merge: Option<MergeBuffer>,
     /// The DRAM write buffer, when `host.write_buffer_bytes` (or the FTL's default) > 0.
@@ -150,8 +152,9 @@ impl Simulator {
             .write_buffer_pages
             .unwrap_or_else(|| (ftl.default_write_buffer_bytes() / u64::from(cfg.geometry.page_size_bytes)) as u32);
         let behind_policy = cfg.host.write_buffer_policy == WriteBufferPolicy::WriteBehind;
-        let wbuf =
-            (buffer_pages > 0 && !behind_policy).then(|| WriteBuffer::new(buffer_pages, cfg.host.write_buffer_policy));
+        let block_pages = cfg.host.bplru_block_pages.unwrap_or(cfg.geometry.pages_per_block);
+        let wbuf = (buffer_pages > 0 && !behind_policy)
+            .then(|| WriteBuffer::with_blocks(buffer_pages, cfg.host.write_buffer_policy, block_pages));
         let behind =
             (buffer_pages > 0 && behind_policy).then(|| WriteBehind::new(buffer_pages, d.write_buffer_load_window_ns));
         Ok(Simulator {
@@ -170,6 +173,7 @@ impl Simulator {
             held: None,
             wall: WallTimes { build_s: t0.elapsed().as_secs_f64(), ..WallTimes::default() },
             run: Vec::new(),
+            pad: Vec::new(),
             next_version: 1,
             merge,
             wbuf,

@@ -6,7 +6,9 @@
 //! written through the FTL inside the request that caused the eviction, so that request
 //! waits for the program (PCFTL Fig. 9 puts it on the write's critical path). Partial pages
 //! enter the buffer as whole pages (the paper zero-pads, Sec. 3.5), bypassing
-//! `host.partial_write`. Preconditioning writes go straight to the FTL.
+//! `host.partial_write`. Preconditioning writes go straight to the FTL. Under BPLRU a whole
+//! block leaves at once; with enough of its pages buffered its other pages are read first and
+//! the block is written in order (block padding), the request waiting for both.
 //!
 //! With `host.write_buffer_policy = "write_behind"` ([`crate::write_behind`]) a write goes
 //! through the FTL as without a buffer, but from when the buffer has room for its pages, and
@@ -33,7 +35,8 @@ impl Simulator {
     /// Put each page of a host write in the write buffer (partial pages as whole pages);
     /// a victim evicted by an insert is written through the FTL now, recorded for this
     /// request's batch so the request waits for it.
-    fn write_buffered(&mut self, offset: u64, sectors: u32) -> Result<(), SimError> {
+    fn write_buffered(&mut self, offset: u64, sectors: u32, ready: SimTime) -> Result<SimTime, SimError> {
+        let mut done = ready;
         let spp = self.cfg.geometry.sectors_per_page();
         for span in pages(offset, sectors, spp) {
             self.host.pages_written += 1;
@@ -60,9 +63,66 @@ impl Simulator {
                     // The victim's buffered version is its newest: the oracle already has it.
                     self.ftl_write(lpn, ev, true)?;
                 }
+                Insert::EvictedBlock => {
+                    self.wb.write_inserts += 1;
+                    let pages = w.take_evicted();
+                    let r = self.write_evicted_block(&pages, ready);
+                    self.wbuf.as_mut().expect("buffer exists").restore_evicted(pages);
+                    done = done.max(r?);
+                }
             }
         }
-        Ok(())
+        Ok(done)
+    }
+
+    /// Write a block BPLRU evicted (its buffered pages, LPN order). With at least
+    /// `host.bplru_padding_pages` of them, its other pages are read from flash first and
+    /// written with them: the whole block goes to the FTL in order (a switch merge for a
+    /// hybrid FTL). Returns when padding's own batches end (`ready` without padding).
+    fn write_evicted_block(&mut self, pages: &[(Lpn, u32)], ready: SimTime) -> Result<SimTime, SimError> {
+        self.wb.blocks_evicted += 1;
+        self.wb.evictions += pages.len() as u64;
+        let bp = self.wbuf.as_ref().expect("buffer exists").block_pages();
+        let pad = self.cfg.host.bplru_padding_pages.is_some_and(|t| pages.len() as u32 >= t);
+        if !pad || pages.len() as u32 >= bp {
+            for &(lpn, v) in pages {
+                self.ftl_write(lpn, v, true)?;
+            }
+            return Ok(ready);
+        }
+        // Earlier work of this request first, then the reads, then the block's programs.
+        let before = self.flush(ready);
+        let first = pages[0].0 / bp * bp;
+        let end = (first + bp).min(self.d.logical_pages);
+        // The block in LPN order: buffered pages as they are, the others as read (never
+        // written ones stay unwritten). `pad` is scratch kept across evictions.
+        let mut block = std::mem::take(&mut self.pad);
+        let mut next = 0;
+        for lpn in first..end {
+            if let Some(&p) = pages.get(next).filter(|p| p.0 == lpn) {
+                next += 1;
+                block.push(p);
+            } else if self.wbuf.as_ref().is_some_and(|w| w.get(lpn).is_some()) {
+                // The page whose write evicted its own block is buffered anew: newer than flash.
+                continue;
+            } else if let Some(v) = self.ftl_read(lpn)? {
+                self.wb.padded_pages += 1;
+                block.push((lpn, v));
+            }
+        }
+        let read_end = self.flush(ready).host_end;
+        let mut r = Ok(());
+        for &(lpn, v) in &block {
+            r = self.ftl_write(lpn, v, true);
+            if r.is_err() {
+                break;
+            }
+        }
+        block.clear();
+        self.pad = block;
+        r?;
+        let written = self.flush(read_end);
+        Ok(before.host_end.max(written.host_end))
     }
 
     /// Schedule the recorded operations, none before `ready`.
@@ -78,8 +138,7 @@ impl Simulator {
     /// partial page by the partial-page policy. Returns the host completion of the flash work.
     fn write_spans(&mut self, offset: u64, sectors: u32, ready: SimTime) -> Result<SimTime, SimError> {
         if self.wbuf.is_some() {
-            self.write_buffered(offset, sectors)?;
-            return Ok(ready);
+            return self.write_buffered(offset, sectors, ready);
         }
         let spp = self.cfg.geometry.sectors_per_page();
         debug_assert!(self.run.is_empty());
