@@ -233,35 +233,11 @@ impl WriteBuffer {
     /// Splice block `g`'s run to the head (`to_head`) or to the tail of the list.
     fn move_group(&mut self, g: Lpn, to_head: bool) {
         let Group { first, last, .. } = self.groups[&g];
-        let (p, n) = (self.prev[first as usize], self.next[last as usize]);
-        if p != NONE {
-            self.next[p as usize] = n;
-        } else {
-            self.head = n;
-        }
-        if n != NONE {
-            self.prev[n as usize] = p;
-        } else {
-            self.tail = p;
-        }
+        self.unlink_run(first, last);
         if to_head {
-            self.prev[first as usize] = NONE;
-            self.next[last as usize] = self.head;
-            if self.head != NONE {
-                self.prev[self.head as usize] = last;
-            } else {
-                self.tail = last;
-            }
-            self.head = first;
+            self.push_head_run(first, last);
         } else {
-            self.next[last as usize] = NONE;
-            self.prev[first as usize] = self.tail;
-            if self.tail != NONE {
-                self.next[self.tail as usize] = first;
-            } else {
-                self.head = first;
-            }
-            self.tail = last;
+            self.push_tail_run(first, last);
         }
     }
 
@@ -347,32 +323,54 @@ impl WriteBuffer {
     }
 
     fn push_head(&mut self, s: u32) {
-        self.prev[s as usize] = NONE;
-        self.next[s as usize] = self.head;
+        self.push_head_run(s, s);
+    }
+
+    /// Put the detached run `first..=last` at the head.
+    fn push_head_run(&mut self, first: u32, last: u32) {
+        self.prev[first as usize] = NONE;
+        self.next[last as usize] = self.head;
         if self.head != NONE {
-            self.prev[self.head as usize] = s;
+            self.prev[self.head as usize] = last;
         } else {
-            self.tail = s;
+            self.tail = last;
         }
-        self.head = s;
+        self.head = first;
+    }
+
+    /// Put the detached run `first..=last` at the tail.
+    fn push_tail_run(&mut self, first: u32, last: u32) {
+        self.next[last as usize] = NONE;
+        self.prev[first as usize] = self.tail;
+        if self.tail != NONE {
+            self.next[self.tail as usize] = first;
+        } else {
+            self.head = first;
+        }
+        self.tail = last;
     }
 
     fn unlink(&mut self, s: u32) {
-        let (p, n) = (self.prev[s as usize], self.next[s as usize]);
+        self.unlink_run(s, s);
+        self.prev[s as usize] = NONE;
+        self.next[s as usize] = NONE;
+    }
+
+    /// Detach the run `first..=last` from the list (its inner links stay).
+    fn unlink_run(&mut self, first: u32, last: u32) {
+        let (p, n) = (self.prev[first as usize], self.next[last as usize]);
         if p != NONE {
             self.next[p as usize] = n;
         } else {
-            assert_eq!(self.head, s, "slot {s} without predecessor is the head");
+            assert_eq!(self.head, first, "slot {first} without predecessor is the head");
             self.head = n;
         }
         if n != NONE {
             self.prev[n as usize] = p;
         } else {
-            assert_eq!(self.tail, s, "slot {s} without successor is the tail");
+            assert_eq!(self.tail, last, "slot {last} without successor is the tail");
             self.tail = p;
         }
-        self.prev[s as usize] = NONE;
-        self.next[s as usize] = NONE;
     }
 
     /// Whole-state check (tests): list and map agree, sizes add up.
