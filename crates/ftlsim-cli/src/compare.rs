@@ -297,7 +297,13 @@ fn run_jobs(jobs: &[Job], srcs: &[Source], threads: usize, quiet: bool) -> Vec<R
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(j) = jobs.get(i) else { break };
                 let started = std::time::Instant::now();
-                let r = simulate(&j.spec, &j.plan, &j.out, true).map(|(r, _)| r);
+                let r = simulate(&j.spec, &j.plan, &j.out, true).and_then(|(r, _)| {
+                    r.ok_or_else(|| {
+                        SimError::Input(
+                            "compare: a [multichannel] drive is compared with `ftlsim run` or a Python sweep".into(),
+                        )
+                    })
+                });
                 if !quiet {
                     let what = if r.is_ok() { "done" } else { "failed" };
                     let label = &srcs[j.source].label;

@@ -190,7 +190,12 @@ fn plan(a: &RunArgs) -> Result<(RunSpec, RunPlan), SimError> {
 /// written into a staging directory inside `out` and moved into place only when the run
 /// succeeded, so a failed run leaves the previous results untouched. Returns the report and
 /// the result JSON.
-fn simulate(spec: &RunSpec, p: &RunPlan, out: &Path, quiet: bool) -> Result<(Report, serde_json::Value), SimError> {
+fn simulate(
+    spec: &RunSpec,
+    p: &RunPlan,
+    out: &Path,
+    quiet: bool,
+) -> Result<(Option<Report>, serde_json::Value), SimError> {
     let io = |what: &Path, e: std::io::Error| SimError::Input(format!("cannot write {}: {e}", what.display()));
     std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
     remove_stale_staging(out);
@@ -237,7 +242,7 @@ fn simulate_into(
     p: &RunPlan,
     out: &Path,
     quiet: bool,
-) -> Result<(Report, serde_json::Value), SimError> {
+) -> Result<(Option<Report>, serde_json::Value), SimError> {
     let mut obs = output::CliObserver::new(out, quiet).map_err(SimError::Input)?;
     let outcome = ftlsim_run::execute(spec, p, &mut obs);
     // The time series is complete only if the run is; its own write error comes first.
@@ -253,7 +258,10 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json).expect("report serialises"));
     } else {
-        print!("{}", output::summary_table(&report, &json["wall_time"]));
+        match &report {
+            Some(r) => print!("{}", output::summary_table(r, &json["wall_time"])),
+            None => print!("{}", output::channel_summary(&json)),
+        }
         println!("results: {}", a.out.join("results.json").display());
     }
     Ok(())

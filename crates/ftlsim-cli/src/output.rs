@@ -128,6 +128,43 @@ fn lat_row(name: &str, s: &LatencyStats) -> String {
     )
 }
 
+/// The summary of a channel-system run (`[multichannel]`), from its results.json.
+pub fn channel_summary(json: &Value) -> String {
+    let r = &json["report"];
+    let (d, p, t, g) = (&r["drive"], &r["performance"], &r["channel_time"], &r["gc"]);
+    let pct = |v: &Value| v.as_f64().unwrap_or(0.0) * 100.0;
+    format!(
+        "drive {} | ftl {} | {} x {} channels x {} planes, {} units | buffer {} {} {}\n\
+         write requests {} | IOPS {:.1} | {:.2} MB/s | response 1/IOPS {:.0} us, measured mean {:.0} us p99 {:.0} us\n\
+         channel time: host writes {:.1}% | GC {:.1}% (early {:.1}%) | idle {:.1}%\n\
+         GC steps: mandatory {} early {} | preemptions {} | CF rounds {} | write amplification {:.3}\n",
+        d["name"].as_str().unwrap_or(""),
+        d["ftl"].as_str().unwrap_or(""),
+        d["mode"].as_str().unwrap_or(""),
+        d["channels"],
+        d["planes_per_channel"],
+        d["units"],
+        bytes(d["buffer_bytes"].as_u64().unwrap_or(0)),
+        d["buffer_sharing"].as_str().unwrap_or(""),
+        d["buffer_policy"].as_str().unwrap_or(""),
+        r["host"]["requests"],
+        p["iops"].as_f64().unwrap_or(0.0),
+        p["throughput_mb_per_s"].as_f64().unwrap_or(0.0),
+        p["response_inverse_iops_us"].as_f64().unwrap_or(0.0),
+        p["response_mean_us"].as_f64().unwrap_or(0.0),
+        p["response_p99_us"].as_f64().unwrap_or(0.0),
+        pct(&t["host_write_share"]),
+        pct(&t["gc_share"]),
+        pct(&t["early_gc_share"]),
+        pct(&t["idle_share"]),
+        g["mandatory_steps"],
+        g["early_steps"],
+        g["preemptions"],
+        g["cf_rounds"],
+        r["flash"]["write_amplification"].as_f64().unwrap_or(0.0),
+    )
+}
+
 /// The readable summary printed after a run; `wall` is the `wall_time` object.
 pub fn summary_table(r: &Report, wall: &Value) -> String {
     let mut s = String::new();

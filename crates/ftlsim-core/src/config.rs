@@ -48,6 +48,76 @@ pub struct DriveConfig {
     /// The per-block reliability model (seed 003); off without this section.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reliability: Option<crate::reliability::ReliabilityConfig>,
+    /// A multichannel SSD of one FTL instance per channel behind a shared write buffer
+    /// (seed 004); a run with this section is a channel-system run (docs/multichannel.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multichannel: Option<MultichannelConfig>,
+}
+
+/// How the channels of a multichannel SSD are managed (seed 004 Sec. 2.2, 3.2, 3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelMode {
+    /// Synchronized channels: one command with one address on every channel, so pages and
+    /// blocks are super pages and super blocks, and a partial super page is read-modified-written.
+    Sync,
+    /// Fully independent channels, no early garbage collection.
+    #[default]
+    Fi,
+    /// Independent channels with garbage-collection advancing (Sec. 3.2, Table I).
+    Gca,
+    /// Independent channels (and planes) with cycle filling (Sec. 3.3, Table I).
+    Cf,
+}
+
+impl ChannelMode {
+    /// The name as configured.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChannelMode::Sync => "sync",
+            ChannelMode::Fi => "fi",
+            ChannelMode::Gca => "gca",
+            ChannelMode::Cf => "cf",
+        }
+    }
+}
+
+/// Whether the write buffer is shared by the channels or split among them (seed 004 Sec. 4.4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferSharing {
+    /// One buffer space for all channels (Sec. 3.1).
+    #[default]
+    Shared,
+    /// The space divided equally among the channels; a full share refuses the host.
+    Partitioned,
+}
+
+/// `[multichannel]`: the channel system of seed 004 (docs/multichannel.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MultichannelConfig {
+    /// SYNC, FI, GCA or CF.
+    pub mode: ChannelMode,
+    /// Preemption points in early garbage collection (Sec. 3.2.2, Fig. 5): optional for GCA,
+    /// always on for CF (a CF config with `false` is refused).
+    pub preemption: bool,
+    /// Shared or partitioned write buffer.
+    pub buffer: BufferSharing,
+    /// N_s: a channel starts early GC only with at most this many spare (free) blocks
+    /// (Sec. 3.3.3; 200 in Sec. 4.1).
+    pub spare_threshold: u32,
+}
+
+impl Default for MultichannelConfig {
+    fn default() -> Self {
+        MultichannelConfig {
+            mode: ChannelMode::Fi,
+            preemption: true,
+            buffer: BufferSharing::Shared,
+            spare_threshold: 200,
+        }
+    }
 }
 
 /// `[precondition]`: the drive state a run starts from when `--fill` (Python `fill=`) is
@@ -820,11 +890,59 @@ impl DriveConfig {
         DriveConfig::from_toml(&text, &path.display().to_string())
     }
 
+    /// The rules of a channel-system run (seed 004): one chip of one die per channel, an FTL
+    /// the channel managers can drive, a buffer they can flush, preemption for CF.
+    fn check_multichannel(&self, m: &MultichannelConfig) -> Result<(), ConfigError> {
+        let g = &self.geometry;
+        if g.chips_per_channel != 1 || g.dies_per_chip != 1 {
+            return Err(invalid(
+                "geometry.chips_per_channel",
+                format!("{} chips of {} dies", g.chips_per_channel, g.dies_per_chip),
+                "a [multichannel] drive has one chip of one die per channel (seed 004 Sec. 4.6); \
+                 model more chips as more channels",
+            ));
+        }
+        if !crate::multichannel::FTLS.contains(&self.ftl.name.as_str()) {
+            return Err(invalid(
+                "ftl.name",
+                &self.ftl.name,
+                format!("a [multichannel] drive runs one of: {}", crate::multichannel::FTLS.join(", ")),
+            ));
+        }
+        if m.mode == ChannelMode::Cf && !m.preemption {
+            return Err(invalid(
+                "multichannel.preemption",
+                false,
+                "cycle filling suspends followers when the initiator's GC ends, so it needs preemption \
+                 points (seed 004 Sec. 4.3)",
+            ));
+        }
+        if self.host.write_buffer_policy == WriteBufferPolicy::WriteBehind {
+            return Err(invalid(
+                "host.write_buffer_policy",
+                "write_behind",
+                "a [multichannel] buffer is lru, fifo or bplru",
+            ));
+        }
+        let sectors = u64::from(g.page_size_bytes / 512) * u64::from(g.channels) * u64::from(g.planes_per_die);
+        if m.mode == ChannelMode::Sync && sectors > 128 {
+            return Err(invalid(
+                "geometry.channels",
+                g.channels,
+                "a SYNC super page (channels x planes x page) must be at most 64 KiB (128 sectors)",
+            ));
+        }
+        Ok(())
+    }
+
     /// Validate and compute derived quantities. Every rule names its key.
     pub fn derive(&self) -> Result<Derived, ConfigError> {
         let g = &self.geometry;
         if let Some(r) = &self.reliability {
             crate::reliability::ReliabilityModel::new(r)?;
+        }
+        if let Some(m) = &self.multichannel {
+            self.check_multichannel(m)?;
         }
         ge1("geometry.channels", g.channels)?;
         ge1("geometry.chips_per_channel", g.chips_per_channel)?;

@@ -248,6 +248,19 @@ pub enum PrefetchStage {
     OldPage,
 }
 
+/// The kind of the next step of garbage collection ([`Ftl::gc_next`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GcNext {
+    /// Nothing to collect.
+    Nothing,
+    /// Move valid data: one page (page mapping) or one data block's merge (hybrid mapping,
+    /// a copy of the block's pages and the erase of the old data block).
+    Copy,
+    /// Erase a victim left with no valid page.
+    Erase,
+}
+
 /// Logical blocks by how they are mapped ([`Ftl::mapped_logical_blocks`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MappedBlocks {
@@ -328,6 +341,36 @@ pub trait Ftl {
     /// channel managers): they start GC here and suspend it by not calling again.
     /// `false` when there was nothing to do.
     fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError>;
+    /// Channel managers (seed 004 Sec. 3.2.1): whether the FTL has run out of free space, so
+    /// that its next host write would collect garbage first ("mandatory" GC). A manager runs
+    /// [`Ftl::gc_step`] until this is false before it writes, so that mandatory GC is seen
+    /// by the other channels and timed step by step. Default: never (an FTL the managers do
+    /// not drive).
+    fn gc_due(&self) -> bool {
+        false
+    }
+    /// What the next [`Ftl::gc_step`] on `plane` would do (cycle filling matches the
+    /// initiator's operation type, seed 004 Sec. 3.3.2). `&mut`: finding the best victim may
+    /// advance the victim index's cursor.
+    fn gc_next(&mut self, _flash: &FlashArray, _plane: PlaneId) -> GcNext {
+        GcNext::Nothing
+    }
+    /// Cycle filling's follower step while the initiator copies (seed 004 Sec. 3.3.2): move
+    /// valid data, never erase. When the victim under way is drained, an FTL that can
+    /// leaves it for a later erase ([`Ftl::gc_step`] erases it first) and copies from its
+    /// next-best victim ("proceeds to its second-best victim"). `false` when no copy is
+    /// possible. Default: a [`Ftl::gc_step`] when that would copy.
+    fn gc_copy_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+        if self.gc_next(ctx.flash(), plane) == GcNext::Copy {
+            return self.gc_step(ctx, plane);
+        }
+        Ok(false)
+    }
+    /// Whether a collection on `plane` is part-way (a victim taken and not yet erased):
+    /// without preemption points, early GC runs until this is false (seed 004 Sec. 3.2.2).
+    fn gc_job_active(&self, _plane: PlaneId) -> bool {
+        false
+    }
     /// GC counters since creation.
     fn gc_counts(&self) -> GcCounts;
     /// Free blocks in the whole drive (time series).

@@ -367,6 +367,21 @@ impl BlockManager {
         suspended.take().or_else(|| self.peek_victim(flash, plane, must_advance).map(|v| self.take_victim(v)))
     }
 
+    /// What the next GC step on `plane` does, given the job suspended there (channel
+    /// managers, [`crate::ftl::Ftl::gc_next`]): erase a victim with no valid page left,
+    /// move a page, or nothing when no block has an invalid page.
+    pub fn gc_next(&mut self, suspended: &Option<GcJob>, flash: &FlashArray, plane: PlaneId) -> crate::ftl::GcNext {
+        let victim = match suspended {
+            Some(job) => Some(job.victim),
+            None => self.peek_victim(flash, plane, false),
+        };
+        match victim {
+            None => crate::ftl::GcNext::Nothing,
+            Some(b) if flash.valid_count(b) == 0 => crate::ftl::GcNext::Erase,
+            Some(_) => crate::ftl::GcNext::Copy,
+        }
+    }
+
     /// Take a victim out of the index: a [`GcJob`] will collect it.
     pub fn take_victim(&mut self, block: BlockId) -> GcJob {
         self.victims.remove(block);

@@ -20,6 +20,7 @@ pub mod gc;
 pub mod geometry;
 pub mod host;
 pub mod metrics;
+pub mod multichannel;
 pub mod presets;
 pub mod recovery;
 pub mod reliability;

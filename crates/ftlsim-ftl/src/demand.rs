@@ -146,6 +146,22 @@ macro_rules! demand_ftl_methods {
             $crate::demand::DemandFtl::collect_step(self, ctx, plane)
         }
 
+        fn gc_due(&self) -> bool {
+            self.st.gc_due()
+        }
+
+        fn gc_next(
+            &mut self,
+            flash: &::ftlsim_core::flash::FlashArray,
+            plane: ::ftlsim_core::geometry::PlaneId,
+        ) -> ::ftlsim_core::ftl::GcNext {
+            self.st.gc_next(flash, plane)
+        }
+
+        fn gc_job_active(&self, plane: ::ftlsim_core::geometry::PlaneId) -> bool {
+            self.st.gc_job_active(plane)
+        }
+
         fn gc_counts(&self) -> ::ftlsim_core::ftl::GcCounts {
             self.st.gc.clone()
         }
@@ -348,6 +364,21 @@ pub(crate) struct DemandState {
 const MIN_FREE_BLOCKS: u32 = 2;
 
 impl DemandState {
+    /// A plane is below the GC threshold: the next write would collect first.
+    pub(crate) fn gc_due(&self) -> bool {
+        (0..self.geo.planes()).any(|p| self.bm.free_blocks(p) < self.threshold)
+    }
+
+    /// What the next collection step on `plane` does.
+    pub(crate) fn gc_next(&mut self, flash: &FlashArray, plane: PlaneId) -> ftlsim_core::ftl::GcNext {
+        self.bm.gc_next(&self.jobs[plane as usize], flash, plane)
+    }
+
+    /// A collection is part-way on `plane`.
+    pub(crate) fn gc_job_active(&self, plane: PlaneId) -> bool {
+        self.jobs[plane as usize].is_some()
+    }
+
     /// State for a validated config; `name` is the FTL's, for errors; `allocation` the host
     /// page placement when the config leaves it to the FTL.
     pub fn new(

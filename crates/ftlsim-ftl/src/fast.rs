@@ -53,8 +53,11 @@
 //! blocks turned into RW blocks), `fast_log_blocks`, `pages_moved` and
 //! `sram_gc_metadata_bytes`; counters cover the measured run (`begin_measurement`). Moves
 //! are controller copies tagged GC; merges hold host I/O in `ftl.gc_scope` like the page
-//! FTL's GC. There is no idle-time work (`background_step`, `gc_step` do nothing): merges
-//! happen on demand.
+//! FTL's GC. There is no idle-time work (`background_step` does nothing): merges happen on
+//! demand, or step by step for a multichannel SSD's channel manager (seed 004 Sec. 3.2.2,
+//! Fig. 5(a)): `gc_step` merges one logical block of the oldest RW block, or erases it once
+//! it holds no valid page (a preemption point after each); `gc_due` says the log area is
+//! full, so the next write would merge.
 //!
 //! Space: data blocks for `ceil(logical_pages / pages_per_block)` logical blocks, the log
 //! blocks and one block for a full merge's new data block must fit in the usable blocks,
@@ -82,12 +85,12 @@
 //! - RW blocks are merged oldest first (FIFO), the logical blocks of a victim in the order
 //!   of their first valid page in it; a reused SW block is the newest RW block.
 
-use crate::block::pools::{reclaim_on_write_path, retire, skip_to, FreePools};
+use crate::block::pools::{retire, skip_to, FreePools};
 use crate::block::{block_map_sram_bytes, free_bitmap_sram_bytes};
 use ftlsim_core::config::{DriveConfig, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, GcNext};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
 use serde::{Deserialize, Serialize};
@@ -143,6 +146,9 @@ pub struct FastFtl {
     scope: GcScope,
     gc: GcCounts,
     merges: Merges,
+    /// The oldest RW block while a channel manager merges it away step by step
+    /// ([`Ftl::gc_step`]); it stays the front of `rw` until it is erased.
+    collecting: Option<BlockId>,
 }
 
 impl FastFtl {
@@ -182,6 +188,7 @@ impl FastFtl {
             scope: cfg.ftl.gc_scope.unwrap_or_default(),
             gc: GcCounts::default(),
             merges: Merges::default(),
+            collecting: None,
         })
     }
 
@@ -321,6 +328,7 @@ impl FastFtl {
     /// in it, then erase it.
     fn merge_oldest_rw(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
         let victim = self.rw.pop_front().expect("an RW block to merge");
+        self.collecting = None;
         self.rw_open.retain(|&b| b != victim);
         let mut lbns: Vec<u32> = Vec::new();
         for ppn in ctx.flash().valid_pages(victim) {
@@ -337,6 +345,30 @@ impl FastFtl {
         retire(ctx, &mut self.pools, victim)?;
         ctx.set_tag(host);
         Ok(())
+    }
+
+    /// One step of merging the oldest RW block away (seed 004 Fig. 5(a): a preemption point
+    /// after each data block's merge): the full merge of the logical block of its first valid
+    /// page, or its erase once none is left. It takes no more writes from the first step on.
+    fn merge_oldest_rw_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
+        let Some(&victim) = self.rw.front() else { return Ok(false) };
+        self.rw_open.retain(|&b| b != victim);
+        self.collecting = Some(victim);
+        let host = ctx.set_tag(Tag::Gc);
+        let first_valid = ctx.flash().valid_pages(victim).next();
+        let r = match first_valid {
+            Some(ppn) => {
+                let lbn = ctx.flash().owner(ppn) / self.ppb;
+                self.full_merge(ctx, lbn)
+            }
+            None => {
+                self.rw.pop_front();
+                self.collecting = None;
+                retire(ctx, &mut self.pools, victim)
+            }
+        };
+        ctx.set_tag(host);
+        r.map(|()| true)
     }
 
     /// Append `lpn` to the RW blocks, opening or merging one as needed.
@@ -419,7 +451,59 @@ impl Ftl for FastFtl {
         self.drop_newest(ctx, lpn)
     }
 
-    reclaim_on_write_path!();
+    fn background_step(&mut self, _ctx: &mut FlashCtx) -> Result<bool, SimError> {
+        Ok(false)
+    }
+
+    /// A channel manager's step (seed 004): merges happen on the write path otherwise.
+    fn gc_step(&mut self, ctx: &mut FlashCtx, _plane: ftlsim_core::geometry::PlaneId) -> Result<bool, SimError> {
+        self.merge_oldest_rw_step(ctx)
+    }
+
+    /// The log area is full: the next random write (with no open RW block), or the next
+    /// sequential stream (the SW block joining full RW blocks), merges the oldest RW block
+    /// first.
+    fn gc_due(&self) -> bool {
+        self.rw.len() as u32 >= self.max_rw && (self.rw_open.is_empty() || self.sw.is_some())
+    }
+
+    fn gc_next(&mut self, flash: &FlashArray, _plane: ftlsim_core::geometry::PlaneId) -> GcNext {
+        match self.rw.front() {
+            None => GcNext::Nothing,
+            Some(&b) if flash.valid_count(b) == 0 => GcNext::Erase,
+            Some(_) => GcNext::Copy,
+        }
+    }
+
+    /// Seed 004 Fig. 6: with the oldest RW block drained (waiting for its erase), merge a
+    /// logical block of the second-oldest one instead.
+    fn gc_copy_step(&mut self, ctx: &mut FlashCtx, _plane: ftlsim_core::geometry::PlaneId) -> Result<bool, SimError> {
+        let Some(&front) = self.rw.front() else { return Ok(false) };
+        if ctx.flash().valid_count(front) > 0 {
+            return self.merge_oldest_rw_step(ctx);
+        }
+        let Some(&second) = self.rw.get(1) else { return Ok(false) };
+        let Some(ppn) = ctx.flash().valid_pages(second).next() else { return Ok(false) };
+        let lbn = ctx.flash().owner(ppn) / self.ppb;
+        self.collecting = Some(front);
+        self.rw_open.retain(|&b| b != front);
+        let host = ctx.set_tag(Tag::Gc);
+        let r = self.full_merge(ctx, lbn);
+        ctx.set_tag(host);
+        r.map(|()| true)
+    }
+
+    fn gc_job_active(&self, _plane: ftlsim_core::geometry::PlaneId) -> bool {
+        self.collecting.is_some()
+    }
+
+    fn gc_counts(&self) -> GcCounts {
+        self.gc.clone()
+    }
+
+    fn free_blocks(&self) -> u64 {
+        self.pools.total()
+    }
 
     fn mapping_sram_bytes(&self) -> u64 {
         // Log page map: an LPN and a PPN per log page (Table 5.3; see the module header).

@@ -29,7 +29,7 @@ use ftlsim_core::big_array;
 use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, PrefetchStage};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, GcNext, PrefetchStage};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
 use ftlsim_core::geometry::{Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::recovery;
@@ -96,6 +96,9 @@ pub struct PageFtl {
     scope: GcScope,
     copyback: bool,
     jobs: Vec<Option<GcJob>>,
+    /// Per plane: a drained victim a cycle-filling follower left for a later erase while it
+    /// copies from its next-best victim ([`Ftl::gc_copy_step`]); erased by the next `gc_step`.
+    parked: Vec<Option<GcJob>>,
     bg_cursor: u32,
     gc: GcCounts,
     gc_stream: u32,
@@ -265,6 +268,7 @@ impl PageFtl {
             scope: cfg.ftl.gc_scope.unwrap_or_default(),
             copyback: cfg.ftl.gc_copy == Some(GcCopy::Copyback),
             jobs: vec![None; g.planes() as usize],
+            parked: vec![None; g.planes() as usize],
             bg_cursor: 0,
             gc: GcCounts::default(),
             gc_stream: streams,
@@ -556,6 +560,14 @@ impl Ftl for PageFtl {
     }
 
     fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+        if let Some(mut parked) = self.parked[plane as usize].take() {
+            let prev = ctx.set_tag(Tag::Gc);
+            let s = self.step(ctx, &mut parked, false)?;
+            ctx.set_tag(prev);
+            assert_eq!(s, GcStep::Erased, "parked victim {} held valid pages", parked.victim);
+            self.gc.background_collections += 1;
+            return Ok(true);
+        }
         let mut job = match self.bm.next_job(&mut self.jobs[plane as usize], ctx.flash(), plane, false) {
             Some(j) => j,
             None => return Ok(false),
@@ -567,6 +579,47 @@ impl Ftl for PageFtl {
         }
         ctx.set_tag(prev);
         Ok(true)
+    }
+
+    fn gc_due(&self) -> bool {
+        (0..self.geo.planes()).any(|p| self.bm.free_blocks(p) < self.threshold)
+    }
+
+    fn gc_next(&mut self, flash: &FlashArray, plane: PlaneId) -> GcNext {
+        if self.parked[plane as usize].is_some() {
+            return GcNext::Erase;
+        }
+        self.bm.gc_next(&self.jobs[plane as usize], flash, plane)
+    }
+
+    fn gc_copy_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+        let p = plane as usize;
+        let drained = |job: &Option<GcJob>, f: &FlashArray| job.as_ref().is_some_and(|j| f.valid_count(j.victim) == 0);
+        if drained(&self.jobs[p], ctx.flash()) {
+            if self.parked[p].is_some() {
+                return Ok(false);
+            }
+            // The next-best victim, only if it has data to copy (else it is an erase too).
+            let Some(next) = self.bm.peek_victim(ctx.flash(), plane, false) else { return Ok(false) };
+            if ctx.flash().valid_count(next) == 0 {
+                return Ok(false);
+            }
+            self.parked[p] = self.jobs[p].take();
+            self.jobs[p] = Some(self.bm.take_victim(next));
+        } else if self.bm.gc_next(&self.jobs[p], ctx.flash(), plane) != GcNext::Copy {
+            return Ok(false);
+        }
+        let mut job = self.bm.next_job(&mut self.jobs[p], ctx.flash(), plane, false).expect("a victim to copy from");
+        let prev = ctx.set_tag(Tag::Gc);
+        let s = self.step(ctx, &mut job, false)?;
+        ctx.set_tag(prev);
+        assert_eq!(s, GcStep::Moved, "a copy step erased victim {}", job.victim);
+        self.jobs[p] = Some(job);
+        Ok(true)
+    }
+
+    fn gc_job_active(&self, plane: PlaneId) -> bool {
+        self.jobs[plane as usize].is_some() || self.parked[plane as usize].is_some()
     }
 
     fn gc_counts(&self) -> GcCounts {

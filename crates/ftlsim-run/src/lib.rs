@@ -5,6 +5,7 @@
 //! [`RunSpec`] says what to run, [`RunSpec::plan`] checks it and resolves the config, and
 //! [`execute`] runs it, reporting progress and time-series rows to a [`RunObserver`].
 
+mod channels;
 pub mod memory;
 mod results;
 
@@ -244,8 +245,9 @@ impl RunObserver for Quiet {}
 /// A finished run.
 #[derive(Debug)]
 pub struct Outcome {
-    /// The report.
-    pub report: Report,
+    /// The drive report; `None` for a channel-system run (`[multichannel]`), whose report
+    /// is only in `json`.
+    pub report: Option<Report>,
     /// results.json: what was run, the report and the wall time by stage.
     pub json: serde_json::Value,
 }
@@ -427,6 +429,9 @@ fn cuts_overview(cuts: &[Replayed]) -> serde_json::Value {
 /// Run a planned spec: build the drive, precondition it (or load its snapshot), replay,
 /// report; with `--power-cut`, cut, recover and go on (docs/power-loss.md).
 pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result<Outcome, SimError> {
+    if p.cfg.multichannel.is_some() {
+        return channels::execute(spec, p, obs);
+    }
     let started = std::time::Instant::now();
     let cut_at = match spec.power_cut {
         Some(PowerCut::At(at)) => Some(at),
@@ -469,7 +474,7 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         }
         None => {}
     }
-    Ok(Outcome { report: r.report, json })
+    Ok(Outcome { report: Some(r.report), json })
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The shape of results.json, shared by every front.
 
 use crate::RunPlan;
-use ftlsim_core::sim::{Report, WallTimes};
+use ftlsim_core::sim::WallTimes;
 use serde_json::{json, Value};
 
 /// Wall-clock time of a run by stage, with the replay rate (`wall_time` in results.json).
@@ -14,7 +14,7 @@ pub fn wall_time_json(w: &WallTimes, total_s: f64, requests: u64) -> Value {
 
 /// The JSON written to results.json: what was run, the report, and the wall time by stage
 /// (the only part that differs between identical runs).
-pub fn result_json(p: &RunPlan, seed: u64, precondition: Value, report: &Report, wall: Value) -> Value {
+pub fn result_json(p: &RunPlan, seed: u64, precondition: Value, report: &impl serde::Serialize, wall: Value) -> Value {
     json!({
         "run": {
             "drive": p.cfg.name,

@@ -1,0 +1,743 @@
+//! Multichannel SSDs with a shared write buffer and channel management (Chang & Wen, ACM
+//! TECS 2014, seed 004): static RAID-0 channel binding with one FTL instance per channel
+//! (Sec. 3.1), a write buffer shared by the channels or partitioned (Sec. 3.1, 4.4.1),
+//! synchronized channels (SYNC, Sec. 2.2), independent channels (FI), garbage-collection
+//! advancing (GCA, Sec. 3.2) and cycle filling (CF, Sec. 3.3), with GC preemption points
+//! (Sec. 3.2.2, Fig. 5) and multi-plane chips (Sec. 3.3.3). docs/multichannel.md describes
+//! the model and the choices the paper leaves open.
+//!
+//! The model is the paper's channel-time model (Sec. 4.1): a unit (channel, plane or, under
+//! SYNC, the whole drive; [`layout`]) performs its flash operations one after another, each
+//! costing tR, tPROG or tBERS, with no bus or host-interface time; the host keeps the buffer
+//! full (one request outstanding, the next issued at the previous one's acknowledgement), so
+//! IOPS measures the channel system. The buffer flushes only when it is full (the host is
+//! waiting for room) or the source is exhausted; each idle unit with dirty pages then
+//! programs its own oldest page (FIFO, LRU) or least recently written block (BPLRU), never
+//! while it collects garbage. Mandatory GC (the FTL out of free space, [`Ftl::gc_due`]) and
+//! early GC run as steps between preemption points ([`Ftl::gc_step`]), so the other units
+//! see them and the managers of [`manager`] can start and stop early GC by Table I.
+//!
+//! Everything is integer nanoseconds and units are visited in index order, so runs are
+//! deterministic.
+
+pub mod buffer;
+pub mod layout;
+pub mod manager;
+pub mod report;
+mod unit;
+
+use crate::config::{BufferSharing, ChannelMode, DriveConfig, MultichannelConfig, Timing, WriteBufferPolicy};
+use crate::error::SimError;
+use crate::flash::FlashArray;
+use crate::ftl::{Ftl, GcNext};
+use crate::host::{IoOp, Request};
+use crate::metrics::{LatencyHistogram, Observer};
+use buffer::{Admit, ChannelBuffer, Dirty};
+use layout::{Place, StripeLayout};
+use manager::{cf_follows, follower_move, gca_starts, gca_stops, FollowerMove, GcaView};
+use report::*;
+use std::collections::VecDeque;
+use unit::{Activity, Unit};
+
+pub use unit::{UnitCounts, UnitTime};
+
+/// FTLs a channel system runs (their `gc_due`/`gc_step` let the managers drive GC).
+pub const FTLS: &[&str] = &["page", "dftl", "fast"];
+
+/// Makes a unit's FTL from the unit's config (`ftlsim_ftl::build`).
+pub type FtlBuilder = dyn Fn(&DriveConfig) -> Result<Box<dyn Ftl>, crate::error::ConfigError>;
+
+/// Samples kept of the dirty-page series before its interval doubles.
+const MAX_SAMPLES: usize = 2048;
+
+/// Options of a channel-system run.
+#[derive(Debug, Clone)]
+pub struct McOptions {
+    /// Dirty-page sample interval, ns (0: 100 ms).
+    pub interval_ns: u64,
+    /// Check the buffer and every FTL against the flash every this many flushes (0: never).
+    pub check_every: u64,
+}
+
+impl Default for McOptions {
+    fn default() -> Self {
+        McOptions { interval_ns: 100_000_000, check_every: 0 }
+    }
+}
+
+/// A CF round: the initiator's mandatory GC, step by step.
+#[derive(Debug)]
+struct Round {
+    initiator: u32,
+    /// Kind and end time of each initiator step so far.
+    kinds: Vec<GcNext>,
+    ends: Vec<u64>,
+}
+
+/// The host's side of the replay: the request being admitted page by page.
+#[derive(Debug, Default)]
+struct Host {
+    pending: VecDeque<(Place, u128)>,
+    issued_ns: u64,
+    /// Write-through: the admitted request waits for its pages' programs.
+    awaiting_flush: bool,
+    source_done: bool,
+    blocked_since: Option<u64>,
+    stats: McHost,
+    latency: LatencyHistogram,
+    blocked_ns: u64,
+}
+
+/// The channel system: units, buffer, managers.
+pub struct ChannelSystem {
+    cfg: DriveConfig,
+    mc: MultichannelConfig,
+    layout: StripeLayout,
+    units: Vec<Unit>,
+    buffer: ChannelBuffer,
+    timing: Timing,
+    /// Sectors per flash page and per unit page.
+    spp: u32,
+    unit_sectors: u32,
+    unit_logical_pages: u32,
+    host_pages: u64,
+    full_mask: u128,
+    pad: Option<(u32, u32, u32)>,
+    /// Per unit, the newest version of each unit page (verify mode).
+    oracle: Option<Vec<Vec<u32>>>,
+    round: Option<Round>,
+    rounds: u64,
+    next_version: u32,
+    victim: Vec<Dirty>,
+    host: Host,
+    series: McDirtySeries,
+}
+
+impl ChannelSystem {
+    /// A channel system for a config with a `[multichannel]` section; `build` makes each
+    /// unit's FTL from the unit's config ([`StripeLayout::unit_config`]).
+    pub fn new(cfg: &DriveConfig, build: &FtlBuilder, verify: bool) -> Result<ChannelSystem, SimError> {
+        cfg.derive()?;
+        let mc = cfg.multichannel.clone().ok_or_else(|| {
+            SimError::Input(format!("{}: a channel-system run needs a [multichannel] section", cfg.name))
+        })?;
+        let g = &cfg.geometry;
+        let layout = StripeLayout::new(g.channels, g.planes_per_die, mc.mode);
+        let ucfg = layout.unit_config(cfg)?;
+        let unit_logical_pages = ucfg.derive()?.logical_pages;
+        let k = layout.pages_per_unit_page();
+        let mut units = Vec::new();
+        for _ in 0..layout.units() {
+            units.push(Unit::new(FlashArray::for_config(&ucfg)?, build(&ucfg)?));
+        }
+        let unit_bytes = u64::from(ucfg.geometry.page_size_bytes);
+        let buffer_bytes = cfg.host.write_buffer_bytes.unwrap_or(0);
+        let capacity = u32::try_from(buffer_bytes / unit_bytes).unwrap_or(u32::MAX);
+        if buffer_bytes > 0 && capacity == 0 {
+            return Err(SimError::Input(format!(
+                "host.write_buffer_bytes = {buffer_bytes}: smaller than one unit page ({unit_bytes} bytes under {}); \
+                 use 0 for write-through or at least one unit page",
+                mc.mode.name()
+            )));
+        }
+        if mc.buffer == BufferSharing::Partitioned && capacity > 0 && capacity < layout.units() {
+            return Err(SimError::Input(format!(
+                "host.write_buffer_bytes = {buffer_bytes}: a partitioned buffer needs a unit page for each of the {} units",
+                layout.units()
+            )));
+        }
+        let ppb = ucfg.geometry.pages_per_block;
+        let block_pages = cfg.host.bplru_block_pages.unwrap_or(ppb).max(1);
+        let buffer = ChannelBuffer::new(capacity, layout.units(), cfg.host.write_buffer_policy, mc.buffer, block_pages);
+        let pad = (cfg.host.write_buffer_policy == WriteBufferPolicy::Bplru)
+            .then(|| (block_pages, cfg.host.bplru_padding_pages.unwrap_or(u32::MAX), unit_logical_pages));
+        let spp = g.sectors_per_page();
+        let unit_sectors = spp * k;
+        let full_mask = if unit_sectors >= 128 { u128::MAX } else { (1u128 << unit_sectors) - 1 };
+        let oracle = verify.then(|| vec![vec![0u32; unit_logical_pages as usize]; layout.units() as usize]);
+        let n = layout.units() as usize;
+        Ok(ChannelSystem {
+            cfg: cfg.clone(),
+            mc,
+            layout,
+            units,
+            buffer,
+            timing: cfg.timing.clone(),
+            spp,
+            unit_sectors,
+            unit_logical_pages,
+            host_pages: u64::from(unit_logical_pages) * u64::from(k) * n as u64,
+            full_mask,
+            pad,
+            oracle,
+            round: None,
+            rounds: 0,
+            next_version: 1,
+            victim: Vec::new(),
+            host: Host::default(),
+            series: McDirtySeries { per_unit: vec![Vec::new(); n], ..McDirtySeries::default() },
+        })
+    }
+
+    /// Host-visible capacity, bytes.
+    pub fn logical_bytes(&self) -> u64 {
+        self.host_pages * u64::from(self.spp) * 512
+    }
+
+    /// The stripe layout.
+    pub fn layout(&self) -> StripeLayout {
+        self.layout
+    }
+
+    /// Precondition functionally (no time): write the first `fill` share of every unit's
+    /// logical pages in order, then, with `steady_state`, overwrite as many random unit pages
+    /// as each unit has (seeded), so GC has run everywhere before the measured run.
+    pub fn precondition(&mut self, fill: f64, steady_state: bool, seed: u64) -> Result<(), SimError> {
+        use rand::{Rng, SeedableRng};
+        let pages =
+            ((f64::from(self.unit_logical_pages) * fill.clamp(0.0, 1.0)).round() as u32).min(self.unit_logical_pages);
+        for u in 0..self.units.len() {
+            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ (u as u64).wrapping_mul(0x9E37_79B9));
+            let steady = if steady_state && pages > 0 { self.unit_logical_pages } else { 0 };
+            for i in 0..pages + steady {
+                let lpn = if i < pages { i } else { rng.gen_range(0..pages) };
+                let version = self.next_version;
+                self.next_version += 1;
+                let (ftl, mut ctx) = self.units[u].functional();
+                ftl.write(&mut ctx, lpn, version)?;
+                if let Some(o) = self.oracle.as_mut() {
+                    o[u][lpn as usize] = version;
+                }
+            }
+            self.units[u].ftl.begin_measurement();
+            self.units[u].flash_counts = Default::default();
+        }
+        Ok(())
+    }
+
+    /// Replay `source` (write requests; reads and trims are counted and skipped, Sec. 4.1)
+    /// until it ends and the buffer is empty.
+    pub fn run(
+        &mut self,
+        source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        opts: &McOptions,
+        obs: &mut dyn Observer,
+    ) -> Result<McReport, SimError> {
+        let mut sample_ns = if opts.interval_ns == 0 { 100_000_000 } else { opts.interval_ns };
+        let mut next_sample = 0u64;
+        let mut flushes = 0u64;
+        let mut now = 0u64;
+        let mut same_instant = 0u32;
+        let end = loop {
+            self.finish_activities(now);
+            self.admit(now, source, obs)?;
+            if self.host.source_done
+                && self.host.pending.is_empty()
+                && !self.host.awaiting_flush
+                && self.buffer.used() == 0
+            {
+                break now;
+            }
+            while now >= next_sample {
+                self.sample(next_sample);
+                next_sample += sample_ns;
+                if self.series.time_ns.len() >= MAX_SAMPLES {
+                    self.decimate();
+                    sample_ns *= 2;
+                    next_sample = self.series.time_ns.last().map_or(0, |t| t + sample_ns);
+                }
+            }
+            let flush_allowed = !self.host.pending.is_empty() || self.host.source_done || self.buffer.write_through();
+            self.decide_mandatory(now)?;
+            flushes += self.decide_others(now, flush_allowed)?;
+            if opts.check_every > 0 && flushes >= opts.check_every {
+                flushes = 0;
+                self.check_invariants();
+            }
+            let busy_now = self.units.iter().any(|u| u.activity != Activity::Idle && u.free_at <= now);
+            if busy_now {
+                // A step that took no time (an erase of a never-written block): decide again.
+                same_instant += 1;
+                assert!(same_instant < 1_000_000, "channel system makes no progress at {now} ns");
+                continue;
+            }
+            same_instant = 0;
+            match self.units.iter().filter(|u| u.activity != Activity::Idle).map(|u| u.free_at).min() {
+                Some(t) => now = t,
+                None => {
+                    return Err(SimError::Ftl(format!(
+                        "channel system stalled at {now} ns: {} buffered pages, {} host pages waiting, no unit busy",
+                        self.buffer.used(),
+                        self.host.pending.len()
+                    )))
+                }
+            }
+        };
+        for u in &mut self.units {
+            u.clip(end);
+        }
+        self.series.interval_ns = sample_ns;
+        if self.oracle.is_some() {
+            self.verify_all()?;
+        }
+        self.check_invariants_if_verifying();
+        Ok(self.report(end))
+    }
+
+    /// Activities that have ended by `now`: free their buffer slots.
+    fn finish_activities(&mut self, now: u64) {
+        for (i, u) in self.units.iter_mut().enumerate() {
+            if u.activity != Activity::Idle && u.free_at <= now {
+                if u.in_flight > 0 {
+                    self.buffer.release(i as u32, u.in_flight);
+                    u.in_flight = 0;
+                }
+                u.activity = Activity::Idle;
+            }
+        }
+    }
+
+    /// Admit host pages while the buffer has room; acknowledge the requests that are in.
+    fn admit(
+        &mut self,
+        now: u64,
+        source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        obs: &mut dyn Observer,
+    ) -> Result<(), SimError> {
+        if self.host.awaiting_flush {
+            if self.buffer.used() > 0 {
+                return Ok(());
+            }
+            self.host.awaiting_flush = false;
+            self.acknowledge(now, obs)?;
+        }
+        loop {
+            while let Some(&(place, mask)) = self.host.pending.front() {
+                let version = self.next_version;
+                match self.buffer.insert(place.unit, place.unit_lpn, mask, version) {
+                    Admit::Full => {
+                        self.host.blocked_since.get_or_insert(now);
+                        return Ok(());
+                    }
+                    Admit::Hit => self.host.stats.page_writes_absorbed += 1,
+                    Admit::Added => {}
+                }
+                self.next_version += 1;
+                self.host.stats.page_writes += 1;
+                if let Some(o) = self.oracle.as_mut() {
+                    o[place.unit as usize][place.unit_lpn as usize] = version;
+                }
+                self.host.pending.pop_front();
+                if self.host.pending.is_empty() {
+                    if self.buffer.write_through() {
+                        self.host.awaiting_flush = true;
+                        return Ok(());
+                    }
+                    self.acknowledge(now, obs)?;
+                }
+            }
+            if let Some(t) = self.host.blocked_since.take() {
+                self.host.blocked_ns += now - t;
+            }
+            if self.host.source_done || !self.next_request(now, source)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The request admitted last is acknowledged at `now`.
+    fn acknowledge(&mut self, now: u64, obs: &mut dyn Observer) -> Result<(), SimError> {
+        self.host.latency.record(now - self.host.issued_ns);
+        self.host.stats.requests += 1;
+        self.host.issued_ns = now;
+        if self.host.stats.requests.is_multiple_of(1024) {
+            obs.progress(self.host.stats.requests);
+            if obs.interrupted() {
+                return Err(SimError::Interrupted);
+            }
+        }
+        Ok(())
+    }
+
+    /// Take the next write request into `pending`; `false` when the source is done.
+    fn next_request(
+        &mut self,
+        now: u64,
+        source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+    ) -> Result<bool, SimError> {
+        let sectors_total = self.host_pages * u64::from(self.spp);
+        loop {
+            let Some(r) = source.next() else {
+                self.host.source_done = true;
+                return Ok(false);
+            };
+            let r = r?;
+            match r.op {
+                IoOp::Read => {
+                    self.host.stats.reads_ignored += 1;
+                    continue;
+                }
+                IoOp::Trim => {
+                    self.host.stats.trims_ignored += 1;
+                    continue;
+                }
+                IoOp::Write => {}
+            }
+            crate::host::check_bounds(r.offset_sector, r.sectors, sectors_total, || {
+                format!(
+                    "write request {} (sector {}, {} sectors)",
+                    self.host.stats.requests + 1,
+                    r.offset_sector,
+                    r.sectors
+                )
+            })?;
+            self.host.issued_ns = now;
+            self.host.stats.sectors_written += u64::from(r.sectors);
+            let spp = u64::from(self.spp);
+            let (first, end) = (r.offset_sector, r.offset_sector + u64::from(r.sectors));
+            let mut s = first;
+            while s < end {
+                let page = s / spp;
+                let page_end = ((page + 1) * spp).min(end);
+                let (lo, n) = ((s % spp) as u32, (page_end - s) as u32);
+                let place = self.layout.place(page);
+                let shift = place.sub * self.spp + lo;
+                let ones = if n >= 128 { u128::MAX } else { (1u128 << n) - 1 };
+                self.host.pending.push_back((place, ones << shift));
+                s = page_end;
+            }
+            return Ok(true);
+        }
+    }
+
+    /// Pass 1: units whose FTL is out of free space collect (mandatory GC); under CF the
+    /// first of them initiates a round and the others with at most N_s spare blocks follow;
+    /// a round ends when its initiator is no longer out of space.
+    fn decide_mandatory(&mut self, now: u64) -> Result<(), SimError> {
+        let ns = self.mc.spare_threshold;
+        for i in 0..self.units.len() {
+            if self.units[i].activity != Activity::Idle {
+                continue;
+            }
+            let i32_ = i as u32;
+            if !self.units[i].ftl.gc_due() {
+                if self.round.as_ref().is_some_and(|r| r.initiator == i32_) {
+                    self.end_round();
+                }
+                continue;
+            }
+            let u = &mut self.units[i];
+            u.early = false;
+            u.following = false;
+            if self.mc.mode == ChannelMode::Cf && self.round.is_none() {
+                self.rounds += 1;
+                self.round = Some(Round { initiator: i32_, kinds: Vec::new(), ends: Vec::new() });
+                for (j, v) in self.units.iter_mut().enumerate() {
+                    if j != i && !v.ftl.gc_due() {
+                        let has_garbage = v.gc_next() != GcNext::Nothing;
+                        if cf_follows(v.spare_blocks(), ns, has_garbage) {
+                            v.following = true;
+                            v.round_steps = 0;
+                            v.counts.rounds_followed += 1;
+                        }
+                    }
+                }
+            }
+            let u = &mut self.units[i];
+            let kind = u.gc_next();
+            if !u.gc_step(now, false, false, &self.timing)? {
+                return Err(SimError::Ftl(format!(
+                    "unit {i}: out of free space with nothing to collect (every block fully valid); raise the over-provisioning"
+                )));
+            }
+            if let Some(r) = self.round.as_mut().filter(|r| r.initiator == i32_) {
+                r.kinds.push(kind);
+                r.ends.push(self.units[i].free_at);
+            }
+        }
+        Ok(())
+    }
+
+    /// The CF round ends (the initiator's mandatory GC is over): followers stop at their
+    /// current step's end, a preemption point aligned with it.
+    fn end_round(&mut self) {
+        self.round = None;
+        for u in &mut self.units {
+            if u.following {
+                u.following = false;
+                if u.ftl.gc_job_active(0) {
+                    u.counts.preemptions += 1;
+                }
+            }
+        }
+    }
+
+    /// Pass 2: followers, early GC, flushes. Returns the flushes started.
+    fn decide_others(&mut self, now: u64, flush_allowed: bool) -> Result<u64, SimError> {
+        let mut flushes = 0;
+        let ns = self.mc.spare_threshold;
+        for i in 0..self.units.len() {
+            if self.units[i].activity != Activity::Idle {
+                continue;
+            }
+            let unit = i as u32;
+            if self.units[i].following && self.follow(i, now)? {
+                continue;
+            }
+            if self.blocked_by_sibling(unit) {
+                continue;
+            }
+            let dirty = self.buffer.dirty(unit);
+            let u = &mut self.units[i];
+            if u.early {
+                let has_garbage = u.gc_next() != GcNext::Nothing;
+                let active = u.ftl.gc_job_active(0);
+                if gca_stops(self.mc.preemption, dirty, active, u.spare_blocks(), ns, has_garbage) {
+                    u.early = false;
+                    if active && dirty > 0 {
+                        u.counts.preemptions += 1;
+                    }
+                } else if u.gc_step(now, true, false, &self.timing)? {
+                    continue;
+                } else {
+                    u.early = false;
+                }
+            }
+            if flush_allowed && dirty > 0 {
+                let n = self.buffer.take_victim(unit, &mut self.victim);
+                let u = &mut self.units[i];
+                u.flush(now, &self.victim, self.full_mask, self.pad, &self.timing)?;
+                u.in_flight = self.victim.len() as u32;
+                debug_assert!(n >= 1);
+                flushes += 1;
+                continue;
+            }
+            if self.mc.mode == ChannelMode::Gca {
+                let other = self.units.iter().enumerate().any(|(j, v)| j != i && v.activity == Activity::MandatoryGc);
+                let u = &mut self.units[i];
+                let view = GcaView {
+                    buffer_full: !self.host.pending.is_empty(),
+                    dirty_pages: dirty,
+                    other_in_mandatory_gc: other,
+                    spare_blocks: u.spare_blocks(),
+                    spare_threshold: ns,
+                    has_garbage: u.gc_next() != GcNext::Nothing,
+                };
+                if gca_starts(&view) && u.gc_step(now, true, false, &self.timing)? {
+                    u.early = true;
+                    u.counts.early_starts += 1;
+                }
+            }
+        }
+        Ok(flushes)
+    }
+
+    /// A CF follower's move for the initiator's next step it has not matched yet. `true`
+    /// when the follower is occupied (a step, a halt, or waiting for the initiator's next
+    /// step); `false` when it has left the round.
+    fn follow(&mut self, i: usize, now: u64) -> Result<bool, SimError> {
+        let Some(r) = self.round.as_ref() else {
+            self.units[i].following = false;
+            return Ok(false);
+        };
+        let u = &mut self.units[i];
+        let k = u.round_steps as usize;
+        if k >= r.kinds.len() {
+            return Ok(true);
+        }
+        let (kind, step_end) = (r.kinds[k], r.ends[k]);
+        let own = u.gc_next();
+        match follower_move(kind, own) {
+            FollowerMove::Leave => {
+                u.following = false;
+                return Ok(false);
+            }
+            FollowerMove::Halt => {
+                if step_end > now {
+                    u.halt(now, step_end);
+                }
+            }
+            FollowerMove::Step => {
+                u.gc_step(now, true, kind == GcNext::Copy, &self.timing)?;
+            }
+            FollowerMove::NextVictim => {
+                if u.gc_step(now, true, true, &self.timing)? {
+                    u.counts.next_victims += 1;
+                } else {
+                    u.counts.type_mismatches += 1;
+                    u.gc_step(now, true, false, &self.timing)?;
+                }
+            }
+        }
+        u.round_steps += 1;
+        Ok(true)
+    }
+
+    /// Under CF with multi-plane chips, a plane that takes no part in the round idles while
+    /// another plane of its chip collects: the chip's planes perform one operation type at a
+    /// time (Sec. 3.3.3; "the chip can switch back to one-plane commands").
+    fn blocked_by_sibling(&self, unit: u32) -> bool {
+        let Some(r) = self.round.as_ref() else { return false };
+        self.layout.siblings(unit).any(|s| s != unit && (s == r.initiator || self.units[s as usize].following))
+    }
+
+    fn sample(&mut self, t: u64) {
+        self.series.time_ns.push(t);
+        for u in 0..self.units.len() {
+            self.series.per_unit[u].push(self.buffer.dirty(u as u32));
+        }
+    }
+
+    /// Keep every other sample (the series is full; its interval doubles).
+    fn decimate(&mut self) {
+        fn halve<T: Copy>(v: &mut Vec<T>) {
+            *v = v.iter().step_by(2).copied().collect();
+        }
+        halve(&mut self.series.time_ns);
+        for s in &mut self.series.per_unit {
+            halve(s);
+        }
+    }
+
+    /// The data oracle: every unit page reads back its newest version, from the buffer or
+    /// through its unit's FTL.
+    fn verify_all(&mut self) -> Result<(), SimError> {
+        let Some(oracle) = self.oracle.take() else { return Ok(()) };
+        for (u, want) in oracle.iter().enumerate() {
+            for (lpn, &v) in want.iter().enumerate() {
+                if v == 0 || self.buffer.get(u as u32, lpn as u32) == Some(v) {
+                    continue;
+                }
+                let counts = self.units[u].flash_counts.clone();
+                let (ftl, mut ctx) = self.units[u].functional();
+                let got = ftl.read(&mut ctx, lpn as u32)?;
+                // The oracle's reads are not the run's.
+                self.units[u].flash_counts = counts;
+                if got != Some(v) {
+                    return Err(SimError::Ftl(format!(
+                        "data oracle: unit {u} page {lpn} reads version {got:?}, newest written is {v}"
+                    )));
+                }
+            }
+        }
+        self.oracle = Some(oracle);
+        Ok(())
+    }
+
+    fn check_invariants_if_verifying(&self) {
+        if self.oracle.is_some() {
+            self.check_invariants();
+        }
+    }
+
+    /// The buffer and every unit's FTL against its flash.
+    pub fn check_invariants(&self) {
+        self.buffer.check_invariants();
+        for u in &self.units {
+            u.ftl.check_invariants(&u.flash);
+        }
+    }
+
+    fn report(&self, end: u64) -> McReport {
+        let n = self.units.len();
+        let k = u64::from(self.layout.pages_per_unit_page());
+        let h = &self.host;
+        let secs = end as f64 / 1e9;
+        let iops = if secs > 0.0 { h.stats.requests as f64 / secs } else { 0.0 };
+        let bytes = h.stats.sectors_written * 512;
+        let lat = h.latency.stats();
+        let total = (end as f64) * n as f64;
+        let share = |ns: u64| if total > 0.0 { ns as f64 / total } else { 0.0 };
+        let sum = |f: &dyn Fn(&Unit) -> u64| self.units.iter().map(f).sum::<u64>();
+        let host_ns = sum(&|u| u.time.host_ns);
+        let mand = sum(&|u| u.time.mandatory_gc_ns);
+        let early = sum(&|u| u.time.early_gc_ns);
+        let halted = sum(&|u| u.time.halted_ns);
+        let idle_of = |u: &Unit| end.saturating_sub(u.time.host_ns + u.time.mandatory_gc_ns + u.time.early_gc_ns);
+        let mut ftl = serde_json::Map::new();
+        for u in &self.units {
+            for (key, v) in u.ftl.extra_metrics() {
+                if let Some(x) = v.as_u64() {
+                    let e = ftl.entry(key).or_insert(0u64.into());
+                    *e = (e.as_u64().unwrap_or(0) + x).into();
+                }
+            }
+        }
+        let c = |f: &dyn Fn(&UnitCounts) -> u64| self.units.iter().map(|u| f(&u.counts)).sum::<u64>();
+        let reads = sum(&|u| u.flash_counts.reads.iter().sum::<u64>()) * k;
+        let programmed = sum(&|u| u.flash_counts.pages_programmed()) * k;
+        let host_pages = h.stats.sectors_written as f64 / f64::from(self.spp);
+        let g = &self.cfg.geometry;
+        McReport {
+            drive: McDrive {
+                name: self.cfg.name.clone(),
+                ftl: self.cfg.ftl.name.clone(),
+                mode: self.mc.mode.name(),
+                channels: g.channels,
+                planes_per_channel: g.planes_per_die,
+                units: n as u32,
+                unit_page_bytes: self.unit_sectors * 512,
+                logical_bytes: self.logical_bytes(),
+                buffer_bytes: self.cfg.host.write_buffer_bytes.unwrap_or(0),
+                buffer_unit_pages: self.buffer.capacity(),
+                buffer_policy: format!("{:?}", self.cfg.host.write_buffer_policy).to_lowercase(),
+                buffer_sharing: format!("{:?}", self.mc.buffer).to_lowercase(),
+                bplru_padding_pages: self.cfg.host.bplru_padding_pages,
+                preemption: self.mc.preemption,
+                spare_threshold: self.mc.spare_threshold,
+            },
+            host: McHost {
+                mean_request_bytes: if h.stats.requests > 0 { bytes as f64 / h.stats.requests as f64 } else { 0.0 },
+                ..h.stats.clone()
+            },
+            performance: McPerformance {
+                simulated_time_ns: end,
+                iops,
+                throughput_mb_per_s: if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 },
+                response_inverse_iops_us: if iops > 0.0 { 1e6 / iops } else { 0.0 },
+                response_mean_us: lat.mean_ns as f64 / 1e3,
+                response_p99_us: lat.p99_ns as f64 / 1e3,
+                response_max_us: lat.max_ns as f64 / 1e3,
+            },
+            channel_time: McChannelTime {
+                host_write_share: share(host_ns),
+                gc_share: share(mand + early),
+                mandatory_gc_share: share(mand),
+                early_gc_share: share(early),
+                idle_share: share(self.units.iter().map(idle_of).sum()),
+                halted_share: share(halted),
+                per_unit_host_write_ns: self.units.iter().map(|u| u.time.host_ns).collect(),
+                per_unit_mandatory_gc_ns: self.units.iter().map(|u| u.time.mandatory_gc_ns).collect(),
+                per_unit_early_gc_ns: self.units.iter().map(|u| u.time.early_gc_ns).collect(),
+                per_unit_idle_ns: self.units.iter().map(idle_of).collect(),
+            },
+            gc: McGc {
+                mandatory_steps: c(&|x| x.mandatory_steps),
+                early_steps: c(&|x| x.early_steps),
+                early_starts: c(&|x| x.early_starts),
+                preemptions: c(&|x| x.preemptions),
+                cf_rounds: self.rounds,
+                cf_followers: c(&|x| x.rounds_followed),
+                cf_halts: c(&|x| x.halts),
+                cf_next_victims: c(&|x| x.next_victims),
+                cf_type_mismatches: c(&|x| x.type_mismatches),
+                erases: sum(&|u| u.flash_counts.erases.iter().sum::<u64>()),
+                per_unit_mandatory_steps: self.units.iter().map(|u| u.counts.mandatory_steps).collect(),
+                ftl,
+            },
+            buffer: McBuffer {
+                pages_flushed: c(&|x| x.pages_flushed),
+                rmw_reads: c(&|x| x.rmw_reads),
+                blocks_flushed: c(&|x| x.blocks_flushed),
+                padded_pages: c(&|x| x.padded_pages),
+                host_blocked_ns: h.blocked_ns,
+            },
+            flash: McFlash {
+                pages_read: reads,
+                pages_programmed: programmed,
+                write_amplification: if host_pages > 0.0 { programmed as f64 / host_pages } else { 0.0 },
+            },
+            dirty_pages: self.series.clone(),
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! One memory unit of the channel system: its flash, its FTL instance, its clock and where
+//! its time went (seed 004 Fig. 9: writing host data, collecting garbage, idling).
+
+use super::buffer::Dirty;
+use crate::config::Timing;
+use crate::error::SimError;
+use crate::flash::FlashArray;
+use crate::ftl::{FlashCounts, FlashCtx, Ftl, GcNext};
+use crate::geometry::Lpn;
+use crate::scheduler::{FlashOp, OpKind, Tag};
+
+/// What a unit is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// Nothing (waiting for dirty pages or for a condition).
+    Idle,
+    /// Programming buffered pages (with any GC the FTL did on the write's path).
+    Host,
+    /// A step of mandatory garbage collection (the FTL ran out of free space).
+    MandatoryGc,
+    /// A step of early garbage collection (GCA, or a CF follower).
+    EarlyGc,
+    /// A CF follower halted while the initiator erases (idle time).
+    Halted,
+}
+
+/// Time by activity, ns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnitTime {
+    /// Programming host data (and the reads of read-modify-write and block padding).
+    pub host_ns: u64,
+    /// Mandatory GC, with GC the FTL did on a host write's path.
+    pub mandatory_gc_ns: u64,
+    /// Early GC.
+    pub early_gc_ns: u64,
+    /// Halted as a CF follower (part of idle time).
+    pub halted_ns: u64,
+}
+
+/// Counters of a unit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnitCounts {
+    /// Unit pages programmed from the buffer.
+    pub pages_flushed: u64,
+    /// Read-modify-write reads (a partial unit page's old data).
+    pub rmw_reads: u64,
+    /// BPLRU blocks flushed, and pages added to them by padding.
+    pub blocks_flushed: u64,
+    /// Pages read and written to pad BPLRU blocks.
+    pub padded_pages: u64,
+    /// Mandatory and early GC steps.
+    pub mandatory_steps: u64,
+    /// Early GC steps.
+    pub early_steps: u64,
+    /// Early GC episodes started (GCA).
+    pub early_starts: u64,
+    /// Early GC stopped with a victim part-way (at a preemption point).
+    pub preemptions: u64,
+    /// CF: rounds followed, steps halted, moves to the next-best victim, erases done while
+    /// the initiator copied (no next-best victim to copy from).
+    pub rounds_followed: u64,
+    /// CF halts.
+    pub halts: u64,
+    /// CF moves to the next-best victim.
+    pub next_victims: u64,
+    /// CF steps whose type differed from the initiator's.
+    pub type_mismatches: u64,
+}
+
+/// A unit: flash, FTL, clock.
+pub struct Unit {
+    pub(crate) flash: FlashArray,
+    pub(crate) ftl: Box<dyn Ftl>,
+    /// When its current activity ends.
+    pub(crate) free_at: u64,
+    pub(crate) activity: Activity,
+    /// GC time of the current activity (clipped at the run's end if it runs past it).
+    pub(crate) gc_of_activity: u64,
+    /// In an early-GC episode under GCA (it ends at a preemption point).
+    pub(crate) early: bool,
+    /// CF: a follower of the round under way, and the initiator's steps it has matched.
+    pub(crate) following: bool,
+    pub(crate) round_steps: u32,
+    /// Buffer slots held by the flush under way.
+    pub(crate) in_flight: u32,
+    pub(crate) time: UnitTime,
+    pub(crate) counts: UnitCounts,
+    pub(crate) flash_counts: FlashCounts,
+    ops: Vec<FlashOp>,
+    pad: Vec<(Lpn, u32)>,
+}
+
+/// Durations of recorded operations: (non-GC ns, GC ns). Operations of a unit run one after
+/// another (seed 004's channel model counts read, program and erase times only).
+fn cost(ops: &[FlashOp], t: &Timing) -> (u64, u64) {
+    let copyback = t.t_copyback_ns.unwrap_or(t.t_r_ns + t.t_prog_ns);
+    let (mut host, mut gc) = (0, 0);
+    for op in ops {
+        let ns = match op.kind {
+            OpKind::Read => t.t_r_ns,
+            OpKind::Program => t.t_prog_ns,
+            OpKind::Erase => t.t_bers_ns,
+            OpKind::Copyback => copyback,
+            OpKind::Barrier => 0,
+        };
+        if op.tag == Tag::Gc {
+            gc += ns;
+        } else {
+            host += ns;
+        }
+    }
+    (host, gc)
+}
+
+impl Unit {
+    pub(crate) fn new(flash: FlashArray, ftl: Box<dyn Ftl>) -> Unit {
+        Unit {
+            flash,
+            ftl,
+            free_at: 0,
+            activity: Activity::Idle,
+            gc_of_activity: 0,
+            early: false,
+            following: false,
+            round_steps: 0,
+            in_flight: 0,
+            time: UnitTime::default(),
+            counts: UnitCounts::default(),
+            flash_counts: FlashCounts::default(),
+            ops: Vec::new(),
+            pad: Vec::new(),
+        }
+    }
+
+    /// A functional context (preconditioning, oracle reads): nothing recorded or timed.
+    pub(crate) fn functional(&mut self) -> (&mut dyn Ftl, FlashCtx<'_>) {
+        self.ops.clear();
+        let ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, false);
+        (self.ftl.as_mut(), ctx)
+    }
+
+    /// Spare (free) blocks, for N_s.
+    pub(crate) fn spare_blocks(&self) -> u64 {
+        self.ftl.free_blocks()
+    }
+
+    /// What its next GC step would do.
+    pub(crate) fn gc_next(&mut self) -> GcNext {
+        self.ftl.gc_next(&self.flash, 0)
+    }
+
+    fn start(&mut self, now: u64, activity: Activity, host_ns: u64, gc_ns: u64) {
+        self.activity = activity;
+        self.free_at = now + host_ns + gc_ns;
+        self.gc_of_activity = gc_ns;
+        self.time.host_ns += host_ns;
+        match activity {
+            Activity::EarlyGc => self.time.early_gc_ns += gc_ns,
+            Activity::Halted => self.time.halted_ns += gc_ns,
+            _ => self.time.mandatory_gc_ns += gc_ns,
+        }
+    }
+
+    /// Idle until `until` as a halted CF follower.
+    pub(crate) fn halt(&mut self, now: u64, until: u64) {
+        self.counts.halts += 1;
+        self.start(now, Activity::Halted, 0, until.saturating_sub(now));
+    }
+
+    /// One GC step (`early` or mandatory); `copy_only`: a CF follower's step while the
+    /// initiator copies. `false` when there was nothing to do.
+    pub(crate) fn gc_step(&mut self, now: u64, early: bool, copy_only: bool, t: &Timing) -> Result<bool, SimError> {
+        self.ops.clear();
+        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, true);
+        let did = if copy_only { self.ftl.gc_copy_step(&mut ctx, 0)? } else { self.ftl.gc_step(&mut ctx, 0)? };
+        if !did {
+            return Ok(false);
+        }
+        let (host, gc) = cost(&self.ops, t);
+        if early {
+            self.counts.early_steps += 1;
+            self.start(now, Activity::EarlyGc, 0, host + gc);
+        } else {
+            self.counts.mandatory_steps += 1;
+            self.start(now, Activity::MandatoryGc, 0, host + gc);
+        }
+        Ok(true)
+    }
+
+    /// Program the buffered pages `pages` (one page, or a BPLRU block in LPN order): a
+    /// partial unit page first reads its old data (read-modify-write); a BPLRU block with at
+    /// least `pad_threshold` buffered pages is padded with its other written pages (read,
+    /// then written with the rest, in LPN order). `full_mask`: every sector of a unit page.
+    pub(crate) fn flush(
+        &mut self,
+        now: u64,
+        pages: &[Dirty],
+        full_mask: u128,
+        pad: Option<(u32, u32, u32)>,
+        t: &Timing,
+    ) -> Result<(), SimError> {
+        self.pad.clear();
+        self.ops.clear();
+        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, true);
+        for d in pages {
+            if d.mask != full_mask && self.ftl.read(&mut ctx, d.lpn)?.is_some() {
+                self.counts.rmw_reads += 1;
+            }
+            self.pad.push((d.lpn, d.version));
+        }
+        if let Some((block_pages, threshold, logical)) = pad {
+            if pages.len() as u32 >= threshold && (pages.len() as u32) < block_pages {
+                let base = pages[0].lpn / block_pages * block_pages;
+                for lpn in base..(base + block_pages).min(logical) {
+                    if pages.iter().any(|d| d.lpn == lpn) {
+                        continue;
+                    }
+                    if let Some(v) = self.ftl.read(&mut ctx, lpn)? {
+                        self.pad.push((lpn, v));
+                        self.counts.padded_pages += 1;
+                    }
+                }
+                self.pad.sort_unstable_by_key(|p| p.0);
+            }
+        }
+        for &(lpn, version) in &self.pad {
+            self.ftl.write(&mut ctx, lpn, version)?;
+        }
+        self.counts.pages_flushed += pages.len() as u64;
+        if pad.is_some() {
+            self.counts.blocks_flushed += 1;
+        }
+        let (host, gc) = cost(&self.ops, t);
+        // GC on the write's path (a merge the FTL could not leave to the manager) is
+        // mandatory GC that the other units see.
+        self.start(now, if gc > host { Activity::MandatoryGc } else { Activity::Host }, host, gc);
+        Ok(())
+    }
+
+    /// The run ended at `end` while this unit was busy past it: its remaining GC time is
+    /// not part of the run.
+    pub(crate) fn clip(&mut self, end: u64) {
+        if self.free_at <= end {
+            return;
+        }
+        let over = (self.free_at - end).min(self.gc_of_activity);
+        match self.activity {
+            Activity::EarlyGc => self.time.early_gc_ns -= over,
+            Activity::Halted => self.time.halted_ns -= over,
+            _ => self.time.mandatory_gc_ns -= over,
+        }
+        self.free_at = end;
+    }
+}

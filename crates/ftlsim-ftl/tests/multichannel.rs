@@ -1,0 +1,246 @@
+//! Multichannel SSDs (seed 004): the data oracle through the shared and partitioned buffers
+//! under every channel-management mode and FTL, the managers' effects (early GC, cycle
+//! filling rounds, preemption), read-modify-write under SYNC, write-through, determinism,
+//! and configs refused with the key named.
+
+use ftlsim_core::config::DriveConfig;
+use ftlsim_core::error::SimError;
+use ftlsim_core::host::{IoOp, Request};
+use ftlsim_core::metrics::NoObserver;
+use ftlsim_core::multichannel::report::McReport;
+use ftlsim_core::multichannel::{ChannelSystem, McOptions};
+use rand::{Rng, SeedableRng};
+
+fn config(mode: &str, ftl: &str, planes: u32, buffer_bytes: u64, extra: &str) -> DriveConfig {
+    let text = format!(
+        r#"
+name = "mc-test"
+source = "test"
+[geometry]
+channels = 4
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = {planes}
+blocks_per_plane = 48
+pages_per_block = 16
+page_size_bytes = 4096
+spare_bytes_per_page = 128
+spare_usable_bytes = 32
+[overprovisioning]
+share = 0.2
+[timing]
+cmd_addr_ns = 0
+channel_mb_per_s = 1e9
+t_r_ns = 166000
+t_prog_ns = 906000
+t_bers_ns = 1500000
+[ftl]
+name = "{ftl}"
+gc_threshold_blocks = 2
+[ftl.fast]
+log_blocks_percent = 12.0
+[host]
+write_buffer_bytes = {buffer_bytes}
+write_buffer_policy = "fifo"
+[multichannel]
+mode = "{mode}"
+spare_threshold = 200
+{extra}
+"#
+    );
+    DriveConfig::from_toml(&text, "test config").unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// `n` writes of 1-24 sectors at any sector offset (unaligned, so pages are concatenated in
+/// the buffer and partial pages read-modify-written), over the first `span` of the space.
+fn writes(logical_bytes: u64, n: usize, seed: u64, span: f64) -> Vec<Request> {
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+    let sectors = (logical_bytes / 512) as f64 * span;
+    (0..n)
+        .map(|_| {
+            let len = rng.gen_range(1..=24u32);
+            let off = rng.gen_range(0..sectors as u64 - u64::from(len));
+            Request { arrival_ns: 0, think_ns: 0, device: 0, offset_sector: off, sectors: len, op: IoOp::Write }
+        })
+        .collect()
+}
+
+fn system(cfg: &DriveConfig) -> ChannelSystem {
+    ChannelSystem::new(cfg, &ftlsim_ftl::build, true).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(cfg: &DriveConfig, n: usize, seed: u64) -> McReport {
+    let mut sys = system(cfg);
+    sys.precondition(1.0, false, seed).unwrap();
+    let reqs = writes(sys.logical_bytes(), n, seed, 1.0);
+    let opts = McOptions { interval_ns: 10_000_000, check_every: 97 };
+    sys.run(&mut reqs.into_iter().map(Ok), &opts, &mut NoObserver).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn oracle_holds_through_every_mode_buffer_and_ftl() {
+    for ftl in ["page", "dftl", "fast"] {
+        for mode in ["sync", "fi", "gca", "cf"] {
+            for (planes, buffer, extra) in
+                [(1, 32768, ""), (2, 65536, "buffer = \"partitioned\""), (2, 0, ""), (1, 65536, "preemption = false")]
+            {
+                if mode == "cf" && extra.contains("preemption") {
+                    continue;
+                }
+                let cfg = config(mode, ftl, planes, buffer, extra);
+                let r = run(&cfg, 1500, 7);
+                let what = format!("{ftl} {mode} planes={planes} buffer={buffer} {extra}");
+                assert_eq!(r.host.requests, 1500, "{what}");
+                let t = &r.channel_time;
+                let total = t.host_write_share + t.gc_share + t.idle_share;
+                assert!((total - 1.0).abs() < 1e-9, "{what}: channel time adds to {total}");
+                assert!(r.gc.erases > 0, "{what}: a full drive collects");
+            }
+        }
+    }
+}
+
+#[test]
+fn bplru_with_padding_keeps_the_oracle() {
+    for ftl in ["fast", "page"] {
+        let extra = "";
+        let mut cfg = config("cf", ftl, 1, 1 << 20, extra);
+        cfg.host.write_buffer_policy = ftlsim_core::config::WriteBufferPolicy::Bplru;
+        cfg.host.bplru_padding_pages = Some(4);
+        let mut sys = system(&cfg);
+        sys.precondition(1.0, false, 3).unwrap();
+        // Sequential bursts and random writes.
+        let mut reqs = writes(sys.logical_bytes(), 800, 3, 1.0);
+        for i in 0..200u64 {
+            reqs.push(Request {
+                arrival_ns: 0,
+                think_ns: 0,
+                device: 0,
+                offset_sector: i * 64,
+                sectors: 64,
+                op: IoOp::Write,
+            });
+        }
+        let opts = McOptions { interval_ns: 0, check_every: 31 };
+        let r = sys.run(&mut reqs.into_iter().map(Ok), &opts, &mut NoObserver).unwrap();
+        assert!(r.buffer.blocks_flushed > 0 && r.buffer.padded_pages > 0, "{ftl}: {:?}", r.buffer);
+    }
+}
+
+#[test]
+fn managers_start_early_gc_and_fi_never_does() {
+    let fi = run(&config("fi", "page", 1, 32768, ""), 3000, 11);
+    assert_eq!((fi.gc.early_steps, fi.gc.cf_rounds), (0, 0));
+    let gca = run(&config("gca", "page", 1, 32768, ""), 3000, 11);
+    assert!(gca.gc.early_starts > 0 && gca.gc.early_steps > 0, "{:?}", gca.gc);
+    let cf = run(&config("cf", "page", 1, 32768, ""), 3000, 11);
+    assert!(cf.gc.cf_rounds > 0 && cf.gc.cf_followers > 0 && cf.gc.early_steps > 0, "{:?}", cf.gc);
+    // Followers stop when the initiator finishes: mid-victim at times.
+    assert!(cf.gc.preemptions > 0, "{:?}", cf.gc);
+    let fast = run(&config("cf", "fast", 1, 32768, ""), 3000, 11);
+    assert!(fast.gc.cf_rounds > 0 && fast.gc.early_steps > 0, "{:?}", fast.gc);
+    assert!(fast.gc.ftl["fast_full_merges"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn gca_preempts_only_with_preemption_points() {
+    let with = run(&config("gca", "fast", 1, 32768, ""), 3000, 5);
+    let without = run(&config("gca", "fast", 1, 32768, "preemption = false"), 3000, 5);
+    assert!(with.gc.early_steps > 0 && without.gc.early_steps > 0);
+    assert!(with.gc.preemptions > 0, "{:?}", with.gc);
+    assert_eq!(without.gc.preemptions, 0, "without preemption points early GC runs to the victim's erase");
+}
+
+#[test]
+fn sync_reads_modifies_and_writes_super_pages() {
+    // 4 KiB aligned writes: under SYNC each fills one page of a 4-page super page.
+    let reqs: Vec<Request> = (0..200u64)
+        .map(|i| Request {
+            arrival_ns: 0,
+            think_ns: 0,
+            device: 0,
+            offset_sector: (i * 7919 % 1000) * 8,
+            sectors: 8,
+            op: IoOp::Write,
+        })
+        .collect();
+    let replay = |mode: &str| {
+        let mut sys = system(&config(mode, "page", 1, 0, ""));
+        sys.precondition(1.0, false, 1).unwrap();
+        sys.run(&mut reqs.clone().into_iter().map(Ok), &McOptions::default(), &mut NoObserver).unwrap()
+    };
+    let r = replay("sync");
+    assert_eq!(r.drive.units, 1);
+    assert_eq!(r.drive.unit_page_bytes, 4 * 4096);
+    assert_eq!(r.buffer.rmw_reads, 200, "every write reads its super page first");
+    assert!(r.flash.write_amplification >= 4.0, "{}", r.flash.write_amplification);
+    // Write-through: a request's response is its own read + program at least.
+    assert!(r.performance.response_mean_us >= 166.0 + 906.0);
+    let fi = replay("fi");
+    assert_eq!(fi.buffer.rmw_reads, 0);
+    assert!(fi.performance.iops > r.performance.iops, "independent channels beat SYNC on small writes");
+}
+
+#[test]
+fn same_config_and_seed_give_identical_reports() {
+    for mode in ["gca", "cf"] {
+        let cfg = config(mode, "dftl", 2, 65536, "");
+        let a = serde_json::to_string(&run(&cfg, 1200, 9)).unwrap();
+        let b = serde_json::to_string(&run(&cfg, 1200, 9)).unwrap();
+        assert_eq!(a, b, "{mode}");
+    }
+}
+
+#[test]
+fn partitioned_buffer_waits_on_one_full_share() {
+    let shared = run(&config("fi", "page", 1, 65536, ""), 2000, 4);
+    let parted = run(&config("fi", "page", 1, 65536, "buffer = \"partitioned\""), 2000, 4);
+    assert!(parted.buffer.host_blocked_ns >= shared.buffer.host_blocked_ns);
+    assert!(
+        shared.performance.iops >= parted.performance.iops * 0.99,
+        "{} vs {}",
+        shared.performance.iops,
+        parted.performance.iops
+    );
+}
+
+#[test]
+fn impossible_configs_name_their_key() {
+    let bad = |cfg: DriveConfig, key: &str| {
+        let e = ChannelSystem::new(&cfg, &ftlsim_ftl::build, false).err().expect("refused").to_string();
+        assert!(e.contains(key), "{e}");
+    };
+    let refused = |f: &dyn Fn(&mut DriveConfig), key: &str| {
+        let mut cfg = config("fi", "page", 1, 32768, "");
+        f(&mut cfg);
+        let e = cfg.derive().expect_err("refused").to_string();
+        assert!(e.contains(key), "{e}");
+    };
+    refused(
+        &|c| {
+            let m = c.multichannel.as_mut().unwrap();
+            m.mode = ftlsim_core::config::ChannelMode::Cf;
+            m.preemption = false;
+        },
+        "multichannel.preemption",
+    );
+    refused(&|c| c.ftl.name = "waftl".into(), "ftl.name");
+    let mut chips = config("fi", "page", 1, 32768, "");
+    chips.geometry.chips_per_channel = 2;
+    bad(chips, "geometry.chips_per_channel");
+    bad(config("sync", "page", 2, 4096, ""), "host.write_buffer_bytes");
+    let text = "[multichannel]\nmode = \"turbo\"";
+    let e = config("fi", "page", 1, 0, "").with_overrides(&[("multichannel.mode".into(), "turbo".into())]).unwrap_err();
+    assert!(e.to_string().contains("multichannel.mode"), "{e} {text}");
+}
+
+#[test]
+fn a_request_beyond_the_drive_is_refused_with_its_number() {
+    let cfg = config("fi", "page", 1, 32768, "");
+    let mut sys = system(&cfg);
+    let past = sys.logical_bytes() / 512;
+    let reqs =
+        vec![Ok(Request { arrival_ns: 0, think_ns: 0, device: 0, offset_sector: past, sectors: 8, op: IoOp::Write })];
+    let e: SimError = sys.run(&mut reqs.into_iter(), &McOptions::default(), &mut NoObserver).unwrap_err();
+    assert!(e.to_string().contains("write request 1"), "{e}");
+}
