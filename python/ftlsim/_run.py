@@ -26,8 +26,9 @@ _NOT_IN_ROW = ("report.histograms", "report.planes.programs_per_plane", "report.
                "report.precondition.window_waf")
 
 
-class RunDetail(TypedDict):
-    """The per-run data the report's plots need (:meth:`Result.detail`), JSON-serialisable."""
+class RunDetail(TypedDict, total=False):
+    """The per-run data the report's plots need (:meth:`Result.detail`), JSON-serialisable:
+    the first four keys for a drive run, the last three for a channel-system run."""
 
     #: The time series by column (as timeseries.csv).
     timeseries: dict[str, list[Any]]
@@ -37,6 +38,12 @@ class RunDetail(TypedDict):
     programs_per_plane: list[int]
     #: ``report.wear.erases_per_plane``.
     erases_per_plane: list[int]
+    #: ``report.channel_time``'s per-unit lists.
+    channel_time: dict[str, list[int]]
+    #: ``report.dirty_pages``.
+    dirty_pages: dict[str, Any]
+    #: ``report.gc.per_unit_mandatory_steps``.
+    per_unit_mandatory_steps: list[int]
 
 
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -67,9 +74,43 @@ class Result:
 
     def __repr__(self) -> str:
         r = self.summary["report"]
+        if self.is_channel_system:
+            d = r["drive"]
+            return (f"<ftlsim.Result drive={d['name']} ftl={d['ftl']} mode={d['mode']} channels={d['channels']} "
+                    f"requests={r['host']['requests']} iops={r['performance']['iops']:.1f} "
+                    f"gc_share={r['channel_time']['gc_share']:.3f}>")
         return (f"<ftlsim.Result drive={r['drive']['name']} ftl={r['drive']['ftl']} "
                 f"requests={r['host']['requests']} iops={r['performance']['iops']:.0f} "
                 f"waf={r['write_amplification']['total']:.3f}>")
+
+    @property
+    def is_channel_system(self) -> bool:
+        """A ``[multichannel]`` run (seed 004): ``report`` has the channel system's shape
+        (docs/metrics.md, "Multichannel runs")."""
+        return "multichannel" in self.summary["run"]
+
+    @property
+    def channel_time(self) -> pd.DataFrame:
+        """A channel-system run's time per unit (seed 004 Fig. 9): columns ``unit``,
+        ``host_write_s``, ``mandatory_gc_s``, ``early_gc_s``, ``idle_s``."""
+        t = self.report["channel_time"]
+        return pd.DataFrame({
+            "unit": np.arange(len(t["per_unit_idle_ns"])),
+            "host_write_s": np.asarray(t["per_unit_host_write_ns"]) / 1e9,
+            "mandatory_gc_s": np.asarray(t["per_unit_mandatory_gc_ns"]) / 1e9,
+            "early_gc_s": np.asarray(t["per_unit_early_gc_ns"]) / 1e9,
+            "idle_s": np.asarray(t["per_unit_idle_ns"]) / 1e9,
+        })
+
+    @property
+    def dirty_pages(self) -> pd.DataFrame:
+        """A channel-system run's dirty pages per unit over time (seed 004 Fig. 3): column
+        ``t_s`` and one column ``unit_N`` per unit."""
+        d = self.report["dirty_pages"]
+        df = pd.DataFrame({"t_s": np.asarray(d["time_ns"], dtype=np.float64) / 1e9})
+        for i, series in enumerate(d["per_unit"]):
+            df[f"unit_{i}"] = series
+        return df
 
     @property
     def report(self) -> dict[str, Any]:
@@ -134,6 +175,13 @@ class Result:
 
     def detail(self) -> RunDetail:
         """The per-run data the report's plots need, JSON-serialisable (a sweep stores it)."""
+        if self.is_channel_system:
+            r = self.report
+            return {
+                "channel_time": {k: v for k, v in r["channel_time"].items() if k.startswith("per_unit")},
+                "dirty_pages": r["dirty_pages"],
+                "per_unit_mandatory_steps": r["gc"]["per_unit_mandatory_steps"],
+            }
         return {
             "timeseries": self._timeseries,
             "histograms": self.report["histograms"],

@@ -415,17 +415,17 @@ impl ChannelSystem {
     /// a round ends when its initiator is no longer out of space.
     fn decide_mandatory(&mut self, now: u64) -> Result<(), SimError> {
         let ns = self.mc.spare_threshold;
+        if let Some(r) = &self.round {
+            let init = &self.units[r.initiator as usize];
+            if init.activity == Activity::Idle && !init.ftl.gc_due() {
+                self.end_round();
+            }
+        }
         for i in 0..self.units.len() {
-            if self.units[i].activity != Activity::Idle {
+            if self.units[i].activity != Activity::Idle || !self.units[i].ftl.gc_due() {
                 continue;
             }
             let i32_ = i as u32;
-            if !self.units[i].ftl.gc_due() {
-                if self.round.as_ref().is_some_and(|r| r.initiator == i32_) {
-                    self.end_round();
-                }
-                continue;
-            }
             let u = &mut self.units[i];
             u.early = false;
             u.following = false;
