@@ -20,6 +20,7 @@ PAGES = [
     ("experiments/waftl/run", "WAFTL_DOC", "WAFTL_OUT", "docs/results/waftl.md"),
     ("experiments/thesis-ch6-8/run", "THESIS_CH68_DOC", "THESIS_CH68_OUT", "docs/results/thesis-ch6-8.md"),
     ("experiments/rcftl/run", "RCFTL_DOC", "RCFTL_OUT", "docs/results/rcftl.md"),
+    ("experiments/chang-wen/run", "CHANG_WEN_DOC", "CHANG_WEN_OUT", "docs/results/chang-wen.md"),
 ]
 
 

@@ -162,6 +162,14 @@ macro_rules! demand_ftl_methods {
             self.st.gc_job_active(plane)
         }
 
+        fn gc_copy_step(
+            &mut self,
+            ctx: &mut ::ftlsim_core::ftl::FlashCtx,
+            plane: ::ftlsim_core::geometry::PlaneId,
+        ) -> Result<bool, ::ftlsim_core::error::SimError> {
+            $crate::demand::DemandFtl::collect_copy_step(self, ctx, plane)
+        }
+
         fn gc_counts(&self) -> ::ftlsim_core::ftl::GcCounts {
             self.st.gc.clone()
         }
@@ -340,6 +348,10 @@ pub(crate) struct DemandState {
     bg_cursor: u32,
     pending_write_back: BTreeSet<u32>,
     jobs: Vec<Option<GcJob>>,
+    /// Per plane: a drained victim a cycle-filling follower left for a later erase while it
+    /// copies from its next-best victim (seed 004 Sec. 3.3.2); erased by the next
+    /// `collect_step` there.
+    parked: Vec<Option<GcJob>>,
     /// The FTL's registered name (not in snapshots: the FTL being loaded has it).
     #[serde(skip)]
     pub name: &'static str,
@@ -369,14 +381,40 @@ impl DemandState {
         (0..self.geo.planes()).any(|p| self.bm.free_blocks(p) < self.threshold)
     }
 
-    /// What the next collection step on `plane` does.
+    /// What the next collection step on `plane` does (a parked victim's erase first).
     pub(crate) fn gc_next(&mut self, flash: &FlashArray, plane: PlaneId) -> ftlsim_core::ftl::GcNext {
+        if self.parked[plane as usize].is_some() {
+            return ftlsim_core::ftl::GcNext::Erase;
+        }
         self.bm.gc_next(&self.jobs[plane as usize], flash, plane)
     }
 
     /// A collection is part-way on `plane`.
     pub(crate) fn gc_job_active(&self, plane: PlaneId) -> bool {
-        self.jobs[plane as usize].is_some()
+        self.jobs[plane as usize].is_some() || self.parked[plane as usize].is_some()
+    }
+
+    /// A cycle-filling follower's copy: with the victim under way on `plane` drained, park it
+    /// and take the next-best victim that has data to copy. `false` when no copy can follow
+    /// (a victim parked already, no such victim, or invalid pages tracked otherwise than by
+    /// flags, whose validation follows one victim at a time).
+    fn prepare_copy(&mut self, flash: &FlashArray, plane: PlaneId) -> bool {
+        let p = plane as usize;
+        let drained = self.jobs[p].as_ref().is_some_and(|j| flash.valid_count(j.victim) == 0);
+        if !drained {
+            return self.bm.gc_next(&self.jobs[p], flash, plane) == ftlsim_core::ftl::GcNext::Copy;
+        }
+        if self.tracking != InvalidTracking::Flags || self.parked[p].is_some() {
+            return false;
+        }
+        match self.bm.peek_victim(flash, plane, false) {
+            Some(next) if flash.valid_count(next) > 0 => {
+                self.parked[p] = self.jobs[p].take();
+                self.jobs[p] = Some(self.bm.take_victim(next));
+                true
+            }
+            _ => false,
+        }
     }
 
     /// State for a validated config; `name` is the FTL's, for errors; `allocation` the host
@@ -434,6 +472,7 @@ impl DemandState {
             bg_cursor: 0,
             pending_write_back: BTreeSet::new(),
             jobs: vec![None; g.planes() as usize],
+            parked: vec![None; g.planes() as usize],
             name,
             fetched: None,
             incremental: cfg.ftl.foreground_gc == ForegroundGc::Incremental,
@@ -1194,6 +1233,30 @@ pub(crate) trait DemandFtl {
 
     /// [`ftlsim_core::ftl::Ftl::gc_step`]: start or continue a collection on `plane`.
     fn collect_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+        if let Some(mut job) = self.state_mut().parked[plane as usize].take() {
+            let prev = ctx.set_tag(Tag::Gc);
+            self.state_mut().in_gc = true;
+            let r = self.gc_job_step(ctx, &mut job);
+            self.state_mut().in_gc = false;
+            ctx.set_tag(prev);
+            assert_eq!(r?, GcStep::Erased, "parked victim {} held valid pages", job.victim);
+            self.state_mut().gc.background_collections += 1;
+            self.flush_write_backs(ctx, false)?;
+            return Ok(true);
+        }
+        self.collect_job_step(ctx, plane)
+    }
+
+    /// A cycle-filling follower's copy ([`ftlsim_core::ftl::Ftl::gc_copy_step`]).
+    fn collect_copy_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+        if !self.state_mut().prepare_copy(ctx.flash(), plane) {
+            return Ok(false);
+        }
+        self.collect_job_step(ctx, plane)
+    }
+
+    /// One step of the collection under way on `plane`, or of a new one on its best victim.
+    fn collect_job_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
         let s = self.state_mut();
         s.start_collection(plane);
         let mut job = match s.bm.next_job(&mut s.jobs[plane as usize], ctx.flash(), plane, false) {

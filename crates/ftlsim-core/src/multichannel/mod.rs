@@ -72,6 +72,10 @@ struct Round {
     /// Kind and end time of each initiator step so far.
     kinds: Vec<GcNext>,
     ends: Vec<u64>,
+    /// A round started by GC on the initiator's write path (a FAST merge of its SW block),
+    /// which the manager cannot step: followers collect until this time instead of step
+    /// for step.
+    until: Option<u64>,
 }
 
 /// The host's side of the replay: the request being admitted page by page.
@@ -107,6 +111,8 @@ pub struct ChannelSystem {
     oracle: Option<Vec<Vec<u32>>>,
     round: Option<Round>,
     rounds: u64,
+    /// GC time on a write's path that initiates a CF round: half a block's page copies.
+    round_min_gc_ns: u64,
     next_version: u32,
     victim: Vec<Dirty>,
     host: Host,
@@ -172,6 +178,7 @@ impl ChannelSystem {
             oracle,
             round: None,
             rounds: 0,
+            round_min_gc_ns: u64::from(ppb / 2) * (cfg.timing.t_r_ns + cfg.timing.t_prog_ns),
             next_version: 1,
             victim: Vec::new(),
             host: Host::default(),
@@ -414,7 +421,6 @@ impl ChannelSystem {
     /// first of them initiates a round and the others with at most N_s spare blocks follow;
     /// a round ends when its initiator is no longer out of space.
     fn decide_mandatory(&mut self, now: u64) -> Result<(), SimError> {
-        let ns = self.mc.spare_threshold;
         if let Some(r) = &self.round {
             let init = &self.units[r.initiator as usize];
             if init.activity == Activity::Idle && !init.ftl.gc_due() {
@@ -430,18 +436,11 @@ impl ChannelSystem {
             u.early = false;
             u.following = false;
             if self.mc.mode == ChannelMode::Cf && self.round.is_none() {
-                self.rounds += 1;
-                self.round = Some(Round { initiator: i32_, kinds: Vec::new(), ends: Vec::new() });
-                for (j, v) in self.units.iter_mut().enumerate() {
-                    if j != i && !v.ftl.gc_due() {
-                        let has_garbage = v.gc_next() != GcNext::Nothing;
-                        if cf_follows(v.spare_blocks(), ns, has_garbage) {
-                            v.following = true;
-                            v.round_steps = 0;
-                            v.counts.rounds_followed += 1;
-                        }
-                    }
-                }
+                self.start_round(i, None);
+            }
+            if let Some(r) = self.round.as_mut().filter(|r| r.initiator == i32_) {
+                // A write-path round whose initiator now collects step by step.
+                r.until = None;
             }
             let u = &mut self.units[i];
             let kind = u.gc_next();
@@ -456,6 +455,24 @@ impl ChannelSystem {
             }
         }
         Ok(())
+    }
+
+    /// Unit `i` initiates mandatory GC: a CF round, with every other unit that has at most
+    /// N_s spare blocks and something to collect as a follower.
+    fn start_round(&mut self, i: usize, until: Option<u64>) {
+        let ns = self.mc.spare_threshold;
+        self.rounds += 1;
+        self.round = Some(Round { initiator: i as u32, kinds: Vec::new(), ends: Vec::new(), until });
+        for (j, v) in self.units.iter_mut().enumerate() {
+            if j != i && !v.ftl.gc_due() {
+                let has_garbage = v.gc_next() != GcNext::Nothing;
+                if cf_follows(v.spare_blocks(), ns, has_garbage) {
+                    v.following = true;
+                    v.round_steps = 0;
+                    v.counts.rounds_followed += 1;
+                }
+            }
+        }
     }
 
     /// The CF round ends (the initiator's mandatory GC is over): followers stop at their
@@ -510,6 +527,12 @@ impl ChannelSystem {
                 u.in_flight = self.victim.len() as u32;
                 debug_assert!(n >= 1);
                 flushes += 1;
+                // A merge on the write path of at least half a block's copies initiates a round
+                // (an erase alone, FAST's switch merge, does not: no follower step fits in it).
+                if self.mc.mode == ChannelMode::Cf && self.round.is_none() && u.gc_of_activity >= self.round_min_gc_ns {
+                    let until = u.free_at;
+                    self.start_round(i, Some(until));
+                }
                 continue;
             }
             if self.mc.mode == ChannelMode::Gca {
@@ -541,6 +564,13 @@ impl ChannelSystem {
             return Ok(false);
         };
         let u = &mut self.units[i];
+        if let Some(until) = r.until {
+            if now >= until || u.gc_next() == GcNext::Nothing || !u.gc_step(now, true, false, &self.timing)? {
+                u.following = false;
+                return Ok(false);
+            }
+            return Ok(true);
+        }
         let k = u.round_steps as usize;
         if k >= r.kinds.len() {
             return Ok(true);

@@ -233,7 +233,7 @@ impl Unit {
         let (host, gc) = cost(&self.ops, t);
         // GC on the write's path (a merge the FTL could not leave to the manager) is
         // mandatory GC that the other units see.
-        self.start(now, if gc > host { Activity::MandatoryGc } else { Activity::Host }, host, gc);
+        self.start(now, if gc > 0 { Activity::MandatoryGc } else { Activity::Host }, host, gc);
         Ok(())
     }
 
