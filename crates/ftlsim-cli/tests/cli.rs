@@ -440,3 +440,36 @@ fn sweep_and_report_without_the_python_package_say_how_to_get_it() {
         assert!(e.contains("needs Python with the ftlsim package") && e.contains("FTLSIM_PYTHON"), "{e}");
     }
 }
+
+#[test]
+fn a_multichannel_preset_runs_its_channel_system_and_refuses_what_it_lacks() {
+    let d = tmp("mc");
+    let out = d.join("out");
+    let small = [
+        "--set",
+        "geometry.blocks_per_plane=72",
+        "--set",
+        "overprovisioning.extra_blocks_per_plane=8",
+        "--set",
+        "multichannel.spare_threshold=4",
+        "--workload",
+        "pattern=uniform,read=0.2,size=4k,requests=30000",
+    ];
+    let mut args = vec!["run", "--preset", "changwen", "--out", out.to_str().unwrap()];
+    args.extend(small);
+    let o = ftlsim(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("cf x 8 channels") && text.contains("IOPS") && text.contains("channel time"), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(v["run"]["multichannel"]["mode"], "cf");
+    assert_eq!(v["report"]["drive"]["units"], 8);
+    assert!(v["report"]["host"]["reads_ignored"].as_u64().unwrap() > 0, "reads are counted, not replayed");
+    assert!(v["report"]["gc"]["cf_rounds"].as_u64().unwrap() > 0, "a full drive collects: {}", v["report"]["gc"]);
+    let mut args = vec!["run", "--preset", "changwen", "--power-cut", "100", "--out", out.to_str().unwrap()];
+    args.extend(small);
+    let o = ftlsim(&args);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--power-cut"), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -285,3 +285,17 @@ mod property {
         }
     }
 }
+
+#[test]
+fn no_unit_starts_early_gc_above_n_s() {
+    // Table I, condition (4) / CF's start condition: N_s = 0 and every unit keeps free blocks.
+    for mode in ["gca", "cf"] {
+        let mut cfg = config(mode, "page", 1, 32768, "");
+        cfg.multichannel.as_mut().unwrap().spare_threshold = 0;
+        let r = run(&cfg, 3000, 11);
+        assert_eq!((r.gc.early_steps, r.gc.cf_followers), (0, 0), "{mode}: {:?}", r.gc);
+        if mode == "cf" {
+            assert!(r.gc.cf_rounds > 0, "rounds are initiated, nobody follows");
+        }
+    }
+}
