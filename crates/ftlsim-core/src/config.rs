@@ -924,12 +924,28 @@ impl DriveConfig {
                 "a [multichannel] buffer is lru, fifo or bplru",
             ));
         }
-        let sectors = u64::from(g.page_size_bytes / 512) * u64::from(g.channels) * u64::from(g.planes_per_die);
-        if m.mode == ChannelMode::Sync && sectors > 128 {
+        // A unit page's sectors are one bit each of a 128-bit mask.
+        let pages = match m.mode {
+            ChannelMode::Sync => u64::from(g.channels) * u64::from(g.planes_per_die),
+            ChannelMode::Fi | ChannelMode::Gca => u64::from(g.planes_per_die),
+            ChannelMode::Cf => 1,
+        };
+        if u64::from(g.page_size_bytes / 512) * pages > 128 {
             return Err(invalid(
-                "geometry.channels",
-                g.channels,
-                "a SYNC super page (channels x planes x page) must be at most 64 KiB (128 sectors)",
+                "geometry.page_size_bytes",
+                g.page_size_bytes,
+                &format!(
+                    "a [multichannel] unit page ({pages} page(s) under {}) must be at most 64 KiB (128 sectors)",
+                    m.mode.name()
+                ),
+            ));
+        }
+        if self.ftl.gc_victim == VictimPolicy::Fifo {
+            return Err(invalid(
+                "ftl.gc_victim",
+                "fifo",
+                "a [multichannel] drive's channel managers pick victims greedily or by cost-benefit (a FIFO \
+                 log must move past fully valid blocks, which early GC has no reason to do)",
             ));
         }
         Ok(())

@@ -411,6 +411,8 @@ impl DemandState {
             Some(next) if flash.valid_count(next) > 0 => {
                 self.parked[p] = self.jobs[p].take();
                 self.jobs[p] = Some(self.bm.take_victim(next));
+                // The new victim's collection is booked from here (the parked one's moves are its own).
+                self.job_start_used[p] = self.gc_pages_used[p];
                 true
             }
             _ => false,

@@ -351,7 +351,7 @@ impl FastFtl {
     /// after each data block's merge): the full merge of the logical block of its first valid
     /// page, or its erase once none is left. It takes no more writes from the first step on.
     fn merge_oldest_rw_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
-        let Some(&victim) = self.rw.front() else { return Ok(false) };
+        let Some(victim) = self.collectable() else { return Ok(false) };
         self.rw_open.retain(|&b| b != victim);
         self.collecting = Some(victim);
         let host = ctx.set_tag(Tag::Gc);
@@ -369,6 +369,14 @@ impl FastFtl {
         };
         ctx.set_tag(host);
         r.map(|()| true)
+    }
+
+    /// The RW block a manager's step collects: the oldest, unless it is still open for
+    /// writes and nothing forces it (its free pages would be wasted by early GC).
+    fn collectable(&self) -> Option<BlockId> {
+        let &front = self.rw.front()?;
+        let open = self.rw_open.contains(&front) && self.collecting != Some(front);
+        (!open || self.gc_due()).then_some(front)
     }
 
     /// Append `lpn` to the RW blocks, opening or merging one as needed.
@@ -468,9 +476,9 @@ impl Ftl for FastFtl {
     }
 
     fn gc_next(&mut self, flash: &FlashArray, _plane: ftlsim_core::geometry::PlaneId) -> GcNext {
-        match self.rw.front() {
+        match self.collectable() {
             None => GcNext::Nothing,
-            Some(&b) if flash.valid_count(b) == 0 => GcNext::Erase,
+            Some(b) if flash.valid_count(b) == 0 => GcNext::Erase,
             Some(_) => GcNext::Copy,
         }
     }
@@ -478,7 +486,7 @@ impl Ftl for FastFtl {
     /// Seed 004 Fig. 6: with the oldest RW block drained (waiting for its erase), merge a
     /// logical block of the second-oldest one instead.
     fn gc_copy_step(&mut self, ctx: &mut FlashCtx, _plane: ftlsim_core::geometry::PlaneId) -> Result<bool, SimError> {
-        let Some(&front) = self.rw.front() else { return Ok(false) };
+        let Some(front) = self.collectable() else { return Ok(false) };
         if ctx.flash().valid_count(front) > 0 {
             return self.merge_oldest_rw_step(ctx);
         }

@@ -225,6 +225,15 @@ fn impossible_configs_name_their_key() {
         "multichannel.preemption",
     );
     refused(&|c| c.ftl.name = "waftl".into(), "ftl.name");
+    refused(&|c| c.ftl.gc_victim = ftlsim_core::config::VictimPolicy::Fifo, "ftl.gc_victim");
+    // 16 KiB pages on 8 synchronized planes: a 128 KiB unit page.
+    refused(
+        &|c| {
+            c.geometry.page_size_bytes = 16384;
+            c.geometry.planes_per_die = 8;
+        },
+        "geometry.page_size_bytes",
+    );
     let mut chips = config("fi", "page", 1, 32768, "");
     chips.geometry.chips_per_channel = 2;
     bad(chips, "geometry.chips_per_channel");

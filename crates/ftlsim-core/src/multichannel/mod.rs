@@ -257,6 +257,7 @@ impl ChannelSystem {
             let flush_allowed = !self.host.pending.is_empty() || self.host.source_done || self.buffer.write_through();
             self.decide_mandatory(now)?;
             flushes += self.decide_others(now, flush_allowed)?;
+            self.follow_late(now)?;
             if opts.check_every > 0 && flushes >= opts.check_every {
                 flushes = 0;
                 self.check_invariants();
@@ -284,11 +285,13 @@ impl ChannelSystem {
             u.clip(end);
         }
         self.series.interval_ns = sample_ns;
+        // The report first: the oracle's reads go through the FTLs (a demand FTL's cache).
+        let report = self.report(end);
         if self.oracle.is_some() {
             self.verify_all()?;
         }
         self.check_invariants_if_verifying();
-        Ok(self.report(end))
+        Ok(report)
     }
 
     /// Activities that have ended by `now`: free their buffer slots.
@@ -555,6 +558,17 @@ impl ChannelSystem {
         Ok(flushes)
     }
 
+    /// Followers of a round that a write-path merge started during pass 2, for the units the
+    /// pass had visited already.
+    fn follow_late(&mut self, now: u64) -> Result<(), SimError> {
+        for i in 0..self.units.len() {
+            if self.units[i].activity == Activity::Idle && self.units[i].following {
+                self.follow(i, now)?;
+            }
+        }
+        Ok(())
+    }
+
     /// A CF follower's move for the initiator's next step it has not matched yet. `true`
     /// when the follower is occupied (a step, a halt, or waiting for the initiator's next
     /// step); `false` when it has left the round.
@@ -571,36 +585,41 @@ impl ChannelSystem {
             }
             return Ok(true);
         }
-        let k = u.round_steps as usize;
-        if k >= r.kinds.len() {
-            return Ok(true);
-        }
-        let (kind, step_end) = (r.kinds[k], r.ends[k]);
-        let own = u.gc_next();
-        match follower_move(kind, own) {
-            FollowerMove::Leave => {
-                u.following = false;
-                return Ok(false);
+        loop {
+            let k = u.round_steps as usize;
+            if k >= r.kinds.len() {
+                // Matched every initiator step so far: wait for its next one.
+                return Ok(true);
             }
-            FollowerMove::Halt => {
-                if step_end > now {
+            let (kind, step_end) = (r.kinds[k], r.ends[k]);
+            u.round_steps += 1;
+            if step_end <= now {
+                // That initiator step is over (the follower joined late or lagged): match the
+                // one under way, so the two stay aligned in time.
+                continue;
+            }
+            let started = match follower_move(kind, u.gc_next()) {
+                FollowerMove::Leave => false,
+                FollowerMove::Halt => {
                     u.halt(now, step_end);
+                    true
                 }
-            }
-            FollowerMove::Step => {
-                u.gc_step(now, true, kind == GcNext::Copy, &self.timing)?;
-            }
-            FollowerMove::NextVictim => {
-                if u.gc_step(now, true, true, &self.timing)? {
-                    u.counts.next_victims += 1;
-                } else {
-                    u.counts.type_mismatches += 1;
-                    u.gc_step(now, true, false, &self.timing)?;
+                FollowerMove::Step => u.gc_step(now, true, kind == GcNext::Copy, &self.timing)?,
+                FollowerMove::NextVictim => {
+                    if u.gc_step(now, true, true, &self.timing)? {
+                        u.counts.next_victims += 1;
+                        true
+                    } else {
+                        u.counts.type_mismatches += 1;
+                        u.gc_step(now, true, false, &self.timing)?
+                    }
                 }
+            };
+            if !started {
+                u.following = false;
             }
+            return Ok(started);
         }
-        u.round_steps += 1;
-        Ok(true)
     }
 
     /// Under CF with multi-plane chips, a plane that takes no part in the round idles while

@@ -120,7 +120,7 @@ pub struct McGc {
     pub cf_followers: u64,
     /// CF follower steps halted while the initiator erased.
     pub cf_halts: u64,
-    /// CF followers that moved to their next-best victim.
+    /// CF follower copies made from the next-best victim while the drained one waited.
     pub cf_next_victims: u64,
     /// CF follower steps of another type than the initiator's (no next-best victim).
     pub cf_type_mismatches: u64,

@@ -48,7 +48,7 @@ pub struct UnitCounts {
     pub blocks_flushed: u64,
     /// Pages read and written to pad BPLRU blocks.
     pub padded_pages: u64,
-    /// Mandatory and early GC steps.
+    /// Mandatory GC steps.
     pub mandatory_steps: u64,
     /// Early GC steps.
     pub early_steps: u64,
@@ -56,14 +56,14 @@ pub struct UnitCounts {
     pub early_starts: u64,
     /// Early GC stopped with a victim part-way (at a preemption point).
     pub preemptions: u64,
-    /// CF: rounds followed, steps halted, moves to the next-best victim, erases done while
-    /// the initiator copied (no next-best victim to copy from).
+    /// CF rounds followed.
     pub rounds_followed: u64,
-    /// CF halts.
+    /// CF follower steps halted on the initiator's erase.
     pub halts: u64,
-    /// CF moves to the next-best victim.
+    /// CF follower copies made while its own drained victim waited for its erase (from the
+    /// next-best victim).
     pub next_victims: u64,
-    /// CF steps whose type differed from the initiator's.
+    /// CF follower erases made while the initiator copied (no next-best victim to copy from).
     pub type_mismatches: u64,
 }
 
