@@ -186,6 +186,13 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
             one.ftl = Some(n.clone());
             one.trace.trace = s.trace.clone();
             let (spec, p) = plan(&one)?;
+            if p.cfg.multichannel.is_some() {
+                return Err(SimError::Input(format!(
+                    "compare: {} is a [multichannel] drive, whose channel systems are compared with `ftlsim run` \
+                     or a Python sweep (docs/multichannel.md)",
+                    p.cfg.name
+                )));
+            }
             if n == &names[0] {
                 if let Some(t) = &s.trace {
                     check_trace(t, &spec, &p)?;

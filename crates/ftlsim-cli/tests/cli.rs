@@ -472,4 +472,19 @@ fn a_multichannel_preset_runs_its_channel_system_and_refuses_what_it_lacks() {
     let o = ftlsim(&args);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--power-cut"), "{}", String::from_utf8_lossy(&o.stderr));
+    let cmp = d.join("cmp");
+    let o = ftlsim(&[
+        "compare",
+        "--preset",
+        "changwen",
+        "--ftl",
+        "fast,dftl",
+        "--baseline",
+        "fast",
+        "--out",
+        cmp.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("[multichannel]") && !cmp.join("compare.json").exists(), "refused before running: {e}");
 }
