@@ -934,7 +934,7 @@ impl DriveConfig {
             return Err(invalid(
                 "geometry.page_size_bytes",
                 g.page_size_bytes,
-                &format!(
+                format!(
                     "a [multichannel] unit page ({pages} page(s) under {}) must be at most 64 KiB (128 sectors)",
                     m.mode.name()
                 ),

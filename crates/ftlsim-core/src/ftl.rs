@@ -366,6 +366,13 @@ pub trait Ftl {
         }
         Ok(false)
     }
+    /// A channel manager resumes GC on `plane` after the unit has written since its last
+    /// step: a page-mapped FTL may drop the suspended victim for a better one (seed 004 Sec.
+    /// 3.2.2: "the resumed garbage collection goes to the new victim block"); hybrid mapping
+    /// resumes the same merge. Returns whether it switched. Default: keep it.
+    fn gc_repick(&mut self, _flash: &FlashArray, _plane: PlaneId) -> bool {
+        false
+    }
     /// Whether a collection on `plane` is part-way (a victim taken and not yet erased):
     /// without preemption points, early GC runs until this is false (seed 004 Sec. 3.2.2).
     fn gc_job_active(&self, _plane: PlaneId) -> bool {

@@ -382,6 +382,28 @@ impl BlockManager {
         }
     }
 
+    /// Seed 004 Sec. 3.2.2: a page-mapped collection suspended at a preemption point may
+    /// resume on a better victim than its own, which the writes since have made. If the best
+    /// victim of `plane` has fewer valid pages than `suspended`'s, the suspended victim goes
+    /// back to the index as a closed block (its moved pages stay invalid) and `suspended` is
+    /// cleared, so the next step takes the best one. Returns whether it switched.
+    pub fn repick(&mut self, suspended: &mut Option<GcJob>, flash: &FlashArray, plane: PlaneId) -> bool {
+        let Some(job) = suspended.as_ref() else { return false };
+        let mine = flash.valid_count(job.victim);
+        match self.peek_victim(flash, plane, false) {
+            Some(best) if flash.valid_count(best) < mine => {
+                let b = job.victim;
+                assert_eq!(self.state[b as usize], BlockState::Victim, "suspended victim {b} is not a victim");
+                self.state[b as usize] = BlockState::Closed;
+                let at = self.victims.closed_at[b as usize];
+                self.victims.insert(b, mine, at);
+                *suspended = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Take a victim out of the index: a [`GcJob`] will collect it.
     pub fn take_victim(&mut self, block: BlockId) -> GcJob {
         self.victims.remove(block);
@@ -715,5 +737,33 @@ mod tests {
         bm.state[0] = BlockState::Victim;
         bm.release(&f, 0);
         assert_eq!(bm.free_blocks(0), 8);
+    }
+
+    #[test]
+    fn a_suspended_victim_gives_way_to_a_better_one_and_goes_back_to_the_index() {
+        let g = geo();
+        let mut f = FlashArray::new(&g, false);
+        let mut bm = BlockManager::new(&g, 1, 0, VictimPolicy::Greedy);
+        for (b, v) in [(0, 3), (1, 4)] {
+            fill_block(&mut f, b, v);
+            bm.free[0].retain(|&x| x != b);
+            bm.state[b as usize] = BlockState::Closed;
+            bm.victims.insert(b, v, u64::from(b));
+        }
+        let best = bm.peek_victim(&f, 0, false).unwrap();
+        let mut suspended = Some(bm.take_victim(best));
+        assert_eq!(suspended.as_ref().unwrap().victim, 0);
+        assert!(!bm.repick(&mut suspended, &f, 0), "block 1 (4 valid) is no better");
+        // Writes invalidate three pages of block 1: it now beats the suspended victim.
+        for p in 4..7 {
+            f.invalidate(p).unwrap();
+            bm.on_invalidate(&f, p);
+        }
+        assert!(bm.repick(&mut suspended, &f, 0));
+        assert!(suspended.is_none());
+        assert_eq!(bm.state[0], BlockState::Closed);
+        assert_eq!(bm.peek_victim(&f, 0, false), Some(1));
+        assert_eq!(bm.take_victim(1).victim, 1);
+        assert_eq!(bm.peek_victim(&f, 0, false), Some(0), "block 0 is a candidate again");
     }
 }

@@ -162,6 +162,14 @@ macro_rules! demand_ftl_methods {
             self.st.gc_job_active(plane)
         }
 
+        fn gc_repick(
+            &mut self,
+            flash: &::ftlsim_core::flash::FlashArray,
+            plane: ::ftlsim_core::geometry::PlaneId,
+        ) -> bool {
+            self.st.gc_repick(flash, plane)
+        }
+
         fn gc_copy_step(
             &mut self,
             ctx: &mut ::ftlsim_core::ftl::FlashCtx,
@@ -387,6 +395,17 @@ impl DemandState {
             return ftlsim_core::ftl::GcNext::Erase;
         }
         self.bm.gc_next(&self.jobs[plane as usize], flash, plane)
+    }
+
+    /// Drop a suspended victim for a better one (seed 004 Sec. 3.2.2), with flags only (the
+    /// other trackings validate one victim at a time).
+    pub(crate) fn gc_repick(&mut self, flash: &FlashArray, plane: PlaneId) -> bool {
+        let p = plane as usize;
+        if self.tracking != InvalidTracking::Flags || !self.bm.repick(&mut self.jobs[p], flash, plane) {
+            return false;
+        }
+        self.job_start_used[p] = self.gc_pages_used[p];
+        true
     }
 
     /// A collection is part-way on `plane`.

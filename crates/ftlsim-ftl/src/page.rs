@@ -622,6 +622,10 @@ impl Ftl for PageFtl {
         self.jobs[plane as usize].is_some() || self.parked[plane as usize].is_some()
     }
 
+    fn gc_repick(&mut self, flash: &FlashArray, plane: PlaneId) -> bool {
+        self.bm.repick(&mut self.jobs[plane as usize], flash, plane)
+    }
+
     fn gc_counts(&self) -> GcCounts {
         self.gc.clone()
     }

@@ -133,6 +133,8 @@ fn managers_start_early_gc_and_fi_never_does() {
     assert_eq!((fi.gc.early_steps, fi.gc.cf_rounds), (0, 0));
     let gca = run(&config("gca", "page", 1, 32768, ""), 3000, 11);
     assert!(gca.gc.early_starts > 0 && gca.gc.early_steps > 0, "{:?}", gca.gc);
+    let fast_gca = run(&config("gca", "fast", 1, 32768, ""), 3000, 11);
+    assert_eq!(fast_gca.gc.victim_repicks, 0, "hybrid mapping resumes the same merge");
     let cf = run(&config("cf", "page", 1, 32768, ""), 3000, 11);
     assert!(cf.gc.cf_rounds > 0 && cf.gc.cf_followers > 0 && cf.gc.early_steps > 0, "{:?}", cf.gc);
     // Followers stop when the initiator finishes: mid-victim at times.

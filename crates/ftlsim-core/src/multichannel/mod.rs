@@ -770,6 +770,7 @@ impl ChannelSystem {
                 cf_halts: c(&|x| x.halts),
                 cf_next_victims: c(&|x| x.next_victims),
                 cf_type_mismatches: c(&|x| x.type_mismatches),
+                victim_repicks: c(&|x| x.repicks),
                 erases: sum(&|u| u.flash_counts.erases.iter().sum::<u64>()),
                 per_unit_mandatory_steps: self.units.iter().map(|u| u.counts.mandatory_steps).collect(),
                 ftl,

@@ -124,6 +124,8 @@ pub struct McGc {
     pub cf_next_victims: u64,
     /// CF follower steps of another type than the initiator's (no next-best victim).
     pub cf_type_mismatches: u64,
+    /// Suspended page-mapped collections resumed on a better victim than their own.
+    pub victim_repicks: u64,
     /// Blocks erased, all units.
     pub erases: u64,
     /// Per unit: mandatory GC steps.

@@ -65,6 +65,8 @@ pub struct UnitCounts {
     pub next_victims: u64,
     /// CF follower erases made while the initiator copied (no next-best victim to copy from).
     pub type_mismatches: u64,
+    /// Suspended page-mapped collections resumed on a better victim (Sec. 3.2.2).
+    pub repicks: u64,
 }
 
 /// A unit: flash, FTL, clock.
@@ -86,6 +88,9 @@ pub struct Unit {
     pub(crate) time: UnitTime,
     pub(crate) counts: UnitCounts,
     pub(crate) flash_counts: FlashCounts,
+    /// The unit has programmed host data since its last GC step: a suspended page-mapped
+    /// collection may then resume on a better victim.
+    wrote_since_gc: bool,
     ops: Vec<FlashOp>,
     pad: Vec<(Lpn, u32)>,
 }
@@ -127,6 +132,7 @@ impl Unit {
             time: UnitTime::default(),
             counts: UnitCounts::default(),
             flash_counts: FlashCounts::default(),
+            wrote_since_gc: false,
             ops: Vec::new(),
             pad: Vec::new(),
         }
@@ -170,6 +176,9 @@ impl Unit {
     /// One GC step (`early` or mandatory); `copy_only`: a CF follower's step while the
     /// initiator copies. `false` when there was nothing to do.
     pub(crate) fn gc_step(&mut self, now: u64, early: bool, copy_only: bool, t: &Timing) -> Result<bool, SimError> {
+        if std::mem::take(&mut self.wrote_since_gc) && self.ftl.gc_repick(&self.flash, 0) {
+            self.counts.repicks += 1;
+        }
         self.ops.clear();
         let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, true);
         let did = if copy_only { self.ftl.gc_copy_step(&mut ctx, 0)? } else { self.ftl.gc_step(&mut ctx, 0)? };
@@ -227,6 +236,7 @@ impl Unit {
             self.ftl.write(&mut ctx, lpn, version)?;
         }
         self.counts.pages_flushed += pages.len() as u64;
+        self.wrote_since_gc = true;
         if pad.is_some() {
             self.counts.blocks_flushed += 1;
         }
