@@ -6,8 +6,6 @@
 use crate::{Drive, Outcome, RunObserver, RunPlan, RunSpec, Source};
 use ftlsim_core::error::SimError;
 use ftlsim_core::multichannel::{ChannelSystem, McOptions};
-use ftlsim_core::trace::{TraceFormat, TraceSource};
-use ftlsim_core::workload::{Generator, Limit};
 
 /// What a channel-system run does not offer yet, refused by name.
 fn refuse_unsupported(spec: &RunSpec) -> Result<(), SimError> {
@@ -49,26 +47,10 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
     let logical = sys.logical_bytes();
     let t = std::time::Instant::now();
     let (report, trace_info) = match &spec.source {
-        Source::Synthetic(_) => {
-            obs.replay_begins(match p.workload.limit {
-                Limit::Requests(n) => Some(n),
-                Limit::DurationNs(_) => None,
-            });
-            let mut gen = Generator::new(&p.workload, logical, spec.seed)?.map(Ok);
-            (sys.run(&mut gen, &opts, obs)?, None)
-        }
+        Source::Synthetic(_) => (sys.run(&mut crate::synthetic(p, logical, spec.seed, obs)?, &opts, obs)?, None),
         Source::Trace { path, options, .. } => {
-            let spp = p.cfg.geometry.sectors_per_page();
-            let mut src = TraceSource::open(path, options.clone(), logical / 512, spp)?;
-            let i = src.info();
-            let units = TraceFormat::from_name(&i.format).map_or("", |f| f.units());
-            obs.notice(&format!("trace {}: format {}, {units}", i.file, i.format));
-            obs.replay_begins(None);
-            let report = sys.run(&mut src, &opts, obs)?;
-            let mut info = serde_json::to_value(src.info()).expect("replay info serialises");
-            info["options"] = serde_json::to_value(options).expect("options serialise");
-            info["bad_lines_skipped"] = src.bad_lines().into();
-            (report, Some(info))
+            let mut src = crate::open_trace(path, options, p, logical, obs)?;
+            (sys.run(&mut src, &opts, obs)?, Some(crate::trace_json(&src, options)))
         }
     };
     let replay_s = t.elapsed().as_secs_f64();

@@ -324,34 +324,16 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
     let logical = sim.derived().logical_bytes;
     let (report, post_recovery, trace_info) = match &spec.source {
         Source::Synthetic(_) => {
-            obs.replay_begins(match p.workload.limit {
-                Limit::Requests(n) => Some(n),
-                Limit::DurationNs(_) => None,
-            });
-            let mut gen = Generator::new(&p.workload, logical, spec.seed)?.map(Ok);
+            let mut gen = synthetic(p, logical, spec.seed, obs)?;
             let report = sim.run(&mut gen, opts, obs)?;
             let post = after_cut(&mut sim, &report, &mut gen, opts, obs)?;
             (report, post, None)
         }
         Source::Trace { path, options, .. } => {
-            let spp = p.cfg.geometry.sectors_per_page();
-            let mut src = TraceSource::open(path, options.clone(), logical / 512, spp)?;
-            let i = src.info();
-            let units = TraceFormat::from_name(&i.format).map_or("", |f| f.units());
-            obs.notice(&format!(
-                "trace {}: format {}, {units}{}",
-                i.file,
-                i.format,
-                if i.detected { " (detected; --format overrides)" } else { "" }
-            ));
-            obs.replay_begins(None);
+            let mut src = open_trace(path, options, p, logical, obs)?;
             let report = sim.run(&mut src, opts, obs)?;
             let post = after_cut(&mut sim, &report, &mut src, opts, obs)?;
-            let mut info = serde_json::to_value(src.info()).expect("replay info serialises");
-            info["options"] = serde_json::to_value(options).expect("options serialise");
-            info["bad_lines_skipped"] = src.bad_lines().into();
-            info["untyped_records_skipped"] = src.untyped_records().into();
-            (report, post, Some(info))
+            (report, post, Some(trace_json(&src, options)))
         }
     };
     if report.host.requests == 0 && report.power_cut.is_none() {
@@ -364,6 +346,51 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
         }));
     }
     Ok(Replayed { report, post_recovery, precondition, trace_info, memory_estimate, wall: sim.wall_times().clone() })
+}
+
+/// The synthetic source of a plan over `logical` bytes, the observer told how many requests
+/// come.
+fn synthetic(
+    p: &RunPlan,
+    logical: u64,
+    seed: u64,
+    obs: &mut dyn RunObserver,
+) -> Result<impl Iterator<Item = Result<Request, SimError>>, SimError> {
+    obs.replay_begins(match p.workload.limit {
+        Limit::Requests(n) => Some(n),
+        Limit::DurationNs(_) => None,
+    });
+    Ok(Generator::new(&p.workload, logical, seed)?.map(Ok))
+}
+
+/// A trace opened for a drive of `logical` bytes, the observer told what was detected.
+fn open_trace(
+    path: &std::path::Path,
+    options: &TraceOptions,
+    p: &RunPlan,
+    logical: u64,
+    obs: &mut dyn RunObserver,
+) -> Result<TraceSource, SimError> {
+    let src = TraceSource::open(path, options.clone(), logical / 512, p.cfg.geometry.sectors_per_page())?;
+    let i = src.info();
+    let units = TraceFormat::from_name(&i.format).map_or("", |f| f.units());
+    obs.notice(&format!(
+        "trace {}: format {}, {units}{}",
+        i.file,
+        i.format,
+        if i.detected { " (detected; --format overrides)" } else { "" }
+    ));
+    obs.replay_begins(None);
+    Ok(src)
+}
+
+/// `run.trace` of results.json: the replay's info, its options and what it skipped.
+fn trace_json(src: &TraceSource, options: &TraceOptions) -> serde_json::Value {
+    let mut info = serde_json::to_value(src.info()).expect("replay info serialises");
+    info["options"] = serde_json::to_value(options).expect("options serialise");
+    info["bad_lines_skipped"] = src.bad_lines().into();
+    info["untyped_records_skipped"] = src.untyped_records().into();
+    info
 }
 
 /// The cut instants of `--power-cut random:N`: uniform over the reference run's simulated

@@ -702,7 +702,11 @@ impl ChannelSystem {
         let mand = sum(&|u| u.time.mandatory_gc_ns);
         let early = sum(&|u| u.time.early_gc_ns);
         let halted = sum(&|u| u.time.halted_ns);
-        let idle_of = |u: &Unit| end.saturating_sub(u.time.host_ns + u.time.mandatory_gc_ns + u.time.early_gc_ns);
+        let idle: Vec<u64> = self
+            .units
+            .iter()
+            .map(|u| end.saturating_sub(u.time.host_ns + u.time.mandatory_gc_ns + u.time.early_gc_ns))
+            .collect();
         let mut ftl = serde_json::Map::new();
         for u in &self.units {
             for (key, v) in u.ftl.extra_metrics() {
@@ -753,12 +757,12 @@ impl ChannelSystem {
                 gc_share: share(mand + early),
                 mandatory_gc_share: share(mand),
                 early_gc_share: share(early),
-                idle_share: share(self.units.iter().map(idle_of).sum()),
+                idle_share: share(idle.iter().sum()),
                 halted_share: share(halted),
                 per_unit_host_write_ns: self.units.iter().map(|u| u.time.host_ns).collect(),
                 per_unit_mandatory_gc_ns: self.units.iter().map(|u| u.time.mandatory_gc_ns).collect(),
                 per_unit_early_gc_ns: self.units.iter().map(|u| u.time.early_gc_ns).collect(),
-                per_unit_idle_ns: self.units.iter().map(idle_of).collect(),
+                per_unit_idle_ns: idle,
             },
             gc: McGc {
                 mandatory_steps: c(&|x| x.mandatory_steps),

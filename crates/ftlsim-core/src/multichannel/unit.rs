@@ -221,7 +221,8 @@ impl Unit {
             if pages.len() as u32 >= threshold && (pages.len() as u32) < block_pages {
                 let base = pages[0].lpn / block_pages * block_pages;
                 for lpn in base..(base + block_pages).min(logical) {
-                    if pages.iter().any(|d| d.lpn == lpn) {
+                    // A BPLRU block's pages come in LPN order.
+                    if pages.binary_search_by_key(&lpn, |d| d.lpn).is_ok() {
                         continue;
                     }
                     if let Some(v) = self.ftl.read(&mut ctx, lpn)? {
