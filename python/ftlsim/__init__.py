@@ -14,6 +14,7 @@ from ._native import (
     ConfigError,
     FtlsimError,
     InputError,
+    InternalError,
     SimulationError,
     SnapshotError,
     TraceError,
@@ -30,6 +31,7 @@ __all__ = [
     "ConfigError",
     "FtlsimError",
     "InputError",
+    "InternalError",
     "Result",
     "SimulationError",
     "SnapshotError",
@@ -77,9 +79,8 @@ def trace_fit(path: "str | os.PathLike[str]", out: "str | os.PathLike[str] | Non
               extent_bytes: int = 1 << 20, format: Optional[str] = None) -> dict[str, Any]:
     """A trace's shape as a synthetic workload, as ``ftlsim trace fit`` writes it: mix,
     sizes, per-extent popularity, sequential runs, inter-arrival quantiles (docs/workloads.md).
-    With ``out``, the TOML is written there, for ``run(workload=f"file:{out}")``."""
-    text, fitted = _native.trace_fit(os.fspath(path), extent_bytes, format)
-    if out is not None:
-        with open(out, "w") as f:
-            f.write(text)
+    With ``out``, the TOML is written there, for ``run(workload=f"file:{out}")``: completely
+    or not at all, and never over the input trace (``ValueError``)."""
+    _text, fitted = _native.trace_fit(os.fspath(path), extent_bytes, format,
+                                      None if out is None else os.fspath(out))
     return fitted

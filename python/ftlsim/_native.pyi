@@ -34,6 +34,9 @@ class SnapshotError(FtlsimError):
 class SimulationError(FtlsimError):
     """The simulation failed: an FTL or flash-model bug, or an impossible drive."""
 
+class InternalError(FtlsimError):
+    """A bug in ftlsim: the Rust core panicked. Raised in place of ending the interpreter."""
+
 def run(
     *,
     preset: Optional[str] = None,
@@ -69,4 +72,6 @@ def check_config(
 def trace_stats(
     path: str, format: Optional[str] = None, page_size: int = 4096, skip_bad_lines: bool = False
 ) -> dict[str, Any]: ...
-def trace_fit(path: str, extent_bytes: int = 1048576, format: Optional[str] = None) -> tuple[str, dict[str, Any]]: ...
+def trace_fit(path: str, extent_bytes: int = 1048576, format: Optional[str] = None,
+              out: Optional[str] = None) -> tuple[str, dict[str, Any]]: ...
+def _panic_for_test(message: str) -> None: ...

@@ -127,6 +127,10 @@ def _ftl_of(row: Row) -> str:
 def _entries(data: Any) -> list[Entry]:
     """Whatever :func:`report` was given, as entries."""
     if isinstance(data, pd.DataFrame):
+        if "status" not in data.columns and not any(str(c).startswith("report.") for c in data.columns):
+            raise ValueError("the DataFrame has no run columns (report.*, status): give the frame of "
+                             "ftlsim.sweep, rows of Result.to_pandas(), or a sweep's Parquet file; columns found: "
+                             f"{', '.join(map(str, data.columns[:8]))}{' ...' if len(data.columns) > 8 else ''}")
         out: list[Entry] = []
         # The columns of a sweep's frame are strings.
         for rec in cast("list[Row]", data.to_dict(orient="records")):
@@ -141,7 +145,11 @@ def _entries(data: Any) -> list[Entry]:
         if p.is_dir():
             return _entries(_load_dir(p))
         if p.suffix == ".parquet":
-            return _entries(pd.read_parquet(p))
+            try:
+                frame = pd.read_parquet(p)
+            except (OSError, ValueError) as e:
+                raise ValueError(f"{p}: cannot read it as a Parquet file ({e})") from None
+            return _entries(frame)
         if p.name == "results.json":
             return _entries(_load_dir(p.parent))
         raise ValueError(f"{p}: not a run directory (results.json), results.json or .parquet file")

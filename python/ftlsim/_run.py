@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from . import _native
+from . import _args, _native
 from ._config import Config, overrides_list
 
 if TYPE_CHECKING:
@@ -231,7 +231,7 @@ def run(
     save_state: Optional[PathLike] = None,
     interval: Union[str, int] = "100ms",
     verify: bool = False,
-    max_memory: Optional[str] = None,
+    max_memory: Union[str, int, None] = None,
     power_cut: Union[str, int, None] = None,
     clean_shutdown: bool = True,
     progress: Union[bool, ProgressCallback] = False,
@@ -258,7 +258,7 @@ def run(
         load_state, save_state: drive snapshots (``--load-state``, ``--save-state``).
         interval: time-series interval in simulated time ("10ms", or ns as an int; 0 = none).
         verify: check every read against a data oracle.
-        max_memory: refuse a drive whose memory estimate exceeds this ("2g").
+        max_memory: refuse a drive whose memory estimate exceeds this ("2g", or bytes).
         power_cut: cut the power and recover, as ``--power-cut``: a request count (5000),
             a simulated time ("250ms") or "random:N" (docs/power-loss.md); the results
             then hold ``report.power_cut`` and ``post_recovery`` (or ``power_cuts``).
@@ -271,7 +271,9 @@ def run(
     The GIL is released while the simulation runs; Ctrl-C stops it within a fraction of a
     second and raises KeyboardInterrupt. Errors in the config, workload or trace raise
     :class:`ftlsim.ConfigError`, :class:`ftlsim.WorkloadError` or :class:`ftlsim.TraceError`
-    naming the key, file, line and field.
+    naming the key, file, line and field; an argument of the wrong type raises ``TypeError``
+    and one out of range ``ValueError``, naming the argument. A bug in the simulator raises
+    :class:`ftlsim.InternalError` (the interpreter lives on).
     """
     kwargs: dict[str, Any] = {}
     if isinstance(config, Config):
@@ -281,11 +283,35 @@ def run(
     elif config is not None:
         if preset is not None:
             raise ValueError("give preset or config, not both")
-        kwargs["config_path"] = os.fspath(config)
+        kwargs["config_path"] = _args.path("config", config)
     else:
-        kwargs["preset"] = preset
+        kwargs["preset"] = _args.text("preset", preset)
     if workload is not None and trace is not None:
         raise ValueError("give workload or trace, not both")
+    if not _args.flag("clean_shutdown", clean_shutdown) and power_cut is None:
+        raise ValueError("clean_shutdown=False says how a power cut finds the drive: it needs power_cut")
+    if not (isinstance(progress, bool) or callable(progress)):
+        raise TypeError(f"progress must be True, False or a callable f(stage, done, total), not {progress!r}")
+    options = _args.mapping("trace_options", trace_options, '{"speed": 2, "overflow": "wrap"}')
+    native_args = dict(
+        **kwargs,
+        ftl=_args.text("ftl", ftl),
+        overrides=overrides_list(_args.mapping("overrides", overrides, '{"ftl.gc_victim": "fifo"}')),
+        workload=_args.text("workload", workload) or "",
+        trace=_args.path("trace", trace),
+        trace_options=dict(options) if options else None,
+        seed=_args.seed(seed),
+        fill=None if fill is None else _args.number("fill", fill),
+        fill_offset=_args.number("fill_offset", fill_offset),
+        steady_state=_args.flag("steady_state", steady_state),
+        load_state=_args.path("load_state", load_state),
+        save_state=_args.path("save_state", save_state),
+        interval=_args.count_or_text("interval", interval, '"10ms"'),
+        verify=_args.flag("verify", verify),
+        max_memory=_args.count_or_text("max_memory", max_memory, '"2g"'),
+        power_cut=_args.count_or_text("power_cut", power_cut, '"250ms"'),
+        clean_shutdown=bool(clean_shutdown),
+    )
     bar: Optional[_Bar] = None
     callback: Optional[ProgressCallback] = None
     if progress is True:
@@ -294,26 +320,7 @@ def run(
     elif callable(progress):
         callback = progress
     try:
-        summary, ts, cfg = _native.run(
-            **kwargs,
-            ftl=ftl,
-            overrides=overrides_list(overrides),
-            workload=workload or "",
-            trace=os.fspath(trace) if trace is not None else None,
-            trace_options=dict(trace_options) if trace_options else None,
-            seed=int(seed),
-            fill=None if fill is None else float(fill),
-            fill_offset=float(fill_offset),
-            steady_state=bool(steady_state),
-            load_state=os.fspath(load_state) if load_state is not None else None,
-            save_state=os.fspath(save_state) if save_state is not None else None,
-            interval=f"{interval}ns" if isinstance(interval, int) else str(interval),
-            verify=bool(verify),
-            max_memory=max_memory,
-            power_cut=None if power_cut is None else str(power_cut),
-            clean_shutdown=bool(clean_shutdown),
-            progress=callback,
-        )
+        summary, ts, cfg = _native.run(**native_args, progress=callback)
     finally:
         if bar is not None:
             bar.close()

@@ -6,7 +6,8 @@ metric (``report.*``), the wall time (``wall_time.*``), the software version, it
 error, and ``detail`` (JSON: time series and histograms, for :func:`ftlsim.report`). A
 failed run is a row with ``status == "error"`` and the error; rows already in the file are
 skipped when the sweep runs again (failed ones are retried), so an interrupted sweep resumes
-where it stopped. Runs that share a drive, FTL, preconditioning and seed precondition it once:
+where it stopped. The file may hold the rows of several grids; a sweep returns its own grid's.
+It carries a mark in its Parquet metadata, and a sweep refuses to touch a file without it. Runs that share a drive, FTL, preconditioning and seed precondition it once:
 the first builds a snapshot (docs/performance.md, "Snapshots") and the others load it.
 """
 
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from . import _native
 from ._config import Config
@@ -42,6 +45,10 @@ RUN_KEYS = ("preset", "config", "ftl", "workload", "trace", "trace_options", "fi
 _STATE_SHAPING = ("geometry", "overprovisioning", "nand", "ftl", "reliability")
 #: Seconds between rewrites of the Parquet file while the sweep runs.
 _SAVE_EVERY_S = 10.0
+#: The Parquet metadata key that marks a file the sweep wrote (value: JSON with the format).
+_MARK = b"ftlsim.sweep"
+#: Version of the file's layout (columns as described above).
+_FORMAT = 1
 
 #: A run description: keyword arguments of :func:`ftlsim.run` (:data:`RUN_KEYS`).
 Run = dict[str, Any]
@@ -54,8 +61,15 @@ def expand(grid: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> list[
     (``"ftl": ["page", "dftl"]``, ``"seed": [1, 2]``), and ``overrides`` maps each config key
     to one value or a list of them. ``trace_options`` is one dict (or a list of dicts). A
     list of mappings is taken as the explicit list of runs."""
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, (Mapping, Sequence)):
+        raise TypeError(f"grid must be a mapping of run arguments or a list of runs, not {type(grid).__name__}")
     if not isinstance(grid, Mapping):
-        runs = [dict(r) for r in grid]
+        for given in grid:
+            if not isinstance(given, Mapping):
+                raise TypeError(f"a run of an explicit grid must be a mapping of run arguments, not {given!r}")
+        runs = [dict(given) for given in grid]
+        if not runs:
+            raise ValueError("the grid lists no run")
     else:
         unknown = set(grid) - set(RUN_KEYS)
         if unknown:
@@ -69,6 +83,9 @@ def expand(grid: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> list[
                 axes.append((k, list(v) if isinstance(v, (list, tuple)) else [v]))
             else:
                 axes.append((k, list(v) if isinstance(v, (list, tuple)) else [v]))
+        empty = [k for k, vals in axes if not vals]
+        if empty:
+            raise ValueError(f"the grid has no run: axis {', '.join(empty)} is an empty list")
         runs = []
         for combo in itertools.product(*(vals for _, vals in axes)):
             r: dict[str, Any] = {}
@@ -249,7 +266,34 @@ def run_task(run: Mapping[str, Any], snapshot: Optional[str] = None) -> Row:
     return row
 
 
+def _check_out(out: Path) -> None:
+    """Refuse an ``out`` the sweep cannot use, before anything runs: a directory, a file that
+    is not Parquet, a Parquet file the sweep did not write (its rows would be merged and the
+    file rewritten), or a place where the file cannot be written."""
+    if out.is_dir():
+        raise ValueError(f"out = {out} is a directory: give the Parquet file's path, such as {out / 'sweep.parquet'}")
+    if out.exists():
+        try:
+            meta = pq.read_schema(out).metadata or {}
+        except (OSError, pa.ArrowException) as e:
+            raise ValueError(f"out = {out} exists and is not a Parquet file ({e}); the sweep writes its own file "
+                             "there: choose another path, or remove it") from None
+        if _MARK not in meta:
+            raise ValueError(f"out = {out} is a Parquet file that ftlsim.sweep did not write (no {_MARK.decode()} mark "
+                             "in its metadata): its rows would be mixed with the sweep's; choose another path, or "
+                             "remove it")
+        mark = json.loads(meta[_MARK])
+        if mark.get("format") != _FORMAT:
+            raise ValueError(f"out = {out} was written by a sweep of file format {mark.get('format')} (this ftlsim "
+                             f"writes format {_FORMAT}): run the sweep into another file")
+    parent = out.parent
+    existing = next(p for p in (parent, *parent.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"out = {out}: cannot create or write into {existing}")
+
+
 def _read(out: Path) -> pd.DataFrame:
+    """The rows of a file :func:`_check_out` accepted (none when it does not exist)."""
     if out.exists():
         return pd.read_parquet(out)
     return pd.DataFrame()
@@ -269,8 +313,15 @@ def _write(out: Path, old: pd.DataFrame, rows: list[Row]) -> pd.DataFrame:
                 df[c] = df[c].map(lambda v: None if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, out)
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    mark = json.dumps({"format": _FORMAT, "ftlsim_version": _native.__version__}).encode()
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), _MARK: mark})
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
     return df
 
 
@@ -286,7 +337,8 @@ def sweep(
     keep_snapshots: bool = False,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """Run every point of ``grid`` (see :func:`expand`) and return the Parquet file's rows.
+    """Run every point of ``grid`` (see :func:`expand`) and return its rows, one per run in
+    the grid's order (rows of other grids in the same file are kept there, not returned).
 
     Args:
         grid: a mapping of run keyword arguments (lists are axes of a Cartesian product) or
@@ -298,7 +350,8 @@ def sweep(
         out: the Parquet file; rows already in it are skipped (failed ones retried when
             ``retry_failed``; rows of another simulator build, :func:`build_id`, run again
             unless ``reuse_other_builds``), and it is rewritten every few seconds as runs
-            finish.
+            finish. Checked before anything runs: a directory, a file that is not Parquet or
+            a Parquet file a sweep did not write is a ``ValueError``.
         share_preconditioning: precondition once per (drive, FTL, preconditioning, seed)
             shared by two or more runs, through a snapshot in ``<out>.snapshots/``
             (removed afterwards unless ``keep_snapshots``).
@@ -306,6 +359,7 @@ def sweep(
     """
     out = Path(out)
     runs = expand(grid)
+    _check_out(out)
     old = _read(out)
     done: set[str] = set()
     if len(old):
@@ -359,7 +413,14 @@ def sweep(
             df = old
         if groups and not keep_snapshots:
             shutil.rmtree(snapdir, ignore_errors=True)
-    return df
+    return _grid_rows(df, runs)
+
+
+def _grid_rows(df: pd.DataFrame, runs: list[Run]) -> pd.DataFrame:
+    """The rows of ``runs`` in ``df``, in the grid's order."""
+    order = {run_id(r): i for i, r in enumerate(runs)}
+    mine = df[df["run_id"].isin(order)]
+    return mine.iloc[mine["run_id"].map(order).argsort()].reset_index(drop=True)
 
 
 def _ignore_sigint() -> None:

@@ -26,6 +26,7 @@ use ftlsim_core::sim::Report;
 use ftlsim_core::trace::TraceSource;
 use ftlsim_run::{RunPlan, RunSpec};
 use serde::Serialize;
+use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -228,11 +229,11 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
         .iter()
         .enumerate()
         .flat_map(|(si, s)| {
-            let of_source: Vec<(&str, &Report)> = jobs
+            let of_source: Vec<(&str, &Report, &Value)> = jobs
                 .iter()
                 .zip(&results)
                 .filter(|(j, _)| j.source == si)
-                .filter_map(|(j, r)| r.as_ref().ok().map(|r| (j.ftl.as_str(), r)))
+                .filter_map(|(j, r)| r.as_ref().ok().map(|(r, json)| (j.ftl.as_str(), r, json)))
                 .collect();
             compare_rows(&s.label, &of_source, &c.baseline)
         })
@@ -292,24 +293,28 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
     }
 }
 
+/// A run of the comparison: its report and results.json, or why it failed.
+type JobResult = Result<(Report, Value), SimError>;
+
 /// Run the jobs on `threads` workers, each taking the next unstarted job; returns each job's
 /// report or error, in job order. A failed run does not stop the others.
-fn run_jobs(jobs: &[Job], srcs: &[Source], threads: usize, quiet: bool) -> Vec<Result<Report, SimError>> {
+fn run_jobs(jobs: &[Job], srcs: &[Source], threads: usize, quiet: bool) -> Vec<JobResult> {
     assert!(threads >= 1 && threads <= jobs.len(), "threads={threads} jobs={}", jobs.len());
     let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<Result<Report, SimError>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let done: Mutex<Vec<Option<JobResult>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(j) = jobs.get(i) else { break };
                 let started = std::time::Instant::now();
-                let r = simulate(&j.spec, &j.plan, &j.out, true).and_then(|(r, _)| {
-                    r.ok_or_else(|| {
+                let r = simulate(&j.spec, &j.plan, &j.out, true).and_then(|(r, json)| {
+                    let r = r.ok_or_else(|| {
                         SimError::Input(
                             "compare: a [multichannel] drive is compared with `ftlsim run` or a Python sweep".into(),
                         )
-                    })
+                    })?;
+                    Ok((r, json))
                 });
                 if !quiet {
                     let what = if r.is_ok() { "done" } else { "failed" };
@@ -320,8 +325,7 @@ fn run_jobs(jobs: &[Job], srcs: &[Source], threads: usize, quiet: bool) -> Vec<R
             });
         }
     });
-    let done: Vec<Result<Report, SimError>> =
-        done.into_inner().expect("workers joined").into_iter().flatten().collect();
+    let done: Vec<JobResult> = done.into_inner().expect("workers joined").into_iter().flatten().collect();
     assert_eq!(done.len(), jobs.len(), "every job ran");
     done
 }
@@ -381,6 +385,69 @@ pub struct CompareRow {
     pub translation_pages_written: Option<u64>,
     /// Mapping SRAM, bytes (thesis Tables 5.2-5.3 "total without GC" for the cached FTLs).
     pub mapping_sram_bytes: u64,
+    /// Power cuts in the run (`--power-cut`; null without): 1 for a cut at an instant (the
+    /// columns above then cover the requests before it), N for `random:N` (the columns above
+    /// cover the uncut reference run, the recovery columns are means over the cuts).
+    pub power_cuts: Option<u64>,
+    /// The cut instant, ns after the first request (a single cut; null if not reached).
+    pub power_cut_at_ns: Option<u64>,
+    /// Requests in flight at the cut, which fail (a single cut).
+    pub requests_in_flight_at_cut: Option<u64>,
+    /// Pages recovery read (mean over the cuts for `random:N`).
+    pub recovery_pages_read: Option<f64>,
+    /// Recovery pages read over all pages of the flash, RP (seed 001 Eq. 4.6; mean).
+    pub recovery_pages_read_ratio: Option<f64>,
+    /// From the cut until recovery ends, us (mean).
+    pub recovery_time_us: Option<f64>,
+    /// Acknowledged pages the cut lost (total over the cuts).
+    pub lost_acknowledged_pages: Option<u64>,
+    /// Mean response time of the requests after recovery, us (mean over the cuts).
+    pub post_recovery_mean_response_us: Option<f64>,
+    /// That mean over the baseline's (null where either is missing or 0).
+    pub post_recovery_normalized_response_time: Option<f64>,
+}
+
+/// The power-cut columns of a row from its run's results.json (docs/power-loss.md).
+struct CutColumns {
+    cuts: u64,
+    at_ns: Option<u64>,
+    in_flight: Option<u64>,
+    pages_read: Option<f64>,
+    ratio: Option<f64>,
+    time_us: Option<f64>,
+    lost: Option<u64>,
+    post_mean_us: Option<f64>,
+}
+
+fn cut_columns(json: &Value) -> Option<CutColumns> {
+    let asked = &json["run"]["power_cut"];
+    if asked.is_null() {
+        return None;
+    }
+    if let Some(o) = json.get("power_cuts_overview") {
+        return Some(CutColumns {
+            cuts: o["cuts"].as_u64().unwrap_or(0),
+            at_ns: None,
+            in_flight: None,
+            pages_read: o["recovery_pages_read_mean"].as_f64(),
+            ratio: o["recovery_pages_read_ratio_mean"].as_f64(),
+            time_us: o["recovery_time_us_mean"].as_f64(),
+            lost: o["lost_acknowledged_pages_total"].as_u64(),
+            post_mean_us: o["post_recovery_mean_response_ns_mean"].as_f64().map(|ns| r6(ns / 1e3)),
+        });
+    }
+    let c = &json["report"]["power_cut"];
+    let lost = &c["lost_acknowledged_pages"];
+    Some(CutColumns {
+        cuts: u64::from(!c.is_null()),
+        at_ns: c["at_ns"].as_u64(),
+        in_flight: c["requests_in_flight"].as_u64(),
+        pages_read: c["recovery_pages_read"].as_f64(),
+        ratio: c["recovery_pages_read_ratio"].as_f64(),
+        time_us: c["recovery_time_us"].as_f64(),
+        lost: lost["write_buffer"].as_u64().zip(lost["merge_buffer"].as_u64()).map(|(w, m)| w + m),
+        post_mean_us: json["post_recovery"]["response_time"]["all"]["mean_ns"].as_f64().map(|ns| r6(ns / 1e3)),
+    })
 }
 
 /// Per-FTL summary over the sources.
@@ -419,13 +486,16 @@ fn metric(r: &Report, key: &str) -> Option<u64> {
     r.ftl_metrics.get(key).and_then(|v| v.as_u64())
 }
 
-/// Rows of one source normalised to `baseline`; NT is undefined (null) for every row when the
-/// baseline's run failed.
-pub fn compare_rows(trace: &str, reports: &[(&str, &Report)], baseline: &str) -> Vec<CompareRow> {
-    let base = reports.iter().find(|(n, _)| *n == baseline).map_or(0, |(_, r)| r.response_time.all.mean_ns);
+/// Rows of one source normalised to `baseline` (each report with its run's results.json, for
+/// the power-cut columns); NT is undefined (null) for every row when the baseline's run failed.
+pub fn compare_rows(trace: &str, reports: &[(&str, &Report, &Value)], baseline: &str) -> Vec<CompareRow> {
+    let of_baseline = reports.iter().find(|(n, ..)| *n == baseline);
+    let base = of_baseline.map_or(0, |(_, r, _)| r.response_time.all.mean_ns);
+    let base_post = of_baseline.and_then(|(.., json)| cut_columns(json)).and_then(|c| c.post_mean_us);
     reports
         .iter()
-        .map(|(n, r)| CompareRow {
+        .map(|(n, r, json)| (n, r, cut_columns(json)))
+        .map(|(n, r, cut)| CompareRow {
             trace: trace.to_string(),
             ftl: n.to_string(),
             requests: r.host.requests,
@@ -446,6 +516,20 @@ pub fn compare_rows(trace: &str, reports: &[(&str, &Report)], baseline: &str) ->
             translation_pages_read: metric(r, "translation_pages_read"),
             translation_pages_written: metric(r, "translation_pages_written"),
             mapping_sram_bytes: r.mapping_sram_bytes,
+            power_cuts: cut.as_ref().map(|c| c.cuts),
+            power_cut_at_ns: cut.as_ref().and_then(|c| c.at_ns),
+            requests_in_flight_at_cut: cut.as_ref().and_then(|c| c.in_flight),
+            recovery_pages_read: cut.as_ref().and_then(|c| c.pages_read),
+            recovery_pages_read_ratio: cut.as_ref().and_then(|c| c.ratio),
+            recovery_time_us: cut.as_ref().and_then(|c| c.time_us),
+            lost_acknowledged_pages: cut.as_ref().and_then(|c| c.lost),
+            post_recovery_mean_response_us: cut.as_ref().and_then(|c| c.post_mean_us),
+            post_recovery_normalized_response_time: cut
+                .as_ref()
+                .and_then(|c| c.post_mean_us)
+                .zip(base_post)
+                .filter(|&(_, b)| b > 0.0)
+                .map(|(m, b)| r6(m / b)),
         })
         .collect()
 }
@@ -540,6 +624,7 @@ pub fn compare_text(t: &CompareTable) -> String {
         for f in t.failed.iter().filter(|f| &f.trace == src) {
             s += &format!("{:<8} FAILED: {}\n", f.ftl, f.error);
         }
+        s += &cut_table(t.rows.iter().filter(|r| &r.trace == src));
         s += "\n";
     }
     if t.sources.len() > 1 {
@@ -560,6 +645,43 @@ pub fn compare_text(t: &CompareTable) -> String {
                 hit
             );
         }
+    }
+    s
+}
+
+/// The power-cut table of one source's rows (empty without `--power-cut`).
+fn cut_table<'a>(rows: impl Iterator<Item = &'a CompareRow>) -> String {
+    let rows: Vec<&CompareRow> = rows.filter(|r| r.power_cuts.is_some()).collect();
+    let Some(first) = rows.first() else { return String::new() };
+    let f1 = |x: Option<f64>, scale: f64| x.map_or("-".into(), |v| format!("{:.1}", v * scale));
+    let mut s = if first.power_cut_at_ns.is_some() || first.power_cuts == Some(0) {
+        "power cut: the table above covers the requests before it; recovery and the run after it:\n".to_string()
+    } else {
+        format!(
+            "power cuts: the table above is the uncut run; means over its {} cuts:\n",
+            first.power_cuts.unwrap_or(0)
+        )
+    };
+    s += &format!(
+        "{:<8} {:>5} {:>12} {:>10} {:>8} {:>12} {:>10} {:>16} {:>8}\n",
+        "ftl", "cuts", "cut at ms", "in flight", "RP %", "recovery ms", "lost ack", "after: mean us", "NT"
+    );
+    for r in &rows {
+        s += &format!(
+            "{:<8} {:>5} {:>12} {:>10} {:>8} {:>12} {:>10} {:>16} {:>8}\n",
+            r.ftl,
+            opt(r.power_cuts),
+            r.power_cut_at_ns.map_or("-".into(), |ns| format!("{:.3}", ns as f64 / 1e6)),
+            opt(r.requests_in_flight_at_cut),
+            r.recovery_pages_read_ratio.map_or("-".into(), |x| format!("{:.2}", x * 100.0)),
+            f1(r.recovery_time_us, 1e-3),
+            opt(r.lost_acknowledged_pages),
+            f1(r.post_recovery_mean_response_us, 1.0),
+            nt(r.post_recovery_normalized_response_time)
+        );
+    }
+    if rows.iter().any(|r| r.power_cuts == Some(0)) {
+        s += "(cuts 0: the run ended before the cut instant; nothing was cut)\n";
     }
     s
 }

@@ -259,7 +259,10 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
         println!("{}", serde_json::to_string_pretty(&json).expect("report serialises"));
     } else {
         match &report {
-            Some(r) => print!("{}", output::summary_table(r, &json["wall_time"])),
+            Some(r) => {
+                print!("{}", output::summary_table(r, &json["wall_time"]));
+                print!("{}", output::power_cut_summary(&json));
+            }
             None => print!("{}", output::channel_summary(&json)),
         }
         println!("results: {}", a.out.join("results.json").display());
@@ -316,6 +319,14 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // A panic is a broken invariant, a bug: it says so and exits 2 (internal error) rather
+    // than aborting with a signal's code (the release profile aborts on panic, after this hook).
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        eprintln!("ftlsim: internal error (a bug in ftlsim, not in your input): please report it with the command that gave it");
+        std::process::exit(2);
+    }));
     // Bad flags are bad input: exit 1 (clap's own convention would be 2, our internal error).
     let cli = match Cli::try_parse() {
         Ok(c) => c,

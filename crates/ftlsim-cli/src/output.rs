@@ -189,14 +189,27 @@ pub fn summary_table(r: &Report, wall: &Value) -> String {
         }
     }
     let h = &r.host;
-    s += &format!(
-        "requests {} (reads {}, writes {}, trims {}) in {:.3} s simulated\n",
-        h.requests,
-        h.reads,
-        h.writes,
-        h.trims,
-        r.performance.simulated_time_ns as f64 / 1e9,
-    );
+    s += &match &r.power_cut {
+        // Reads, writes and trims count dispatched requests; some of those the cut failed.
+        Some(_) => format!(
+            "requests {} completed before the power cut, of {} dispatched (reads {}, writes {}, trims {}), in {:.3} s \
+             simulated\n",
+            h.requests,
+            h.reads + h.writes + h.trims,
+            h.reads,
+            h.writes,
+            h.trims,
+            r.performance.simulated_time_ns as f64 / 1e9,
+        ),
+        None => format!(
+            "requests {} (reads {}, writes {}, trims {}) in {:.3} s simulated\n",
+            h.requests,
+            h.reads,
+            h.writes,
+            h.trims,
+            r.performance.simulated_time_ns as f64 / 1e9,
+        ),
+    };
     let secs = |k: &str| wall[k].as_f64().unwrap_or(0.0);
     let prep = if secs("load_state_s") > 0.0 {
         format!("load state {:.2} s", secs("load_state_s"))
@@ -257,5 +270,105 @@ pub fn summary_table(r: &Report, wall: &Value) -> String {
         c.idle_share * 100.0
     );
     s += &format!("mapping SRAM {}\n", bytes(r.mapping_sram_bytes));
+    s
+}
+
+/// The instant `--power-cut` asked for, from `run.power_cut` of results.json.
+fn cut_instant(asked: &Value) -> String {
+    if let Some(n) = asked.get("request").and_then(Value::as_u64) {
+        return format!("request {n}");
+    }
+    if let Some(ns) = asked.get("time_ns").and_then(Value::as_u64) {
+        return format!("{:.3} ms", ns as f64 / 1e6);
+    }
+    asked.as_str().unwrap_or("?").to_string()
+}
+
+/// What `--power-cut` did, from results.json: the cut, recovery and the run after it (or, for
+/// `random:N`, the means over the cuts), or that the run ended before the cut instant; empty
+/// without `--power-cut`.
+pub fn power_cut_summary(json: &Value) -> String {
+    let asked = &json["run"]["power_cut"];
+    if asked.is_null() {
+        return String::new();
+    }
+    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let u = |v: &Value| v.as_u64().unwrap_or(0);
+    if let Some(o) = json.get("power_cuts_overview") {
+        let torn: Vec<String> = o["torn_operations"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| format!("{k} {v}")).collect())
+            .unwrap_or_default();
+        let post = o["post_recovery_mean_response_ns_mean"]
+            .as_f64()
+            .map_or("no request left after any cut".into(), |ns| format!("mean response {:.1} us", ns / 1e3));
+        return format!(
+            "power cuts: {} at seeded random instants of the run above, each followed by recovery and the rest of \
+             the workload\n\
+             recovery: read {:.0} pages on average (RP {:.2}%, at most {:.2}%), {:.1} ms on average (at most {:.1} \
+             ms); acknowledged pages lost: {}; torn: {}\n\
+             after recovery: {post} (mean over the cuts; before the cuts {:.1} us)\n",
+            u(&o["cuts"]),
+            f(&o["recovery_pages_read_mean"]),
+            f(&o["recovery_pages_read_ratio_mean"]) * 100.0,
+            f(&o["recovery_pages_read_ratio_max"]) * 100.0,
+            f(&o["recovery_time_us_mean"]) / 1e3,
+            f(&o["recovery_time_us_max"]) / 1e3,
+            u(&o["lost_acknowledged_pages_total"]),
+            torn.join(", "),
+            f(&o["before_cut_mean_response_ns_mean"]) / 1e3,
+        );
+    }
+    let c = &json["report"]["power_cut"];
+    if c.is_null() {
+        return format!(
+            "power cut at {}: not reached (the run ended after {} requests and {:.3} ms); nothing was cut\n",
+            cut_instant(asked),
+            u(&json["report"]["host"]["requests"]),
+            f(&json["report"]["performance"]["simulated_time_ns"]) / 1e6
+        );
+    }
+    let lost = &c["lost_acknowledged_pages"];
+    let torn = match c["torn_operation"].as_str() {
+        Some(op) => format!("a {op} of {} page(s) torn", c["torn_page_kind"].as_str().unwrap_or("?")),
+        None => "no flash operation under way".into(),
+    };
+    let mut s = format!(
+        "power cut at {} ({:.3} ms): {} requests completed before it, {} in flight failed (never acknowledged); {torn}\n\
+         recovery: {} pages read (RP {:.2}% of the flash), {} programmed, {} blocks erased, {:.1} ms; acknowledged \
+         pages lost: {} (write buffer {}, merge buffer {}){}\n",
+        cut_instant(asked),
+        f(&c["at_ns"]) / 1e6,
+        u(&c["requests_completed"]),
+        u(&c["requests_in_flight"]),
+        u(&c["recovery_pages_read"]),
+        f(&c["recovery_pages_read_ratio"]) * 100.0,
+        u(&c["recovery_pages_programmed"]),
+        u(&c["recovery_blocks_erased"]),
+        f(&c["recovery_time_us"]) / 1e3,
+        u(&lost["write_buffer"]) + u(&lost["merge_buffer"]),
+        u(&lost["write_buffer"]),
+        u(&lost["merge_buffer"]),
+        match u(&c["oracle_checked_pages"]) {
+            0 => String::new(),
+            n => format!("; {n} pages checked against the data oracle"),
+        }
+    );
+    let p = &json["post_recovery"];
+    s += &if p.is_null() {
+        "after recovery: no request was left\n".to_string()
+    } else {
+        let all = &p["response_time"]["all"];
+        format!(
+            "after recovery: {} requests in {:.3} s simulated, IOPS {:.0}, response mean {:.1} us p99 {:.1} us, \
+             write amplification {:.3} (post_recovery in results.json)\n",
+            u(&p["host"]["requests"]),
+            f(&p["performance"]["simulated_time_ns"]) / 1e9,
+            f(&p["performance"]["iops"]),
+            f(&all["mean_ns"]) / 1e3,
+            f(&all["p99_ns"]) / 1e3,
+            f(&p["write_amplification"]["total"]),
+        )
+    };
     s
 }

@@ -1,12 +1,12 @@
 //! Trace options of `ftlsim run --trace`, and the `ftlsim trace` subcommands.
 
 use clap::{Args, ValueEnum};
-use ftlsim_core::atomic_file::write_atomically;
+use ftlsim_core::atomic_file::{refuse_same_file, write_atomically};
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::trace::{
     detect, stats, write_line, Overflow, ParserOptions, RecordReader, TraceFormat, TraceOptions, TraceStats, WRITABLE,
 };
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// How addresses beyond the drive are handled.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -214,6 +214,7 @@ pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
             if extent < 4096 || extent % 4096 != 0 {
                 return Err(WorkloadError::new("--extent", a.extent.clone(), "must be a multiple of 4 KiB").into());
             }
+            refuse_same_file(&a.input.file, &a.out, "fitting").map_err(SimError::Input)?;
             let reader = a.input.open(false)?;
             let source = a.input.file.display().to_string();
             let w = ftlsim_core::fitted::fit(reader, &source, extent)?;
@@ -239,7 +240,7 @@ pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
             if !WRITABLE.contains(&a.to) {
                 return Err(WorkloadError::new("--to", a.to.name(), "convert writes mqsim, ssdsim or disksim").into());
             }
-            refuse_same_file(&a.input.file, &a.out)?;
+            refuse_same_file(&a.input.file, &a.out, "converting").map_err(SimError::Input)?;
             let reader = a.input.open(false)?;
             let (mut t0, mut written, mut trims) = (None, 0u64, 0u64);
             // A read error ends the write; the output is then discarded, not left partial.
@@ -275,32 +276,6 @@ pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
             Ok(())
         }
     }
-}
-
-/// Refuse to convert a file onto itself (same path, a symlink to it or a hard link of it):
-/// the output would replace the input.
-fn refuse_same_file(input: &Path, out: &Path) -> Result<(), SimError> {
-    let (Ok(i), Ok(o)) = (std::fs::metadata(input), std::fs::metadata(out)) else {
-        return Ok(());
-    };
-    #[cfg(unix)]
-    let same = {
-        use std::os::unix::fs::MetadataExt;
-        (i.dev(), i.ino()) == (o.dev(), o.ino())
-    };
-    #[cfg(not(unix))]
-    let same = {
-        let _ = (i, o);
-        std::fs::canonicalize(input).ok() == std::fs::canonicalize(out).ok()
-    };
-    if same {
-        return Err(SimError::Input(format!(
-            "output {} is the input trace {} (or a link to it): converting would destroy it; choose another output file",
-            out.display(),
-            input.display()
-        )));
-    }
-    Ok(())
 }
 
 fn print_stats(s: &TraceStats) {

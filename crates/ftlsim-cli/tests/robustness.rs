@@ -393,3 +393,299 @@ fn issue_14_page_ftl_keeps_a_block_for_gc_on_a_drive_without_slack() {
     // One block of room in 118 usable per plane: greedy victims are ~95% valid.
     assert!(waf > 5.0 && waf < 40.0, "WAF {waf}");
 }
+
+// Issue 31: the newer features (trace fit, `file:` workloads, power cuts, multichannel,
+// `--set`) lose nothing, never abort and never run something other than what was asked.
+
+/// A fit of the MSR sample in `d`, its path.
+fn fit_file(d: &Path) -> std::path::PathBuf {
+    let w = d.join("W.toml");
+    let o = ftlsim(&["trace", "fit", &shared_trace("msr-hm0-first1k.csv"), "-o", w.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    w
+}
+
+/// `ftlsim run` on the small drive, empty, results into `d/o`; `args` come after.
+fn run_small(d: &Path, args: &[&str]) -> Output {
+    let cfg = d.join("small.toml");
+    if !cfg.exists() {
+        std::fs::write(&cfg, SMALL).unwrap();
+    }
+    let out = d.join("o");
+    let mut all = vec!["run", "--config", cfg.to_str().unwrap(), "--fill", "0", "--out", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    ftlsim(&all)
+}
+
+#[test]
+fn issue_31_trace_fit_never_writes_over_its_input() {
+    let d = tmp("fit-same");
+    let input = d.join("mix.trace");
+    std::fs::copy(shared_trace("msr-hm0-first1k.csv"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    std::os::unix::fs::symlink(&input, d.join("link.trace")).unwrap();
+    std::fs::hard_link(&input, d.join("hard.trace")).unwrap();
+    for out in ["mix.trace", "link.trace", "hard.trace"] {
+        let o = ftlsim(&["trace", "fit", input.to_str().unwrap(), "-o", d.join(out).to_str().unwrap()]);
+        assert_bad_input(&o, "is the input trace");
+        assert!(stderr(&o).contains("fitting would destroy it"), "{}", stderr(&o));
+        assert_eq!(std::fs::read(&input).unwrap(), before, "{out}: the input is untouched");
+    }
+    assert_eq!(files_in(&d), vec!["hard.trace", "link.trace", "mix.trace"], "no output, no temporary file");
+}
+
+#[test]
+fn issue_31_timing_out_of_range_is_refused_before_replay_never_an_abort() {
+    let d = tmp("timing");
+    let w = fit_file(&d);
+    let w = w.to_str().unwrap();
+    for (spec, needle) in [
+        (format!("file:{w},requests=1000,rate=1e-300"), "rate = `1e-300`"),
+        (format!("file:{w},requests=1000,speed=1e-300"), "beyond any finite simulated time"),
+        (format!("file:{w},requests=1000,rate=0.00000000001"), "years of simulated time"),
+        ("requests=1000,arrival=fixed:100000000000s".into(), "must be at most 2^62 ns"),
+        ("requests=1000,arrival=poisson:100000000000s".into(), "must be at most 2^62 ns"),
+        ("requests=3,arrival=fixed:100y".into(), "expected a duration"),
+        ("requests=1000000,arrival=fixed:100000s".into(), "ftlsim simulates at most 2^62 ns"),
+        ("requests=10,arrival=think:1:1:1e18ns".into(), "ftlsim simulates at most 2^62 ns"),
+        ("size=1e30".into(), "must be at most 4 EiB"),
+        ("size=4t".into(), "expected a size"),
+        ("size=3000g".into(), "must be at most 2 TiB"),
+    ] {
+        let o = run_small(&d, &["--workload", &spec, "--quiet"]);
+        assert_bad_input(&o, needle);
+        assert_ne!(o.status.code(), Some(134), "{spec}: not an abort");
+    }
+    // The fit's own timing: a mean of inf is refused when the file is read.
+    let text = std::fs::read_to_string(w).unwrap();
+    let mean = text.lines().find(|l| l.starts_with("mean_ns")).unwrap();
+    std::fs::write(d.join("inf.toml"), text.replace(mean, "mean_ns = inf")).unwrap();
+    let o = run_small(&d, &["--workload", &format!("file:{},requests=1000", d.join("inf.toml").display())]);
+    assert_bad_input(&o, "arrival.mean_ns = inf");
+    // A trace replayed so slowly that it passes the limit: the line that does is named.
+    let o =
+        run_small(&d, &["--trace", &shared_trace("msr-hm0-first1k.csv"), "--speed", "1e-300", "--overflow", "wrap"]);
+    assert_bad_input(&o, "msr-hm0-first1k.csv:2: field time");
+    assert!(stderr(&o).contains("past the simulated-time limit"), "{}", stderr(&o));
+    // Far apart but inside the limit, without a time series: it runs, and the clock says so.
+    let o = run_small(&d, &["--workload", "requests=3,arrival=fixed:1000000s,read=0", "--interval", "0", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["report"]["performance"]["simulated_time_ns"].as_f64().unwrap() >= 2e15);
+}
+
+#[test]
+fn issue_31_a_fitted_workload_refuses_the_keys_it_does_not_use_and_records_what_ran() {
+    let d = tmp("fitted-keys");
+    let w = fit_file(&d);
+    let w = w.to_str().unwrap();
+    for spec in [
+        format!("file:{w},requests=1000,pattern=zipf:0.9"),
+        format!("pattern=zipf:0.9,file:{w},requests=1000"),
+        format!("requests=1000,size=64k,file:{w}"),
+        format!("file:{w},size=64k"),
+        format!("file:{w},seq=0.5"),
+    ] {
+        let key = ["pattern", "size", "seq"].into_iter().find(|k| spec.contains(&format!("{k}="))).unwrap();
+        assert_bad_input(&run_small(&d, &["--workload", &spec, "--quiet"]), &format!("{key} = `"));
+    }
+    // results.json records the fit's sizes, which are what ran, not the default 4 KiB.
+    let o = run_small(&d, &["--workload", &format!("file:{w},requests=2000,span=0.5"), "--json", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let sizes = v["run"]["workload"]["sizes"].as_array().unwrap();
+    let fit: toml::Value = toml::from_str(&std::fs::read_to_string(w).unwrap()).unwrap();
+    assert_eq!(sizes.len(), fit["sizes"]["values"].as_array().unwrap().len());
+    let recorded: Vec<u64> = sizes.iter().map(|s| s[0].as_u64().unwrap()).collect();
+    let fitted: Vec<u64> =
+        fit["sizes"]["values"].as_array().unwrap().iter().map(|x| x.as_integer().unwrap() as u64).collect();
+    assert_eq!(recorded, fitted);
+    let mean =
+        v["report"]["host"]["bytes_written"].as_f64().unwrap() + v["report"]["host"]["bytes_read"].as_f64().unwrap();
+    assert!(mean / 2000.0 > 8192.0, "the fit's sizes ran (mean {} B)", mean / 2000.0);
+}
+
+#[test]
+fn issue_31_hand_edited_fit_files_are_checked_strictly() {
+    let d = tmp("fit-edit");
+    let w = fit_file(&d);
+    let text = std::fs::read_to_string(&w).unwrap();
+    let line = |key: &str| text.lines().find(|l| l.starts_with(key)).unwrap().to_string();
+    let weights = text.lines().find(|l| l.starts_with("weights")).unwrap().to_string();
+    let zero_weights = format!("weights = [{}]", vec!["0"; weights.matches(',').count() + 1].join(", "));
+    let values = text.lines().find(|l| l.starts_with("values")).unwrap().to_string();
+    let huge = values.replacen("[512,", "[1099511627776,", 1);
+    for (from, to, needle) in [
+        (line("mean_ns"), "mean_ns = -1".to_string(), "arrival.mean_ns = -1"),
+        (line("mean_ns"), "mean_ns = nan".to_string(), "arrival.mean_ns = NaN"),
+        (weights.clone(), zero_weights, "sizes: every weight is 0"),
+        (values.clone(), huge, "larger than the addressed span"),
+        (line("sequential_share"), "sequential_share = 5.0".to_string(), "sequential_share = 5"),
+        (line("read_share"), "read_share = 0.9\nbogus_key = 1".to_string(), "unknown field `bogus_key`"),
+        (line("update_share"), "update_share = -0.5".to_string(), "update_share = -0.5"),
+    ] {
+        assert!(text.contains(&from), "{from}");
+        let edited = d.join("edited.toml");
+        std::fs::write(&edited, text.replacen(&from, &to, 1)).unwrap();
+        let o = run_small(&d, &["--workload", &format!("file:{},requests=100", edited.display()), "--quiet"]);
+        assert_bad_input(&o, needle);
+        assert!(stderr(&o).contains("edited.toml"), "the file is named: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn issue_31_power_cut_runs_say_what_the_cut_did() {
+    let d = tmp("cut-summary");
+    let o = run_small(&d, &["--ftl", "dftl", "--workload", "requests=3000", "--power-cut", "1000", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("o/results.json")).unwrap()).unwrap();
+    let h = &v["report"]["host"];
+    let dispatched = h["reads"].as_u64().unwrap() + h["writes"].as_u64().unwrap();
+    let cut = &v["report"]["power_cut"];
+    assert!(
+        text.contains(&format!(
+            "requests {} completed before the power cut, of {dispatched} dispatched",
+            h["requests"]
+        )),
+        "{text}"
+    );
+    assert!(text.contains("power cut at request 1000 ("), "{text}");
+    assert!(text.contains(&format!("{} in flight failed", cut["requests_in_flight"])), "{text}");
+    assert!(text.contains(&format!("recovery: {} pages read", cut["recovery_pages_read"])), "{text}");
+    let post = &v["post_recovery"]["host"]["requests"];
+    assert!(text.contains(&format!("after recovery: {post} requests")), "{text}");
+    assert_eq!(v["run"]["power_cut_reached"], true);
+    // A cut the run never reaches is said, quiet or not, and recorded.
+    let o = run_small(&d, &["--ftl", "dftl", "--workload", "requests=2000", "--power-cut", "99999999", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("power cut at request 99999999: not reached (the run ended after 2000 requests"), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("o/results.json")).unwrap()).unwrap();
+    assert_eq!(v["run"]["power_cut_reached"], false);
+    assert!(v["report"].get("power_cut").is_none_or(|c| c.is_null()));
+    // random:N: the means over the cuts.
+    let o = run_small(&d, &["--ftl", "page", "--workload", "requests=1500", "--power-cut", "random:2", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("power cuts: 2 at seeded random instants"), "{text}");
+    assert!(text.contains("recovery: read"), "{text}");
+}
+
+#[test]
+fn issue_31_compare_with_a_power_cut_carries_recovery_and_the_run_after() {
+    let d = tmp("cut-compare");
+    std::fs::write(d.join("small.toml"), SMALL).unwrap();
+    let out = d.join("out");
+    let o = ftlsim(&[
+        "compare",
+        "--config",
+        d.join("small.toml").to_str().unwrap(),
+        "--ftl",
+        "page,dftl",
+        "--fill",
+        "1",
+        "--workload",
+        "requests=3000",
+        "--power-cut",
+        "1000",
+        "--quiet",
+        "--jobs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("power cut: the table above covers the requests before it"), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    for row in v["rows"].as_array().unwrap() {
+        let ftl = row["ftl"].as_str().unwrap();
+        let run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(ftl).join("results.json")).unwrap()).unwrap();
+        assert_eq!(row["power_cuts"], 1, "{ftl}");
+        assert_eq!(row["recovery_time_us"], run["report"]["power_cut"]["recovery_time_us"], "{ftl}");
+        assert_eq!(row["requests_in_flight_at_cut"], run["report"]["power_cut"]["requests_in_flight"], "{ftl}");
+        let post = run["post_recovery"]["response_time"]["all"]["mean_ns"].as_f64().unwrap() / 1e3;
+        assert!((row["post_recovery_mean_response_us"].as_f64().unwrap() / post - 1.0).abs() < 1e-5, "{ftl}");
+    }
+    assert_eq!(v["rows"][0]["post_recovery_normalized_response_time"], 1.0, "the baseline's own");
+    let csv = std::fs::read_to_string(out.join("compare.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    for col in ["power_cuts", "recovery_pages_read_ratio", "recovery_time_us", "lost_acknowledged_pages"] {
+        assert!(header.contains(col), "{header}");
+    }
+}
+
+#[test]
+fn issue_31_minor_refusals_say_what_is_wrong() {
+    let d = tmp("minor");
+    // A snapshot path that is a directory is named as one.
+    let o = ftlsim(&["run", "--load-state", d.to_str().unwrap(), "--quiet", "--out", d.join("o").to_str().unwrap()]);
+    assert_bad_input(&o, "is a directory, not a snapshot file");
+    // N_s at or above a unit's blocks is refused; under a mode that does not use it, said.
+    let o = ftlsim(&[
+        "run",
+        "--preset",
+        "changwen",
+        "--set",
+        "multichannel.spare_threshold=100000",
+        "--quiet",
+        "--out",
+        d.join("o").to_str().unwrap(),
+    ]);
+    assert_bad_input(&o, "multichannel.spare_threshold = 100000");
+    assert!(stderr(&o).contains("N_s must be below the"), "{}", stderr(&o));
+    let o = ftlsim(&[
+        "run",
+        "--preset",
+        "changwen",
+        "--set",
+        "multichannel.mode=fi",
+        "--set",
+        "multichannel.spare_threshold=7",
+        "--set",
+        "geometry.blocks_per_plane=72",
+        "--set",
+        "overprovisioning.extra_blocks_per_plane=8",
+        "--fill",
+        "0",
+        "--workload",
+        "read=0,requests=200",
+        "--json",
+        "--out",
+        d.join("o").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("multichannel.spare_threshold = 7 is not used"), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["report"]["drive"]["spare_threshold"].is_null(), "{}", v["report"]["drive"]);
+    // An empty --set removes a key, which must exist.
+    assert_bad_input(&run_small(&d, &["--set", "ftl.bogus=", "--quiet"]), "ftl.bogus");
+    assert_bad_input(&run_small(&d, &["--set", "bogus.table.key=", "--quiet"]), "unknown key");
+    let ok = run_small(
+        &d,
+        &["--set", "ftl.gc_victim=", "--set", "host.write_buffer_bytes=", "--workload", "requests=10", "--quiet"],
+    );
+    assert!(ok.status.success(), "known keys, set or not, can be removed: {}", stderr(&ok));
+    // A binary trace's control bytes are escaped in the error, not sent to the terminal.
+    let bin = d.join("bin.trace");
+    std::fs::write(&bin, b"0 0 0 8 0\n\x1b[31m\x07\x00 0 8 8 0\n").unwrap();
+    let o = run_small(&d, &["--trace", bin.to_str().unwrap(), "--format", "mqsim", "--quiet"]);
+    assert_bad_input(&o, "bin.trace:2");
+    assert!(!stderr(&o).contains('\x1b') && !stderr(&o).contains('\x07'), "{:?}", stderr(&o));
+    assert!(stderr(&o).contains("\\u{1b}[31m"), "{}", stderr(&o));
+    // A time series of about 10^9 rows is refused up front, naming --interval.
+    let w = fit_file(&d);
+    let o = run_small(&d, &["--workload", &format!("file:{},rate=0.000001,requests=100", w.display()), "--quiet"]);
+    assert_bad_input(&o, "time-series rows at this interval");
+    assert!(stderr(&o).contains("--interval"), "{}", stderr(&o));
+    let o = run_small(
+        &d,
+        &["--workload", &format!("file:{},rate=0.000001,requests=100", w.display()), "--interval", "0", "--quiet"],
+    );
+    assert!(o.status.success(), "without a time series it runs: {}", stderr(&o));
+}

@@ -30,6 +30,33 @@ pub fn write_atomically(
     Ok(())
 }
 
+/// Refuse to write `out` when it is the file `input` (the same path, a symlink to it or a hard
+/// link of it): the output would replace the input. `doing` names what would destroy it
+/// ("converting", "fitting").
+pub fn refuse_same_file(input: &Path, out: &Path, doing: &str) -> Result<(), String> {
+    let (Ok(i), Ok(o)) = (std::fs::metadata(input), std::fs::metadata(out)) else {
+        return Ok(());
+    };
+    #[cfg(unix)]
+    let same = {
+        use std::os::unix::fs::MetadataExt;
+        (i.dev(), i.ino()) == (o.dev(), o.ino())
+    };
+    #[cfg(not(unix))]
+    let same = {
+        let _ = (i, o);
+        std::fs::canonicalize(input).ok() == std::fs::canonicalize(out).ok()
+    };
+    if same {
+        return Err(format!(
+            "output {} is the input trace {} (or a link to it): {doing} would destroy it; choose another output file",
+            out.display(),
+            input.display()
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::write_atomically;

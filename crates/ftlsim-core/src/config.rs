@@ -80,6 +80,12 @@ impl ChannelMode {
             ChannelMode::Cf => "cf",
         }
     }
+
+    /// Whether the mode reads N_s (`spare_threshold`): GCA's early-GC start and CF's
+    /// followers do; SYNC and FI collect only when a unit must.
+    pub fn uses_spare_threshold(self) -> bool {
+        matches!(self, ChannelMode::Gca | ChannelMode::Cf)
+    }
 }
 
 /// Whether the write buffer is shared by the channels or split among them (seed 004 Sec. 4.4.1).
@@ -856,6 +862,18 @@ impl DriveConfig {
                 return Err(bad(key, value, "a dotted key such as ftl.gc_victim"));
             }
             let (leaf, tables) = path.split_last().expect("split yields at least one part");
+            if value.trim().is_empty() {
+                // Removing a key that is not set changes nothing, but a misspelt key is an
+                // error, as it is with a value (and no table is created on the way).
+                let removed = tables
+                    .iter()
+                    .try_fold(&mut root, |t, part| t.get_mut(*part).and_then(toml::Value::as_table_mut))
+                    .and_then(|t| t.remove(*leaf));
+                if removed.is_none() && !Self::knows_key(&root, &path) {
+                    return Err(bad(key, value, "unknown key: an empty value removes a key the config knows"));
+                }
+                continue;
+            }
             let mut t = &mut root;
             for part in tables {
                 let entry = t.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
@@ -863,10 +881,6 @@ impl DriveConfig {
                     toml::Value::Table(inner) => inner,
                     _ => return Err(bad(key, value, &format!("`{part}` is a value, not a table"))),
                 };
-            }
-            if value.trim().is_empty() {
-                t.remove(*leaf);
-                continue;
             }
             let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
                 .ok()
@@ -881,6 +895,25 @@ impl DriveConfig {
             sets.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
         );
         DriveConfig::from_toml(&text, &origin)
+    }
+
+    /// Whether the dotted `path` is a key of a config (set or not): the config `root` with a
+    /// probe value there fails to load as an unknown field only if it is not.
+    fn knows_key(root: &toml::Table, path: &[&str]) -> bool {
+        let mut probe = root.clone();
+        let (leaf, tables) = path.split_last().expect("a key has at least one part");
+        let mut t = &mut probe;
+        for part in tables {
+            let entry = t.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let Some(inner) = entry.as_table_mut() else { return false };
+            t = inner;
+        }
+        t.insert(leaf.to_string(), toml::Value::Array(Vec::new()));
+        let text = toml::to_string(&probe).expect("a TOML table serialises");
+        match DriveConfig::from_toml(&text, "probe") {
+            Ok(_) => true,
+            Err(e) => !e.to_string().contains("unknown field"),
+        }
     }
 
     /// Read and parse a TOML file.
@@ -936,6 +969,24 @@ impl DriveConfig {
                 g.page_size_bytes,
                 format!(
                     "a [multichannel] unit page ({pages} page(s) under {}) must be at most 64 KiB (128 sectors)",
+                    m.mode.name()
+                ),
+            ));
+        }
+        // N_s counts a unit's spare blocks: a unit (a channel under GCA, a plane under CF)
+        // never has as many spare blocks as blocks, so N_s at or above that holds always.
+        let unit_blocks = match m.mode {
+            ChannelMode::Gca => g.blocks_per_plane * g.planes_per_die,
+            ChannelMode::Cf => g.blocks_per_plane,
+            ChannelMode::Sync | ChannelMode::Fi => u32::MAX,
+        };
+        if m.mode.uses_spare_threshold() && m.spare_threshold >= unit_blocks {
+            return Err(invalid(
+                "multichannel.spare_threshold",
+                m.spare_threshold,
+                format!(
+                    "N_s must be below the {unit_blocks} blocks of a {} unit, which it counts the spare blocks of \
+                     (at or above that every unit is always short of spare blocks)",
                     m.mode.name()
                 ),
             ));

@@ -244,11 +244,29 @@ pub struct TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = Printable(&self.text);
         if self.line == 0 {
-            write!(f, "trace {}: {} ({})", self.file, self.text, self.rule)
+            write!(f, "trace {}: {text} ({})", self.file, self.rule)
         } else {
-            write!(f, "trace {}:{}: field {} = `{}` ({})", self.file, self.line, self.field, self.text, self.rule)
+            write!(f, "trace {}:{}: field {} = `{text}` ({})", self.file, self.line, self.field, self.rule)
         }
+    }
+}
+
+/// Text from an input file as it can be shown on a terminal: control characters (a binary
+/// file's bytes, escape sequences) escaped as `\u{..}`, `\n` and the like.
+struct Printable<'a>(&'a str);
+
+impl fmt::Display for Printable<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
     }
 }
 

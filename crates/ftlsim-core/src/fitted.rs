@@ -18,7 +18,8 @@
 
 use crate::bits::Bits;
 use crate::error::TraceError;
-use crate::host::IoOp;
+use crate::host::{IoOp, MAX_REQUEST_BYTES};
+use crate::scheduler::SIM_TIME_LIMIT_NS;
 use crate::trace::RecordReader;
 use crate::workload::FittedLayout;
 use rand::Rng;
@@ -41,6 +42,7 @@ const ALIGN_WINDOW: u64 = 65_536;
 
 /// A trace's shape (`ftlsim trace fit`; docs/workloads.md, "Trace-shaped workloads").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FittedWorkload {
     /// [`FIT_VERSION`].
     pub version: u32,
@@ -79,6 +81,7 @@ pub struct FittedWorkload {
 
 /// Values with weights.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Weighted {
     /// Values.
     pub values: Vec<u64>,
@@ -88,6 +91,7 @@ pub struct Weighted {
 
 /// Temporal locality of one kind of run (reads, or writes and trims).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Reuse {
     /// Runs starting on a 4 KiB page that a run of the same kind touched before: how many
     /// runs of that kind ago, as power-of-two buckets' upper bounds (at most 65,536).
@@ -102,6 +106,7 @@ pub struct Reuse {
 
 /// Popularity of the trace's address range, extent by extent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Space {
     /// Extent size, bytes.
     pub extent_bytes: u64,
@@ -117,6 +122,7 @@ pub struct Space {
 
 /// Inter-arrival times in file order (out-of-order gaps count as 0).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ArrivalShape {
     /// Mean, ns.
     pub mean_ns: f64,
@@ -328,7 +334,127 @@ fn gap_bucket(edges: &[u64], g: u64) -> usize {
     edges[1..].partition_point(|&e| e < g).min(edges.len() - 2)
 }
 
+/// Checks of a [`Weighted`] read from a file: values and weights of one length, some
+/// weight when there are values (all-zero weights would draw nothing the fit saw).
+fn check_weighted(name: &str, w: &Weighted, may_be_empty: bool) -> Result<(), String> {
+    if w.values.len() != w.weights.len() {
+        return Err(format!(
+            "{name}: {} values but {} weights (one weight per value)",
+            w.values.len(),
+            w.weights.len()
+        ));
+    }
+    if w.values.is_empty() && !may_be_empty {
+        return Err(format!("{name}: at least one value"));
+    }
+    if !w.values.is_empty() && w.weights.iter().all(|&n| n == 0) {
+        return Err(format!("{name}: every weight is 0 (at least one must be > 0)"));
+    }
+    if w.weights.iter().try_fold(0u64, |acc, &n| acc.checked_add(n)).is_none() {
+        return Err(format!("{name}: the weights sum past 2^64"));
+    }
+    Ok(())
+}
+
+/// A share read from a file: a number in [0, 1].
+fn check_share(name: &str, x: f64) -> Result<(), String> {
+    if !(0.0..=1.0).contains(&x) {
+        return Err(format!("{name} = {x} (a share: a number in [0, 1])"));
+    }
+    Ok(())
+}
+
 impl FittedWorkload {
+    /// Every rule a fitted workload keeps (a file may have been edited by hand): the
+    /// message names the field and the rule.
+    fn check(&self) -> Result<(), String> {
+        if self.requests == 0 {
+            return Err("requests = 0 (the trace's request count, at least 1)".into());
+        }
+        for (name, x) in [
+            ("read_share", self.read_share),
+            ("trim_share", self.trim_share),
+            ("update_share", self.update_share),
+            ("sequential_share", self.sequential_share),
+            ("space.top_1pct_share", self.space.top_1pct_share),
+            ("space.top_10pct_share", self.space.top_10pct_share),
+        ] {
+            check_share(name, x)?;
+        }
+        if self.read_share + self.trim_share > 1.0 + 1e-9 {
+            return Err(format!(
+                "read_share + trim_share = {} (shares of one request mix sum to at most 1)",
+                self.read_share + self.trim_share
+            ));
+        }
+        check_weighted("sizes", &self.sizes, false)?;
+        if let Some(&s) = self.sizes.values.iter().find(|&&s| s == 0 || s % 512 != 0 || s > MAX_REQUEST_BYTES) {
+            return Err(format!(
+                "sizes: {s} bytes (every size a positive multiple of 512 bytes, at most {MAX_REQUEST_BYTES})"
+            ));
+        }
+        for (name, r) in [("read_run_lengths", &self.read_run_lengths), ("write_run_lengths", &self.write_run_lengths)]
+        {
+            check_weighted(name, r, true)?;
+            if r.values.contains(&0) {
+                return Err(format!("{name}: a run length of 0 (runs are at least 1 request long)"));
+            }
+        }
+        let o = &self.start_offsets_in_64k;
+        check_weighted("start_offsets_in_64k", o, false)?;
+        if let Some(v) = o.values.iter().find(|&&v| v >= ALIGN_WINDOW || v % 512 != 0) {
+            return Err(format!("start_offsets_in_64k: {v} (offsets below 65536, multiples of 512)"));
+        }
+        for (name, r) in [("read_reuse", &self.read_reuse), ("write_reuse", &self.write_reuse)] {
+            check_weighted(&format!("{name}.distances"), &r.distances, true)?;
+            if let Some(v) = r.distances.values.iter().find(|&&v| v == 0 || v > MAX_REUSE) {
+                return Err(format!("{name}.distances: {v} (distances in [1, {MAX_REUSE}] runs)"));
+            }
+            check_weighted(&format!("{name}.before_end"), &r.before_end, true)?;
+        }
+        let sp = &self.space;
+        if sp.extent_bytes == 0 || !sp.extent_bytes.is_multiple_of(4096) {
+            return Err(format!("space.extent_bytes = {} (a positive multiple of 4096)", sp.extent_bytes));
+        }
+        if sp.extents == 0 || sp.extents > MAX_EXTENTS || sp.extent_bytes.checked_mul(sp.extents).is_none() {
+            return Err(format!(
+                "space.extents = {} (in [1, {MAX_EXTENTS}], extents x extent_bytes within 2^64 bytes)",
+                sp.extents
+            ));
+        }
+        if sp.touched.is_empty() {
+            return Err("space.touched: at least one [extent, requests] pair".into());
+        }
+        for (k, t) in sp.touched.iter().enumerate() {
+            if t[0] >= sp.extents || t[1] == 0 || (k > 0 && sp.touched[k - 1][0] >= t[0]) {
+                return Err(format!(
+                    "space.touched: [{}, {}] (pairs [extent < extents, requests > 0] in increasing extent order)",
+                    t[0], t[1]
+                ));
+            }
+        }
+        let a = &self.arrival;
+        if !(a.mean_ns.is_finite() && a.mean_ns >= 0.0 && a.mean_ns <= SIM_TIME_LIMIT_NS as f64) {
+            return Err(format!("arrival.mean_ns = {} (a finite time in [0, 2^62] ns)", a.mean_ns));
+        }
+        if a.edges_ns.len() < 2
+            || a.edges_ns.windows(2).any(|q| q[0] > q[1])
+            || a.edges_ns.last().is_some_and(|&e| e > SIM_TIME_LIMIT_NS)
+        {
+            return Err("arrival.edges_ns: at least 2 edges, not decreasing, at most 2^62 ns".into());
+        }
+        let buckets = a.edges_ns.len() - 1;
+        if a.transitions.len() != buckets || a.transitions.iter().any(|row| row.len() != buckets) {
+            return Err(format!(
+                "arrival.transitions: a square table of {buckets} rows of {buckets} counts (one per bucket of edges_ns)"
+            ));
+        }
+        if a.transitions.iter().flatten().try_fold(0u64, |acc, &n| acc.checked_add(n)).is_none() {
+            return Err("arrival.transitions: the counts sum past 2^64".into());
+        }
+        Ok(())
+    }
+
     /// Read a fitted workload from TOML, checked.
     pub fn from_toml(text: &str, origin: &str) -> Result<FittedWorkload, String> {
         // The version first: an older file lacks newer fields, and "missing field" would not
@@ -345,51 +471,7 @@ impl FittedWorkload {
             ));
         }
         let w: FittedWorkload = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
-        let bad = |what: &str| Err(format!("{origin}: {what}"));
-        if w.sizes.values.is_empty() || w.sizes.values.len() != w.sizes.weights.len() {
-            return bad("sizes: values and weights must be non-empty and of one length");
-        }
-        if w.sizes.values.iter().any(|&s| s == 0 || s % 512 != 0) {
-            return bad("sizes: every size must be a positive multiple of 512 bytes");
-        }
-        for (name, r) in [("read_run_lengths", &w.read_run_lengths), ("write_run_lengths", &w.write_run_lengths)] {
-            if r.values.len() != r.weights.len() || r.values.contains(&0) {
-                return Err(format!("{origin}: {name}: values (>= 1) and weights must be of one length"));
-            }
-        }
-        if w.space.touched.is_empty() || w.space.touched.iter().any(|t| t[0] >= w.space.extents || t[1] == 0) {
-            return bad("space.touched: [extent < extents, requests > 0] pairs, at least one");
-        }
-        if w.space.extent_bytes == 0 || !w.space.extent_bytes.is_multiple_of(4096) {
-            return bad("space.extent_bytes must be a positive multiple of 4096");
-        }
-        let a = &w.arrival;
-        if a.edges_ns.len() < 2
-            || a.edges_ns.windows(2).any(|q| q[0] > q[1])
-            || a.transitions.len() != a.edges_ns.len() - 1
-            || a.transitions.iter().any(|row| row.len() != a.edges_ns.len() - 1)
-        {
-            return bad("arrival: increasing edges_ns and a square transitions table of one row per bucket");
-        }
-        let o = &w.start_offsets_in_64k;
-        if o.values.is_empty()
-            || o.values.len() != o.weights.len()
-            || o.values.iter().any(|&v| v >= ALIGN_WINDOW || v % 512 != 0)
-        {
-            return bad("start_offsets_in_64k: offsets below 65536, multiples of 512, weights of one length");
-        }
-        for (name, r) in [("read_reuse", &w.read_reuse), ("write_reuse", &w.write_reuse)] {
-            let d = &r.distances;
-            if d.values.len() != d.weights.len() || d.values.iter().any(|&v| v == 0 || v > MAX_REUSE) {
-                return Err(format!("{origin}: {name}.distances: values in [1, 65536] and weights of one length"));
-            }
-            if r.before_end.values.len() != r.before_end.weights.len() {
-                return Err(format!("{origin}: {name}.before_end: values and weights of one length"));
-            }
-        }
-        if !(0.0..=1.0).contains(&w.read_share) || !(0.0..=1.0 - w.read_share + 1e-9).contains(&w.trim_share) {
-            return bad("read_share and trim_share must be shares summing to at most 1");
-        }
+        w.check().map_err(|e| format!("{origin}: {e}"))?;
         Ok(w)
     }
 }

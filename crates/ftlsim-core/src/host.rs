@@ -22,6 +22,9 @@ pub enum IoOp {
     Trim,
 }
 
+/// Largest request in bytes: a request's length is a 32-bit count of 512-byte sectors.
+pub const MAX_REQUEST_BYTES: u64 = u32::MAX as u64 * 512;
+
 /// One host request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {

@@ -10,7 +10,8 @@
 
 use crate::error::WorkloadError;
 use crate::fitted::{FittedSampler, FittedWorkload};
-use crate::host::{IoOp, Request};
+use crate::host::{IoOp, Request, MAX_REQUEST_BYTES};
+use crate::scheduler::{SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -180,6 +181,10 @@ fn err(key: &str, value: &str, rule: &str) -> WorkloadError {
     WorkloadError { key: key.into(), value: value.into(), rule: rule.into() }
 }
 
+/// Largest byte count [`parse_bytes`] takes: 2^62 bytes (4 EiB), so that sums of sizes and
+/// offsets stay within `u64`.
+const MAX_BYTES: f64 = (1u64 << 62) as f64;
+
 /// Parse `4096`, `4k`, `64KiB`, `1m`, `1.5e6` into bytes (k = 1024).
 pub fn parse_bytes(key: &str, s: &str) -> Result<u64, WorkloadError> {
     let t = s.trim().to_ascii_lowercase();
@@ -194,10 +199,15 @@ pub fn parse_bytes(key: &str, s: &str) -> Result<u64, WorkloadError> {
     if !(v > 0.0 && v.is_finite()) {
         return Err(err(key, s, "must be > 0"));
     }
-    Ok((v * mult as f64).round() as u64)
+    let bytes = (v * mult as f64).round();
+    if bytes > MAX_BYTES {
+        return Err(err(key, s, "must be at most 4 EiB (2^62 bytes)"));
+    }
+    Ok(bytes as u64)
 }
 
-/// Parse `100us`, `2ms`, `1s`, `500ns` or a plain number of ns.
+/// Parse `100us`, `2ms`, `1s`, `500ns` or a plain number of ns, at most
+/// [`SIM_TIME_LIMIT_NS`].
 pub fn parse_duration_ns(key: &str, s: &str) -> Result<u64, WorkloadError> {
     let t = s.trim();
     let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
@@ -215,7 +225,11 @@ pub fn parse_duration_ns(key: &str, s: &str) -> Result<u64, WorkloadError> {
     if !(v >= 0.0 && v.is_finite()) {
         return Err(err(key, s, "must be >= 0"));
     }
-    Ok((v * mult).round() as u64)
+    let ns = (v * mult).round();
+    if ns > SIM_TIME_LIMIT_NS as f64 {
+        return Err(err(key, s, &format!("must be at most {SIM_TIME_LIMIT_TEXT} of simulated time")));
+    }
+    Ok(ns as u64)
 }
 
 fn parse_share(key: &str, s: &str) -> Result<f64, WorkloadError> {
@@ -249,6 +263,11 @@ impl WorkloadSpec {
         let (mut rate, mut speed): (Option<f64>, Option<f64>) = (None, None);
         let mut layout: Option<FittedLayout> = None;
         let mut align_given = false;
+        // Keys a fitted workload does not use: given beside `file:`, they are refused
+        // rather than silently dropped (or, before it, silently replaced).
+        let (mut pattern_given, mut size_given): (Option<String>, Option<String>) = (None, None);
+        // The key and value that set the arrival timing, for the time-span check.
+        let mut timing: (&str, String) = ("arrival", String::new());
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let part = match part.strip_prefix("file:") {
                 Some(path) => format!("file={path}"),
@@ -260,7 +279,12 @@ impl WorkloadSpec {
                 .ok_or_else(|| err("spec", part, "expected key=value (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, seq, file, rate, speed, layout)"))?;
             let (k, v) = (k.trim(), v.trim());
             match k {
-                "pattern" => w.pattern = parse_pattern(v)?,
+                "pattern" => {
+                    pattern_given = Some(v.to_string());
+                    if !matches!(w.pattern, Pattern::Fitted { .. }) {
+                        w.pattern = parse_pattern(v)?;
+                    }
+                }
                 "file" => {
                     let text = std::fs::read_to_string(v)
                         .map_err(|e| err("file", v, &format!("cannot read the fitted workload: {e}")))?;
@@ -293,6 +317,7 @@ impl WorkloadSpec {
                     } else {
                         speed = Some(x);
                     }
+                    timing = (if k == "rate" { "rate" } else { "speed" }, v.to_string());
                 }
                 "read" => {
                     read_given = true;
@@ -302,9 +327,13 @@ impl WorkloadSpec {
                     trim_given = true;
                     w.trim_share = parse_share(k, v)?
                 }
-                "size" => w.sizes = parse_sizes(v)?,
+                "size" => {
+                    size_given = Some(v.to_string());
+                    w.sizes = parse_sizes(v)?
+                }
                 "arrival" => {
                     arrival_given = true;
+                    timing = ("arrival", v.to_string());
                     w.arrival = parse_arrival(v)?
                 }
                 "qd" => {
@@ -349,8 +378,26 @@ impl WorkloadSpec {
             if w.seq_share > 0.0 {
                 return Err(err("seq", spec, "a fitted workload keeps the trace's own runs; seq is for the patterns"));
             }
+            if let Some(v) = pattern_given {
+                return Err(err(
+                    "pattern",
+                    &v,
+                    "a fitted workload (file:W.toml) places requests where the trace's shape puts them; pattern is \
+                     for the synthetic patterns: give one or the other",
+                ));
+            }
+            if let Some(v) = size_given {
+                return Err(err(
+                    "size",
+                    &v,
+                    "a fitted workload (file:W.toml) draws the trace's own request sizes; size is for the synthetic \
+                     patterns: give one or the other",
+                ));
+            }
         }
-        if let Pattern::Fitted { model, .. } = &w.pattern {
+        if let Pattern::Fitted { model, file, .. } = &w.pattern {
+            // What runs is what results.json records: the trace's sizes.
+            w.sizes = model.sizes.values.iter().zip(&model.sizes.weights).map(|(&v, &n)| (v, n as f64)).collect();
             // The trace's mix and timing unless the spec says otherwise.
             if !read_given {
                 w.read_share = model.read_share;
@@ -364,8 +411,18 @@ impl WorkloadSpec {
                     (Some(_), Some(_)) => return Err(err("rate", spec, "give rate or speed, not both")),
                     (Some(r), None) => 1e9 / r / mean,
                     (None, Some(s)) => 1.0 / s,
-                    (None, None) => 1.0,
+                    (None, None) => {
+                        timing = ("file", file.clone());
+                        1.0
+                    }
                 };
+                if !(scale > 0.0 && scale.is_finite()) {
+                    return Err(err(
+                        timing.0,
+                        &timing.1,
+                        "scales the trace's inter-arrival times beyond any finite time",
+                    ));
+                }
                 w.arrival = Arrival::Fitted { scale };
             } else if rate.is_some() || speed.is_some() {
                 return Err(err("rate", spec, "rate and speed scale the trace's timing: not with arrival or qd"));
@@ -378,7 +435,60 @@ impl WorkloadSpec {
         if w.read_share + w.trim_share > 1.0 + 1e-12 {
             return Err(err("trim", &w.trim_share.to_string(), "read + trim must be <= 1"));
         }
+        w.check_time_span(timing.0, &timing.1)?;
         Ok(w)
+    }
+
+    /// The mean time between two requests' arrivals (open loop) or the mean think time
+    /// per request (closed loop with think times), ns; 0 for a plain closed loop.
+    pub fn mean_gap_ns(&self) -> f64 {
+        match (&self.arrival, &self.pattern) {
+            (Arrival::Closed { .. }, _) => 0.0,
+            (Arrival::Fixed { interval_ns }, _) => *interval_ns as f64,
+            (Arrival::Poisson { mean_ns }, _) => *mean_ns as f64,
+            (Arrival::Think { share, mean_ns, .. }, _) => share * *mean_ns as f64,
+            (Arrival::Fitted { scale }, Pattern::Fitted { model, .. }) => model.arrival.mean_ns * scale,
+            (Arrival::Fitted { .. }, _) => unreachable!("fitted arrivals come with a fitted pattern"),
+        }
+    }
+
+    /// Refuse requests that would arrive past [`SIM_TIME_LIMIT_NS`] (`key = value` set the
+    /// timing): checked before anything runs, so no run fails at its end for it.
+    fn check_time_span(&self, key: &str, value: &str) -> Result<(), WorkloadError> {
+        let n = match self.limit {
+            Limit::Requests(n) => n,
+            // Open loop, a duration ends only if the arrival clock moves (a closed loop's
+            // clock moves with the drive's work); a duration is itself within the limit.
+            Limit::DurationNs(d) if !self.arrival.is_closed() && self.mean_gap_ns() < 1.0 => {
+                return Err(err(
+                    key,
+                    value,
+                    &format!(
+                        "requests arrive {:.3e} ns apart on average, so the {d} ns of duration= would never pass: \
+                         give requests=N, or gaps of at least 1 ns",
+                        self.mean_gap_ns()
+                    ),
+                ));
+            }
+            Limit::DurationNs(_) => return Ok(()),
+        };
+        let span_ns = self.mean_gap_ns() * (n - 1) as f64;
+        if span_ns > SIM_TIME_LIMIT_NS as f64 {
+            let over = if span_ns.is_finite() {
+                format!("over about {:.3e} years of simulated time", span_ns / 1e9 / 3.156e7)
+            } else {
+                "beyond any finite simulated time".into()
+            };
+            return Err(err(
+                key,
+                value,
+                &format!(
+                    "the {n} requests would arrive {over}; ftlsim simulates at most {SIM_TIME_LIMIT_TEXT}: give a \
+                     higher rate, shorter gaps or fewer requests"
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -433,6 +543,9 @@ fn parse_sizes(v: &str) -> Result<Vec<(u64, f64)>, WorkloadError> {
         let bytes = parse_bytes("size", s)?;
         if bytes % 512 != 0 {
             return Err(err("size", s, "must be a multiple of 512 bytes"));
+        }
+        if bytes > MAX_REQUEST_BYTES {
+            return Err(err("size", s, "must be at most 2 TiB (a request's length is a 32-bit count of sectors)"));
         }
         out.push((bytes, w));
     }
@@ -495,11 +608,19 @@ impl Generator {
         let span_bytes = ((logical_bytes as f64 * spec.span) as u64) / spec.align_bytes * spec.align_bytes;
         let max_size = spec.sizes.iter().map(|s| s.0).max().unwrap_or(4096);
         if max_size > span_bytes {
-            return Err(err(
-                "size",
-                &max_size.to_string(),
-                &format!("larger than the addressed span of {span_bytes} bytes"),
-            ));
+            return Err(match &spec.pattern {
+                Pattern::Fitted { file, .. } => err(
+                    "file",
+                    file,
+                    &format!(
+                        "the fit's largest request ({max_size} bytes) is larger than the addressed span of \
+                         {span_bytes} bytes: a larger drive, or a larger span="
+                    ),
+                ),
+                _ => {
+                    err("size", &max_size.to_string(), &format!("larger than the addressed span of {span_bytes} bytes"))
+                }
+            });
         }
         let slots = span_bytes / spec.align_bytes;
         let total: f64 = spec.sizes.iter().map(|s| s.1).sum();
@@ -592,11 +713,12 @@ impl Iterator for Generator {
     type Item = Request;
     fn next(&mut self) -> Option<Request> {
         let arrival_ns = match self.spec.arrival {
-            Arrival::Fixed { interval_ns } => self.issued * interval_ns,
+            // Saturating: a time past the limit is refused by the replay, never wrapped.
+            Arrival::Fixed { interval_ns } => self.issued.saturating_mul(interval_ns),
             Arrival::Poisson { .. } => {
                 if self.issued > 0 {
                     let e = self.exp.as_ref().expect("exp built for poisson arrivals");
-                    self.clock_ns += e.sample(&mut self.rng).round() as u64;
+                    self.clock_ns = self.clock_ns.saturating_add(e.sample(&mut self.rng).round() as u64);
                 }
                 self.clock_ns
             }
@@ -607,7 +729,7 @@ impl Iterator for Generator {
                         Some(f) => f.gap_ns(&mut self.rng),
                         None => 0.0,
                     };
-                    self.clock_ns += (gap * scale).round() as u64;
+                    self.clock_ns = self.clock_ns.saturating_add((gap * scale).round() as u64);
                 }
                 self.clock_ns
             }

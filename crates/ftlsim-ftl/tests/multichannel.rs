@@ -44,7 +44,7 @@ write_buffer_bytes = {buffer_bytes}
 write_buffer_policy = "fifo"
 [multichannel]
 mode = "{mode}"
-spare_threshold = 200
+spare_threshold = 47
 {extra}
 "#
     );

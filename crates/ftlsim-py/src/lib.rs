@@ -6,6 +6,7 @@
 mod conversion;
 
 use conversion::{json_to_py, parse_trace_options, rows_to_columns, to_py};
+use ftlsim_core::atomic_file::{refuse_same_file, write_atomically};
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::SimError;
 use ftlsim_core::metrics::{IntervalRow, Observer};
@@ -45,6 +46,29 @@ create_exception!(
     FtlsimError,
     "The simulation failed: an FTL or flash-model bug, or an impossible drive."
 );
+create_exception!(
+    ftlsim,
+    InternalError,
+    FtlsimError,
+    "A bug in ftlsim: the Rust core panicked (a broken invariant). Raised in place of ending the interpreter; \
+     please report it with the call that gave it."
+);
+
+/// Run `f`, a panic in it (a broken invariant: a bug) becoming `ftlsim.InternalError`. The
+/// extension is built with unwinding (Cargo profile `release-py`), so the panic reaches here
+/// instead of aborting the process, and a notebook's kernel survives it.
+fn unwound<T>(f: impl FnOnce() -> T) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        InternalError::new_err(format!(
+            "internal error (a bug in ftlsim, not in your input; please report it with the call that gave it): {msg}"
+        ))
+    })
+}
 
 /// Reports progress to an optional Python callable, collects the time series and turns a
 /// pending Ctrl-C into an interruption. Called with the GIL released: it takes the GIL only
@@ -168,9 +192,9 @@ fn run(
         power_cut,
         clean_shutdown,
     };
-    let plan = spec.plan().map_err(|e| to_py(py, e))?;
+    let plan = unwound(|| spec.plan())?.map_err(|e| to_py(py, e))?;
     let mut obs = PyObserver { progress, rows: Vec::new(), error: None, stage: "precondition", total: None };
-    let outcome = py.detach(|| ftlsim_run::execute(&spec, &plan, &mut obs));
+    let outcome = py.detach(|| unwound(|| ftlsim_run::execute(&spec, &plan, &mut obs)))?;
     if let Some(e) = obs.error.take() {
         return Err(e);
     }
@@ -236,8 +260,7 @@ fn check_config(
     origin: &str,
     overrides: Vec<(String, String)>,
 ) -> PyResult<(String, Py<PyAny>)> {
-    let c = DriveConfig::from_toml(text, origin)
-        .and_then(|c| c.with_overrides(&overrides))
+    let c = unwound(|| DriveConfig::from_toml(text, origin).and_then(|c| c.with_overrides(&overrides)))?
         .map_err(|e| to_py(py, e.into()))?;
     let text = toml::to_string(&c).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let v = serde_json::to_value(&c).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -259,56 +282,75 @@ fn trace_stats(
     }
     let opts = ParserOptions::default();
     let v = py
-        .detach(|| -> Result<serde_json::Value, SimError> {
-            let format = match &format {
-                Some(f) => TraceFormat::from_name(f).ok_or_else(|| {
-                    SimError::Input(format!(
-                        "unknown trace format `{f}` (one of {})",
-                        TraceFormat::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
-                    ))
-                })?,
-                None => detect(&path, &opts)?,
-            };
-            let reader = RecordReader::new(&path, format, &opts, skip_bad_lines)?;
-            let s = stats(reader, page_size)?;
-            let mut v = serde_json::to_value(&s).expect("stats serialise");
-            v["format"] = format.name().into();
-            v["units"] = format.units().into();
-            Ok(v)
-        })
+        .detach(|| {
+            unwound(|| -> Result<serde_json::Value, SimError> {
+                let format = match &format {
+                    Some(f) => TraceFormat::from_name(f).ok_or_else(|| {
+                        SimError::Input(format!(
+                            "unknown trace format `{f}` (one of {})",
+                            TraceFormat::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+                        ))
+                    })?,
+                    None => detect(&path, &opts)?,
+                };
+                let reader = RecordReader::new(&path, format, &opts, skip_bad_lines)?;
+                let s = stats(reader, page_size)?;
+                let mut v = serde_json::to_value(&s).expect("stats serialise");
+                v["format"] = format.name().into();
+                v["units"] = format.units().into();
+                Ok(v)
+            })
+        })?
         .map_err(|e| to_py(py, e))?;
     json_to_py(py, &v)
 }
 
 /// A trace's shape as a synthetic workload (`ftlsim trace fit`): the fitted TOML text and
-/// the same as a dict.
+/// the same as a dict; with `out`, the TOML is also written there (atomically, never over
+/// the input trace).
 #[pyfunction]
-#[pyo3(signature = (path, extent_bytes=1 << 20, format=None))]
+#[pyo3(signature = (path, extent_bytes=1 << 20, format=None, out=None))]
 fn trace_fit(
     py: Python<'_>,
     path: PathBuf,
     extent_bytes: u64,
     format: Option<String>,
+    out: Option<PathBuf>,
 ) -> PyResult<(String, Py<PyAny>)> {
     if extent_bytes < 4096 || !extent_bytes.is_multiple_of(4096) {
         return Err(PyValueError::new_err(format!("extent_bytes = {extent_bytes} must be a multiple of 4096")));
     }
+    if let Some(out) = &out {
+        refuse_same_file(&path, out, "fitting").map_err(PyValueError::new_err)?;
+    }
     let opts = ParserOptions::default();
     let w = py
-        .detach(|| -> Result<ftlsim_core::fitted::FittedWorkload, SimError> {
-            let format = match &format {
-                Some(f) => {
-                    TraceFormat::from_name(f).ok_or_else(|| SimError::Input(format!("unknown trace format `{f}`")))?
-                }
-                None => detect(&path, &opts)?,
-            };
-            let reader = RecordReader::new(&path, format, &opts, false)?;
-            Ok(ftlsim_core::fitted::fit(reader, &path.display().to_string(), extent_bytes)?)
-        })
+        .detach(|| {
+            unwound(|| -> Result<ftlsim_core::fitted::FittedWorkload, SimError> {
+                let format = match &format {
+                    Some(f) => TraceFormat::from_name(f)
+                        .ok_or_else(|| SimError::Input(format!("unknown trace format `{f}`")))?,
+                    None => detect(&path, &opts)?,
+                };
+                let reader = RecordReader::new(&path, format, &opts, false)?;
+                Ok(ftlsim_core::fitted::fit(reader, &path.display().to_string(), extent_bytes)?)
+            })
+        })?
         .map_err(|e| to_py(py, e))?;
     let text = toml::to_string(&w).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if let Some(out) = &out {
+        write_atomically(out, |f| std::io::Write::write_all(f, text.as_bytes()))
+            .map_err(|e| to_py(py, SimError::Input(e)))?;
+    }
     let v = serde_json::to_value(&w).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((text, json_to_py(py, &v)?))
+}
+
+/// Panic with `message`, as a broken invariant in the core would: the test that a panic
+/// becomes `ftlsim.InternalError` and the interpreter lives on (python/tests/test_errors.py).
+#[pyfunction]
+fn _panic_for_test(message: &str) -> PyResult<()> {
+    unwound(|| panic!("{message}"))
 }
 
 /// The native module.
@@ -322,6 +364,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("FtlsimError", py.get_type::<FtlsimError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("WorkloadError", py.get_type::<WorkloadError>())?;
@@ -329,6 +372,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SnapshotError", py.get_type::<SnapshotError>())?;
     m.add("InputError", py.get_type::<InputError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -40,6 +40,16 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         pre.fill * 100.0,
         if pre.steady_state { " + steady state" } else { "" }
     ));
+    if let Some(m) = p.cfg.multichannel.as_ref().filter(|m| !m.mode.uses_spare_threshold()) {
+        if m.spare_threshold != ftlsim_core::config::MultichannelConfig::default().spare_threshold {
+            obs.notice(&format!(
+                "multichannel.spare_threshold = {} is not used: N_s is the early-GC threshold of gca and cf, and {} \
+                 collects only when a unit must",
+                m.spare_threshold,
+                m.mode.name()
+            ));
+        }
+    }
     let t = std::time::Instant::now();
     sys.precondition(pre.fill, pre.steady_state, spec.seed)?;
     let precondition_s = t.elapsed().as_secs_f64();

@@ -217,6 +217,17 @@ impl RunSpec {
                 _ => (Replay::Open { time_scale: 1.0 }, None),
             },
         };
+        if qd.is_none() && self.interval_ns > 0 && cfg.multichannel.is_none() {
+            // The time series' length, known before the run for a synthetic workload: one
+            // that would pass the row limit is refused now, not once it gets there.
+            let span_ns = match workload.limit {
+                Limit::Requests(n) => workload.mean_gap_ns() * (n - 1) as f64,
+                Limit::DurationNs(d) => d as f64,
+            };
+            if span_ns / self.interval_ns as f64 > ftlsim_core::sim::MAX_INTERVAL_ROWS as f64 {
+                return Err(ftlsim_core::sim::too_many_rows(self.interval_ns, span_ns as u64));
+            }
+        }
         let opts = RunOptions { replay, max_sim_ns, interval_ns: self.interval_ns, ..RunOptions::default() };
         let precondition = Precondition {
             fill: self.fill.unwrap_or(cfg.precondition.fill),
@@ -487,6 +498,7 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
     match spec.power_cut {
         Some(PowerCut::At(at)) => {
             json["run"]["power_cut"] = serde_json::to_value(at).expect("cut serialises");
+            json["run"]["power_cut_reached"] = r.report.power_cut.is_some().into();
             json["run"]["clean_shutdown"] = spec.clean_shutdown.into();
             if r.report.power_cut.is_none() {
                 obs.notice("power cut: the run ended before the cut instant; nothing was cut");

@@ -737,7 +737,7 @@ impl ChannelSystem {
                 buffer_sharing: format!("{:?}", self.mc.buffer).to_lowercase(),
                 bplru_padding_pages: self.cfg.host.bplru_padding_pages,
                 preemption: self.mc.preemption,
-                spare_threshold: self.mc.spare_threshold,
+                spare_threshold: self.mc.mode.uses_spare_threshold().then_some(self.mc.spare_threshold),
             },
             host: McHost {
                 mean_request_bytes: if h.stats.requests > 0 { bytes as f64 / h.stats.requests as f64 } else { 0.0 },

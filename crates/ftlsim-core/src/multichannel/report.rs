@@ -34,8 +34,8 @@ pub struct McDrive {
     pub bplru_padding_pages: Option<u32>,
     /// Preemption points in early GC.
     pub preemption: bool,
-    /// N_s, spare blocks.
-    pub spare_threshold: u32,
+    /// N_s, spare blocks (null under sync and fi, which do not use it).
+    pub spare_threshold: Option<u32>,
 }
 
 /// The host side.

@@ -25,7 +25,7 @@ mod snapshot;
 
 pub use power_cut::{CutAt, LostPages, PowerCutReport};
 pub use precondition::{Precondition, PreconditionReport};
-pub use replay::{Replay, RunOptions};
+pub use replay::{too_many_rows, Replay, RunOptions, MAX_INTERVAL_ROWS};
 pub use report::{
     Channels, DriveSummary, FlashSummary, GcSummary, Histograms, HostCounts, Idle, Performance, Planes, Report,
     ResponseTimes, Waf, Wear,
@@ -291,11 +291,14 @@ impl Simulator {
             *acc = acc.wrapping_sub(now);
         }
         let mut ctx = FlashCtx::new(&mut self.dev.flash, &mut self.dev.ops, &mut m.flash, false);
-        self.ftl.write(&mut ctx, lpn, version)?;
+        let written = self.ftl.write(&mut ctx, lpn, version);
+        // Kept apart even when the write failed part way (a power cut tears it): the
+        // subtraction above is completed either way.
         for (acc, &now) in m.plane_programs.iter_mut().zip(self.dev.flash.plane_programs()) {
             *acc = acc.wrapping_add(now);
         }
         m.gc.add(&self.ftl.gc_counts().since(&gc0));
+        written?;
         if let Some(o) = self.oracle.as_mut() {
             o[lpn as usize] = version;
         }

@@ -19,7 +19,7 @@ use crate::error::SimError;
 use crate::ftl::GcCounts;
 use crate::host::{check_bounds, IoOp, Request};
 use crate::metrics::{r6, IntervalRow, LatencyHistogram, Observer, WriteBufferReport};
-use crate::scheduler::{SimTime, Tag};
+use crate::scheduler::{SimTime, Tag, SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -40,6 +40,11 @@ pub enum Replay {
         queue_depth: u32,
     },
 }
+
+/// Most time-series rows a run writes (about 2 GB of CSV): a run that would write more
+/// stops with an error naming `--interval` rather than fill the disk or memory with rows
+/// (an open-loop workload of very long gaps at the default 100 ms interval).
+pub const MAX_INTERVAL_ROWS: u64 = 10_000_000;
 
 /// Options of one measured run.
 #[derive(Debug, Clone)]
@@ -205,6 +210,7 @@ impl Simulator {
         // Time series accumulators.
         let interval = opts.interval_ns;
         let mut next_row = interval;
+        let mut rows_written = 0u64;
         let mut rows = RowState {
             row: IntervalRow::default(),
             lat_sum: 0,
@@ -249,8 +255,11 @@ impl Simulator {
                                 req.arrival_ns
                             ))
                         })?;
-                        clock0 + (rel as f64 * scale).round() as u64
+                        clock0.saturating_add((rel as f64 * scale).round() as u64)
                     };
+                    if arrival > SIM_TIME_LIMIT_NS {
+                        return Err(beyond_time_limit(index, arrival, closed));
+                    }
                     let t = arrival.max(now);
                     if first_event.is_none_or(|e| t < e) {
                         let req = *req;
@@ -347,8 +356,14 @@ impl Simulator {
             }
             self.host.requests += 1;
             last_completion = last_completion.max(t);
-            if interval > 0 {
+            if let Some(due_after_first) = (t - start.unwrap_or(0)).saturating_sub(next_row).checked_div(interval) {
                 let origin = start.unwrap_or(0);
+                // Rows this completion closes; past the limit, the run stops before writing them.
+                let due = due_after_first + u64::from(t - origin >= next_row);
+                if rows_written + due > MAX_INTERVAL_ROWS {
+                    return Err(too_many_rows(interval, t - origin));
+                }
+                rows_written += due;
                 while t - origin >= next_row {
                     rows.row.t_end_ns = origin + next_row;
                     self.emit_row(&mut rows, interval, obs);
@@ -453,4 +468,32 @@ impl Simulator {
         obs.interval(row);
         *rows = RowState { row: IntervalRow::default(), lat_sum: 0, bytes: 0, gc: g, programs: p, modes };
     }
+}
+
+/// The error of a request issued past [`SIM_TIME_LIMIT_NS`]: what set its time.
+fn beyond_time_limit(index: u64, at: SimTime, closed: bool) -> SimError {
+    let cause = if closed {
+        "its think time (arrival=think:...) is too long"
+    } else {
+        "the arrival times are too far apart (the workload's rate, speed or arrival, or the trace's timestamps \
+         and --speed)"
+    };
+    SimError::Request(format!(
+        "request {index}: issued at {:.3e} s of simulated time, past the limit of {SIM_TIME_LIMIT_TEXT}: {cause}",
+        at as f64 / 1e9
+    ))
+}
+
+/// The error of a time series that would pass [`MAX_INTERVAL_ROWS`] by `at_ns` of the run.
+pub fn too_many_rows(interval_ns: u64, at_ns: u64) -> SimError {
+    crate::error::WorkloadError::new(
+        "interval",
+        format!("{interval_ns} ns"),
+        format!(
+            "the run spans {:.3e} s of simulated time, more than {MAX_INTERVAL_ROWS} time-series rows at this \
+             interval: give a longer --interval (Python: interval=), or 0 for no time series",
+            at_ns as f64 / 1e9
+        ),
+    )
+    .into()
 }

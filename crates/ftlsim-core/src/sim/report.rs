@@ -346,10 +346,11 @@ impl Simulator {
                 pl[i] += now[i] - before[i];
             }
         }
-        let channel_total = sim_ns.max(1) * u64::from(self.cfg.geometry.channels);
-        let plane_total = (sim_ns.max(1) * u64::from(self.cfg.geometry.planes())) as f64;
+        // Summed over channels or planes, a run near the simulated-time limit passes u64.
+        let channel_total = u128::from(sim_ns.max(1)) * u128::from(self.cfg.geometry.channels);
+        let plane_total = f64::from(self.cfg.geometry.planes()) * sim_ns.max(1) as f64;
         let ch_busy: u64 = ch.iter().sum();
-        let idle_ns = channel_total.saturating_sub(ch_busy);
+        let idle_ns = u64::try_from(channel_total.saturating_sub(u128::from(ch_busy))).unwrap_or(u64::MAX);
         let [lat_all, lat_read, lat_write, lat_trim] = m.latency;
         let geo = &self.cfg.geometry;
         let mut erases_per_plane = vec![0u64; geo.planes() as usize];

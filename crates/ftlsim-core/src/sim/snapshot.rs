@@ -81,6 +81,15 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> SnapshotError {
     SnapshotError::Io { file: path.display().to_string(), reason: e.to_string() }
 }
 
+/// Open a snapshot file for reading; a directory is named as one (opening it succeeds on
+/// Unix, and reading it would look like a file of another kind).
+fn open_snapshot(path: &Path) -> Result<std::fs::File, SnapshotError> {
+    if path.is_dir() {
+        return Err(io_err(path, "is a directory, not a snapshot file (--save-state FILE writes one file)"));
+    }
+    std::fs::File::open(path).map_err(|e| io_err(path, e))
+}
+
 fn corrupt(path: &Path, reason: impl Into<String>) -> SnapshotError {
     SnapshotError::Corrupt { file: path.display().to_string(), reason: reason.into() }
 }
@@ -168,7 +177,7 @@ impl Simulator {
 
     /// Read the header of the snapshot at `path`, checking its magic and checksum.
     pub fn read_snapshot_header(path: &Path) -> Result<SnapshotHeader, SimError> {
-        let mut f = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+        let mut f = open_snapshot(path)?;
         Ok(read_header(path, &mut f)?)
     }
 
@@ -178,7 +187,7 @@ impl Simulator {
     /// FTL setting), or is truncated or corrupted. Returns the header.
     pub fn load_state(&mut self, path: &Path) -> Result<SnapshotHeader, SimError> {
         let t0 = Instant::now();
-        let mut f = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+        let mut f = open_snapshot(path)?;
         let header = read_header(path, &mut f)?;
         let file = path.display().to_string();
         if header.format_version != FORMAT_VERSION || header.ftlsim_version != env!("CARGO_PKG_VERSION") {

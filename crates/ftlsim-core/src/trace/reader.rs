@@ -11,6 +11,7 @@
 use super::{parser, LineParser, ParserOptions, TraceFormat, TraceRecord};
 use crate::error::TraceError;
 use crate::host::{IoOp, Request};
+use crate::scheduler::{SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
@@ -555,7 +556,7 @@ impl TraceSource {
         // The next pass starts one mean inter-arrival time after this one ended.
         let span = self.last_arrival_ns - self.pass_offset_ns;
         let gap = span / self.pass_requests.saturating_sub(1).max(1);
-        self.pass_offset_ns = self.last_arrival_ns + gap.max(1);
+        self.pass_offset_ns = self.last_arrival_ns.saturating_add(gap.max(1));
         self.pass += 1;
         self.pass_requests = 0;
         self.pass_skipped = 0;
@@ -647,7 +648,25 @@ impl Iterator for TraceSource {
                 Ok(o) => o,
                 Err(e) => return Some(Err(e.into())),
             };
-            let arrival = self.pass_offset_ns + (rel as f64 / self.opts.speed).round() as u64;
+            let scaled = (rel as f64 / self.opts.speed).round();
+            // Integer arithmetic within the limit (exact to the ns), f64 only to tell how far past.
+            let arrival = (scaled <= SIM_TIME_LIMIT_NS as f64)
+                .then(|| self.pass_offset_ns + scaled as u64)
+                .filter(|&a| a <= SIM_TIME_LIMIT_NS);
+            let Some(arrival) = arrival else {
+                let at_ns = self.pass_offset_ns as f64 + scaled;
+                return Some(Err(self
+                    .err(
+                        line,
+                        "time",
+                        format!("replayed {:.3e} s after the first request (pass {})", at_ns / 1e9, self.pass + 1),
+                        format!(
+                            "replayed past the simulated-time limit of {SIM_TIME_LIMIT_TEXT}: a larger --speed, a \
+                             --time-window or fewer --repeat passes"
+                        ),
+                    )
+                    .into()));
+            };
             self.last_arrival_ns = arrival;
             self.pass_requests += 1;
             return Some(Ok(Request {

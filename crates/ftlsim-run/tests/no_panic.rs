@@ -1,0 +1,214 @@
+//! Issue 31: timing inputs at the edges of what numbers hold never abort a run. Workload specs
+//! with extreme numbers, and fit files with one value replaced by junk, go through the whole
+//! pipeline a user's run takes (parse, plan, replay on a small drive): each is refused with an
+//! error or runs, inside the simulated-time limit; a panic fails the test.
+
+use ftlsim_core::config::DriveConfig;
+use ftlsim_core::error::SimError;
+use ftlsim_core::host::{IoOp, Request};
+use ftlsim_core::metrics::NoObserver;
+use ftlsim_core::scheduler::SIM_TIME_LIMIT_NS;
+use ftlsim_core::sim::RunOptions;
+use ftlsim_core::trace::{ParserOptions, RecordReader, TraceFormat};
+use ftlsim_run::{Drive, Quiet, RunSpec, Source};
+use proptest::prelude::*;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// 2 channels x 2 planes x 32 blocks x 16 pages of 4 KiB: runs take milliseconds.
+const SMALL: &str = r#"
+name = "tiny"
+source = "no_panic test"
+[geometry]
+channels = 2
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 32
+pages_per_block = 16
+page_size_bytes = 4096
+spare_bytes_per_page = 128
+spare_usable_bytes = 32
+[overprovisioning]
+share = 0.2
+[timing]
+channel_mb_per_s = 200.0
+t_r_ns = 50000
+t_prog_ns = 500000
+t_bers_ns = 3000000
+"#;
+
+fn scratch() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ftlsim-run-no-panic-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The fit of the MSR sample, as TOML.
+fn fit_text() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        let path = format!("{}/../../../shared/traces/msr-hm0-first1k.csv", env!("CARGO_MANIFEST_DIR"));
+        let reader = RecordReader::new(path.as_ref(), TraceFormat::Msr, &ParserOptions::default(), false).unwrap();
+        toml::to_string(&ftlsim_core::fitted::fit(reader, &path, 1 << 20).unwrap()).unwrap()
+    })
+}
+
+/// Plan and run `workload` on the small drive, empty; the run's simulated time if it ran.
+fn run(workload: &str, interval_ns: u64) -> Result<u64, SimError> {
+    let spec = RunSpec {
+        drive: Drive::Config(Box::new(DriveConfig::from_toml(SMALL, "tiny").unwrap())),
+        source: Source::Synthetic(workload.to_string()),
+        fill: Some(0.0),
+        interval_ns,
+        ..RunSpec::default()
+    };
+    let plan = spec.plan()?;
+    let outcome = ftlsim_run::execute(&spec, &plan, &mut Quiet)?;
+    Ok(outcome.report.expect("a drive run reports").performance.simulated_time_ns)
+}
+
+/// The run ends in an error or in time: requests are issued by the limit, and the flash work
+/// after the last one takes milliseconds, not another 2^62 ns (a clock run away or wrapped).
+fn check(workload: &str, interval_ns: u64) {
+    if let Ok(sim_ns) = run(workload, interval_ns) {
+        assert!(sim_ns < 2 * SIM_TIME_LIMIT_NS, "{workload}: ran {sim_ns} ns");
+    }
+}
+
+/// Timing at the edges: zero, one, the limit and past it, huge and tiny rates.
+fn timing() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "arrival=fixed:0",
+        "arrival=fixed:1ns",
+        "arrival=fixed:4611686018427387903ns",
+        "arrival=fixed:4611686018427387904ns",
+        "arrival=fixed:4611686018427387905ns",
+        "arrival=fixed:1e300s",
+        "arrival=poisson:1ns",
+        "arrival=poisson:1e17ns",
+        "arrival=poisson:4611686018427387904ns",
+        "arrival=think:1:1:4e18ns",
+        "arrival=think:4:0.5:1ns",
+        "arrival=think:1:1:1e17ns",
+        "qd=1",
+        "qd=65536",
+    ])
+    .prop_map(str::to_string)
+}
+
+/// Fitted timing: rates and speeds at the ends of f64.
+fn fitted_timing() -> impl Strategy<Value = String> {
+    let x = prop::sample::select(vec![
+        "5e-324",
+        "1e-300",
+        "0.00000000001",
+        "1e-3",
+        "1",
+        "1e300",
+        "1.7976931348623157e308",
+        "inf",
+        "nan",
+        "-1",
+        "0",
+    ]);
+    (prop::sample::select(vec!["rate", "speed"]), x).prop_map(|(k, v)| format!("{k}={v}"))
+}
+
+/// Ends that keep every case short: a few requests, or a duration of at most 10 us.
+fn limit() -> impl Strategy<Value = String> {
+    prop::sample::select(vec!["requests=1", "requests=2", "requests=7", "duration=1ns", "duration=10us"])
+        .prop_map(str::to_string)
+}
+
+fn interval() -> impl Strategy<Value = u64> {
+    prop::sample::select(vec![0u64, 1, 1_000, 100_000_000])
+}
+
+/// Values that break parsers and validators.
+fn junk() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "-1",
+        "0",
+        "1",
+        "1e308",
+        "-1e308",
+        "nan",
+        "inf",
+        "-inf",
+        "4611686018427387904",
+        "18446744073709551615",
+        "18446744073709551616",
+        "\"x\"",
+        "[]",
+        "[0]",
+        "[18446744073709551615]",
+        "[-1]",
+        "[[0]]",
+        "true",
+    ])
+    .prop_map(str::to_string)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn workload_specs_with_extreme_numbers_never_panic(t in timing(), l in limit(), i in interval()) {
+        check(&format!("{t},{l},read=0.5"), i);
+    }
+
+    #[test]
+    fn fitted_workloads_with_extreme_rates_never_panic(t in fitted_timing(), l in limit(), i in interval()) {
+        let w = scratch().join("fit.toml");
+        std::fs::write(&w, fit_text()).unwrap();
+        check(&format!("file:{},{t},{l}", w.display()), i);
+        std::fs::remove_file(&w).unwrap();
+    }
+
+    #[test]
+    fn fit_files_with_a_junk_value_never_panic(line in 0usize..200, value in junk(), l in limit()) {
+        // Replace the value of the `line`-th `key = value` line of a valid fit.
+        let text = fit_text();
+        let kv: Vec<usize> = text.lines().enumerate().filter(|(_, l)| l.contains(" = ")).map(|(n, _)| n).collect();
+        let target = kv[line % kv.len()];
+        let edited: String = text
+            .lines()
+            .enumerate()
+            .map(|(n, l)| if n == target { format!("{} = {value}\n", l.split(" = ").next().unwrap()) } else { format!("{l}\n") })
+            .collect();
+        let w = scratch().join(format!("junk-{line}.toml"));
+        std::fs::write(&w, edited).unwrap();
+        check(&format!("file:{},{l}", w.display()), 1_000_000);
+        std::fs::remove_file(&w).unwrap();
+    }
+}
+
+/// A request issued past the limit (a Poisson tail, a think time) is an error naming it, not
+/// an overflow further on: the replay checks each request's time as it issues it.
+#[test]
+fn a_request_past_the_time_limit_is_an_error() {
+    let cfg = DriveConfig::from_toml(SMALL, "tiny").unwrap();
+    let mut sim = ftlsim_ftl::simulator(cfg, false).unwrap();
+    let req =
+        |arrival_ns| Request { arrival_ns, think_ns: 0, device: 0, offset_sector: 0, sectors: 8, op: IoOp::Write };
+    let opts = RunOptions {
+        replay: ftlsim_core::sim::Replay::Open { time_scale: 1.0 },
+        interval_ns: 0,
+        ..RunOptions::default()
+    };
+    let mut src = [req(5), req(SIM_TIME_LIMIT_NS + 1_000_000)].into_iter().map(Ok);
+    let e = sim.run(&mut src, &opts, &mut NoObserver).unwrap_err().to_string();
+    assert!(e.contains("request 2: issued at") && e.contains("past the limit of 2^62 ns"), "{e}");
+    // Closed loop: a think time that far.
+    let mut sim = ftlsim_ftl::simulator(DriveConfig::from_toml(SMALL, "tiny").unwrap(), false).unwrap();
+    let think = Request { think_ns: u64::MAX, ..req(0) };
+    let mut src = [req(0), think].into_iter().map(Ok);
+    let opts = RunOptions {
+        replay: ftlsim_core::sim::Replay::Closed { queue_depth: 1 },
+        interval_ns: 0,
+        ..RunOptions::default()
+    };
+    let e = sim.run(&mut src, &opts, &mut NoObserver).unwrap_err().to_string();
+    assert!(e.contains("its think time"), "{e}");
+}

@@ -1,0 +1,141 @@
+"""Issue 31: the Python API loses nothing, never takes the interpreter down and never runs
+something other than what was asked. One test per case: the call, the exception type, its
+message and the files left."""
+
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import ftlsim
+from conftest import SMALL, TRACES
+
+TRACE = TRACES / "msr-hm0-first1k.csv"
+
+
+def test_trace_fit_never_writes_over_its_input(tmp_path):
+    src = tmp_path / "mix.trace"
+    src.write_bytes(TRACE.read_bytes())
+    before = src.read_bytes()
+    (tmp_path / "link.trace").symlink_to(src)
+    os.link(src, tmp_path / "hard.trace")
+    for out in ("mix.trace", "link.trace", "hard.trace"):
+        with pytest.raises(ValueError, match="is the input trace .*fitting would destroy it"):
+            ftlsim.trace_fit(src, tmp_path / out)
+        assert src.read_bytes() == before, out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hard.trace", "link.trace", "mix.trace"]
+    fitted = ftlsim.trace_fit(src, tmp_path / "W.toml")
+    assert (tmp_path / "W.toml").read_text().startswith("version = ")
+    assert fitted["requests"] == 1000
+
+
+def test_a_panic_in_the_core_is_an_exception_and_the_interpreter_lives_on():
+    # In a child interpreter: were the extension built to abort on panic, the test run itself
+    # would die with it.
+    code = ("import ftlsim\n"
+            "from ftlsim import _native\n"
+            "try:\n"
+            "    _native._panic_for_test('broken invariant x')\n"
+            "except ftlsim.InternalError as e:\n"
+            "    assert isinstance(e, ftlsim.FtlsimError) and isinstance(e, Exception)\n"
+            "    print('caught:', e)\n"
+            "print('alive')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "caught: internal error (a bug in ftlsim" in p.stdout and "broken invariant x" in p.stdout
+    assert p.stdout.rstrip().endswith("alive")
+
+
+def test_timing_out_of_range_is_a_workload_error_not_a_crash(tmp_path):
+    w = tmp_path / "W.toml"
+    ftlsim.trace_fit(TRACE, w)
+    for spec, needle in [(f"file:{w},requests=1000,rate=1e-300", "rate"),
+                         (f"file:{w},requests=1000,speed=1e-300", "speed"),
+                         ("requests=1000,arrival=fixed:100000000000s", "arrival")]:
+        with pytest.raises(ftlsim.WorkloadError, match="2\\^62 ns|finite time") as e:
+            ftlsim.run(workload=spec, overrides=SMALL, fill=0)
+        assert e.value.key == needle
+    with pytest.raises(ftlsim.WorkloadError, match="pattern"):
+        ftlsim.run(workload=f"file:{w},pattern=zipf:0.9,requests=10", overrides=SMALL, fill=0)
+
+
+GRID_A = {"workload": ["requests=500", "requests=600"], "overrides": SMALL, "fill": 0.0}
+GRID_B = {"workload": ["requests=700"], "overrides": SMALL, "fill": 0.0}
+
+
+def test_a_sweep_returns_its_own_grid_and_refuses_empty_ones(tmp_path):
+    out = tmp_path / "s.parquet"
+    a = ftlsim.sweep(GRID_A, out=out, workers=1)
+    assert list(a["param.workload"]) == ["requests=500", "requests=600"]
+    b = ftlsim.sweep(GRID_B, out=out, workers=1)
+    assert list(b["param.workload"]) == ["requests=700"], "grid A's rows are not grid B's"
+    assert len(pd.read_parquet(out)) == 3, "the file keeps both grids"
+    again = ftlsim.sweep(GRID_A, out=out, workers=1)
+    assert list(again.run_id) == list(a.run_id), "resumed, in the grid's order"
+    with pytest.raises(ValueError, match="the grid lists no run"):
+        ftlsim.sweep([], out=out)
+    with pytest.raises(ValueError, match="axis seed is an empty list"):
+        ftlsim.sweep({**GRID_A, "seed": []}, out=out)
+    with pytest.raises(TypeError, match="grid must be"):
+        ftlsim.sweep("requests=5", out=out)
+
+
+def test_a_sweep_checks_out_before_running_anything(tmp_path):
+    d = tmp_path / "dir.parquet"
+    d.mkdir()
+    with pytest.raises(ValueError, match="is a directory"):
+        ftlsim.sweep({**GRID_A, "workload": "requests=2e9"}, out=d, workers=1)  # would take hours
+    assert list(d.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["dir.parquet"]
+    # Files the sweep did not write: refused, and left as they were.
+    foreign = tmp_path / "foreign.parquet"
+    pd.DataFrame({"run_id": ["x"], "status": ["ok"], "value": [1]}).to_parquet(foreign)
+    other = tmp_path / "plain.parquet"
+    pd.DataFrame({"a": [1, 2]}).to_parquet(other)
+    text = tmp_path / "notes.parquet"
+    text.write_text("not parquet at all\n")
+    empty = tmp_path / "empty.parquet"
+    empty.write_bytes(b"")
+    for f, needle in [(foreign, "did not write"), (other, "did not write"), (text, "is not a Parquet file"),
+                      (empty, "is not a Parquet file")]:
+        before = f.read_bytes()
+        with pytest.raises(ValueError, match=needle):
+            ftlsim.sweep(GRID_B, out=f, workers=1)
+        assert f.read_bytes() == before, f.name
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no temporary file"
+
+
+def test_run_arguments_of_the_wrong_type_or_range_name_the_argument():
+    base = {"overrides": SMALL, "fill": 0.0, "workload": "requests=10"}
+    for kwargs, exc, needle in [
+        ({"overrides": [("ftl.gc_victim", "fifo")]}, TypeError, "overrides must be a mapping"),
+        ({"seed": -1}, ValueError, "seed = -1: must be a whole number in \\[0, 2\\^64\\)"),
+        ({"seed": 2**70}, ValueError, "seed = 1180591620717411303424"),
+        ({"seed": "1"}, TypeError, "seed must be a whole number"),
+        ({"seed": 1.5}, TypeError, "seed must be a whole number"),
+        ({"clean_shutdown": False}, ValueError, "clean_shutdown=False .* needs power_cut"),
+        ({"steady_state": "no"}, TypeError, "steady_state must be True or False"),
+        ({"verify": 1}, TypeError, "verify must be True or False"),
+        ({"fill": "half"}, TypeError, "fill must be a number"),
+        ({"trace_options": [("speed", 2)]}, TypeError, "trace_options must be a mapping"),
+        ({"progress": "yes"}, TypeError, "progress must be"),
+        ({"interval": -5}, ValueError, "interval = -5"),
+        ({"ftl": 3}, TypeError, "ftl must be a string"),
+    ]:
+        with pytest.raises(exc, match=needle):
+            ftlsim.run(**{**base, **kwargs})
+    # Integers that fit, NumPy's among them, still run.
+    import numpy as np
+    r = ftlsim.run(**base, seed=np.uint64(2**64 - 1), max_memory=2**31, interval=0)
+    assert r.summary["run"]["seed"] == 2**64 - 1
+
+
+def test_report_refuses_a_frame_without_runs(tmp_path):
+    with pytest.raises(ValueError, match="no run columns"):
+        ftlsim.report(pd.DataFrame({"a": [1], "b": [2]}), tmp_path / "r.html")
+    bad = tmp_path / "x.parquet"
+    bad.write_text("nope")
+    with pytest.raises(ValueError, match="cannot read it as a Parquet file"):
+        ftlsim.report(bad, tmp_path / "r.html")
+    assert not (tmp_path / "r.html").exists()
