@@ -52,7 +52,7 @@ bench: build python
 # that recovers (docs/power-loss.md); the suite runs 40.
 N ?= 100000
 crash-test:
-	FTLSIM_CRASH_CASES=$(N) $(CARGO) test --release --locked -p ftlsim-ftl --test power_loss -- --nocapture
+	FTLSIM_CRASH_CASES=$(N) $(CARGO) test --release --locked -p ftlsim-ftl --test conformance cut_anywhere -- --nocapture
 
 clean:
 	$(CARGO) clean

@@ -59,7 +59,11 @@ def presets() -> list[dict[str, Any]]:
 
 
 def ftls() -> list[dict[str, Any]]:
-    """The registered FTLs: name, description and the paper they come from."""
+    """The registered FTLs, as the registry declares them: ``name``, ``description``,
+    ``source`` (the paper), and capabilities: ``recovers`` (power-loss recovery),
+    ``channel_unit`` (can be a unit of a ``[multichannel]`` drive), ``needs_reliability``
+    (needs ``[reliability]``), ``sections`` (the ``[ftl.<section>]`` option tables it reads)
+    and ``invalid_tracking`` (the ``ftl.invalid_tracking`` modes it supports)."""
     return _native.ftls()
 
 

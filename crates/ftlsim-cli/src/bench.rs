@@ -7,10 +7,10 @@
 use clap::Args;
 use ftlsim_core::error::SimError;
 use ftlsim_core::metrics::NoObserver;
-use ftlsim_core::presets;
 use ftlsim_core::sim::{Precondition, Replay, RunOptions};
 use ftlsim_core::trace::{detect, parser, ParserOptions};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
+use ftlsim_ftl::presets;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -44,11 +44,8 @@ fn per_ftl(preset: &str, requests: u64) -> Result<(), SimError> {
     for f in ftlsim_ftl::FTLS {
         let mut cfg = presets::load(preset)?;
         cfg.ftl.name = f.name.to_string();
-        if f.name == "3dftl" {
-            // Its spare areas hold up to 106 bytes of mapping entries (seed 001 L986).
-            cfg.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes.max(112);
-        }
-        if f.needs_reliability && cfg.reliability.is_none() {
+        (f.capabilities.fit_drive)(&mut cfg);
+        if f.capabilities.needs_reliability && cfg.reliability.is_none() {
             cfg.reliability = Some(Default::default());
         }
         let mut sim = ftlsim_ftl::simulator(cfg, false)?;

@@ -9,9 +9,9 @@ mod trace_cmd;
 
 use clap::{Args, Parser, Subcommand};
 use ftlsim_core::error::SimError;
-use ftlsim_core::presets;
 use ftlsim_core::sim::Report;
 use ftlsim_core::workload::{parse_bytes, parse_duration_ns};
+use ftlsim_ftl::presets;
 use ftlsim_run::{Drive, Outcome, RunPlan, RunSpec, Source};
 use std::path::Path;
 use std::path::PathBuf;
@@ -270,6 +270,23 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
     Ok(())
 }
 
+/// `ftlsim ftls`: every registered FTL with what it can do (`recovers`: `--power-cut`;
+/// `channels`: a unit of a `[multichannel]` drive; `reliability`: needs `[reliability]`).
+fn list_ftls() {
+    for f in ftlsim_ftl::FTLS {
+        let c = &f.capabilities;
+        let can: Vec<&str> =
+            [(c.recovers, "recovers"), (c.channel_unit, "channels"), (c.needs_reliability, "needs reliability")]
+                .iter()
+                .filter(|(yes, _)| *yes)
+                .map(|(_, what)| *what)
+                .collect();
+        let sections: Vec<String> = c.sections.iter().map(|s| format!("[ftl.{s}]")).collect();
+        let sections = if sections.is_empty() { String::new() } else { format!("  options {}", sections.join(" ")) };
+        println!("{:<14} {}  [{}]  ({}){sections}", f.name, f.description, f.source, can.join(", "));
+    }
+}
+
 fn list_presets() {
     println!(
         "{:<10} {:>4} {:>5} {:>4} {:>6} {:>7} {:>6} {:>6} {:>10} {:>10}  source",
@@ -344,9 +361,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Cmd::Ftls => {
-            for f in ftlsim_ftl::FTLS {
-                println!("{:<8} {}  [{}]", f.name, f.description, f.source);
-            }
+            list_ftls();
             Ok(())
         }
         Cmd::Bench(b) => bench::run(b),

@@ -31,6 +31,8 @@ pub struct CliObserver {
     /// The first failed write of the time series: the run then fails, rather than publish
     /// a cut-off file beside a complete report.
     error: Option<String>,
+    /// The header is written with the first row (it names the FTL's columns).
+    header_written: bool,
 }
 
 impl CliObserver {
@@ -39,7 +41,14 @@ impl CliObserver {
         std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
         let path = out.join("timeseries.csv");
         let f = File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        Ok(CliObserver { csv: csv::Writer::from_writer(BufWriter::new(f)), quiet, bar: None, path, error: None })
+        Ok(CliObserver {
+            csv: csv::Writer::from_writer(BufWriter::new(f)),
+            quiet,
+            bar: None,
+            path,
+            error: None,
+            header_written: false,
+        })
     }
 
     /// Flush the CSV and clear the bar; the first write error of the time series, if any.
@@ -56,10 +65,15 @@ impl CliObserver {
 
 impl Observer for CliObserver {
     fn interval(&mut self, row: &IntervalRow) {
-        if self.error.is_none() {
-            if let Err(e) = self.csv.serialize(row) {
-                self.error = Some(format!("cannot write {}: {e}", self.path.display()));
-            }
+        if self.error.is_some() {
+            return;
+        }
+        let mut written = Ok(());
+        if !std::mem::replace(&mut self.header_written, true) {
+            written = self.csv.write_record(row.header());
+        }
+        if let Err(e) = written.and_then(|()| self.csv.write_record(row.cells())) {
+            self.error = Some(format!("cannot write {}: {e}", self.path.display()));
         }
     }
     fn progress(&mut self, done: u64) {

@@ -44,6 +44,9 @@ pub enum PageKind {
     Log = 2,
     /// Other FTL metadata.
     Meta = 3,
+    /// Host data logged in a staging area before it reaches its home (WAFTL's Buffer Zone):
+    /// recovery tells it from data at home by this kind.
+    Staged = 4,
 }
 
 impl PageKind {
@@ -52,15 +55,16 @@ impl PageKind {
             0 => PageKind::Data,
             1 => PageKind::Translation,
             2 => PageKind::Log,
-            _ => PageKind::Meta,
+            3 => PageKind::Meta,
+            _ => PageKind::Staged,
         }
     }
 }
 
-const KIND_MASK: u8 = 0b0000_0011;
-const WRITTEN: u8 = 0b0000_0100;
-const WASTED: u8 = 0b0000_1000;
-const TORN: u8 = 0b0001_0000;
+const KIND_MASK: u8 = 0b0000_0111;
+const WRITTEN: u8 = 0b0000_1000;
+const WASTED: u8 = 0b0001_0000;
+const TORN: u8 = 0b0010_0000;
 
 /// The OOB payload of a programmed page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

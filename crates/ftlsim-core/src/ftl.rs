@@ -261,13 +261,26 @@ pub enum GcNext {
     Erase,
 }
 
-/// Logical blocks by how they are mapped ([`Ftl::mapped_logical_blocks`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MappedBlocks {
-    /// Mapped page by page (WAFTL's PMB data).
-    pub page_mapped: u64,
-    /// Mapped as whole blocks (WAFTL's BMBs).
-    pub block_mapped: u64,
+/// What a time-series value of an FTL is ([`SeriesValue`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeriesKind {
+    /// A level at the interval's end (blocks mapped one way, a queue's length).
+    Level,
+    /// A count since the FTL was built: the time series shows its increase over the interval.
+    Count,
+}
+
+/// One column an FTL adds to the time series ([`Ftl::series`]): WAFTL's page- and
+/// block-mapped blocks, rcFTL's victims by migration mode. The engine keeps the columns in
+/// the order the FTL gives them, under their names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeriesValue {
+    /// Column name (snake case, unit last).
+    pub name: &'static str,
+    /// Its value now.
+    pub value: u64,
+    /// Level or count.
+    pub kind: SeriesKind,
 }
 
 /// Garbage-collection counters every FTL reports.
@@ -335,72 +348,19 @@ pub trait Ftl {
     /// One preemptible unit of idle-time work (one page copy or one erase); `false` when
     /// there is nothing worth doing.
     fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError>;
-    /// Start or continue GC on `plane` by one step (one page copy or the erase), whatever
-    /// its free-block count, if it has a block with an invalid page or a job under way.
-    /// This is the preemption-point interface for schedulers outside the FTL (idle time,
-    /// channel managers): they start GC here and suspend it by not calling again.
-    /// `false` when there was nothing to do.
-    fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError>;
-    /// Channel managers (seed 004 Sec. 3.2.1): whether the FTL has run out of free space, so
-    /// that its next host write would collect garbage first ("mandatory" GC). A manager runs
-    /// [`Ftl::gc_step`] until this is false before it writes, so that mandatory GC is seen
-    /// by the other channels and timed step by step. Default: never (an FTL the managers do
-    /// not drive).
-    fn gc_due(&self) -> bool {
-        false
-    }
-    /// What the next [`Ftl::gc_step`] on `plane` would do (cycle filling matches the
-    /// initiator's operation type, seed 004 Sec. 3.3.2). `&mut`: finding the best victim may
-    /// advance the victim index's cursor.
-    fn gc_next(&mut self, _flash: &FlashArray, _plane: PlaneId) -> GcNext {
-        GcNext::Nothing
-    }
-    /// Cycle filling's follower step while the initiator copies (seed 004 Sec. 3.3.2): move
-    /// valid data, never erase. When the victim under way is drained, an FTL that can
-    /// leaves it for a later erase ([`Ftl::gc_step`] erases it first) and copies from its
-    /// next-best victim ("proceeds to its second-best victim"). `false` when no copy is
-    /// possible. Default: a [`Ftl::gc_step`] when that would copy.
-    fn gc_copy_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        if self.gc_next(ctx.flash(), plane) == GcNext::Copy {
-            return self.gc_step(ctx, plane);
-        }
-        Ok(false)
-    }
-    /// A channel manager resumes GC on `plane` after the unit has written since its last
-    /// step: a page-mapped FTL may drop the suspended victim for a better one (seed 004 Sec.
-    /// 3.2.2: "the resumed garbage collection goes to the new victim block"); hybrid mapping
-    /// resumes the same merge. Returns whether it switched. Default: keep it.
-    fn gc_repick(&mut self, _flash: &FlashArray, _plane: PlaneId) -> bool {
-        false
-    }
-    /// Whether a collection on `plane` is part-way (a victim taken and not yet erased):
-    /// without preemption points, early GC runs until this is false (seed 004 Sec. 3.2.2).
-    fn gc_job_active(&self, _plane: PlaneId) -> bool {
-        false
-    }
     /// GC counters since creation.
     fn gc_counts(&self) -> GcCounts;
     /// Free blocks in the whole drive (time series).
     fn free_blocks(&self) -> u64;
     /// Controller SRAM used by the mapping, bytes.
     fn mapping_sram_bytes(&self) -> u64;
-    /// Logical blocks mapped page by page and block by block now, for an FTL that chooses per
-    /// block (WAFTL's PMB and BMB share over time, in the time series); `None` for others.
-    fn mapped_logical_blocks(&self) -> Option<MappedBlocks> {
-        None
-    }
-    /// DRAM write buffer the FTL brings when `host.write_buffer_bytes` is unset, bytes
-    /// (PCFTL's write cache; none for most FTLs).
-    fn default_write_buffer_bytes(&self) -> u64 {
-        0
-    }
     /// The measured run starts: reset the counters behind [`Ftl::extra_metrics`] so they
     /// cover the run only (GC counts are differenced by the engine instead).
     fn begin_measurement(&mut self) {}
-    /// GC victims moved by copy-back and off-chip so far, for an FTL that picks one mode per
-    /// victim (rcFTL's mode selector); the time series shows them per interval.
-    fn victims_by_mode(&self) -> Option<(u64, u64)> {
-        None
+    /// The FTL's own time-series columns, in a fixed order, with their values now (none by
+    /// default): called at every interval's end.
+    fn series(&self) -> Vec<SeriesValue> {
+        Vec::new()
     }
     /// FTL-specific metrics, by name with units in the names.
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -413,27 +373,6 @@ pub trait Ftl {
     fn settle(&mut self, _ctx: &mut FlashCtx) -> Result<(), SimError> {
         Ok(())
     }
-    /// A clean shutdown: write everything the FTL keeps only in controller memory to flash,
-    /// so that a later recovery starts from here (a demand FTL writes its modified entries
-    /// back and rewrites every translation page, each then a backup point as new as the
-    /// shutdown). Default: nothing to write (the page FTL has no map on flash).
-    fn checkpoint(&mut self, _ctx: &mut FlashCtx) -> Result<(), SimError> {
-        Ok(())
-    }
-    /// Recover after a power cut ([`FlashArray::restart`]). `self` is the FTL that was running
-    /// when the power went; its controller memory is gone, so an implementation starts from
-    /// an FTL built anew from `cfg` and takes over from `self` only what models flash
-    /// contents the flash array does not hold (a demand FTL's translation-page entries).
-    /// It reads what it must through `ctx` (counted and timed like any operation),
-    /// re-validates the live pages and finishes what the cut interrupted. Each FTL documents
-    /// the pages it reads (docs/power-loss.md).
-    fn recover(&mut self, _ctx: &mut FlashCtx, _cfg: &crate::config::DriveConfig) -> Result<(), SimError> {
-        Err(SimError::Ftl(format!(
-            "{}: recovery after a power cut is not built for this FTL yet (built: {})",
-            self.name(),
-            crate::recovery::RECOVERABLE.join(", ")
-        )))
-    }
     /// Whole-state consistency check against the flash (tests and debug builds).
     fn check_invariants(&self, flash: &FlashArray);
     /// The FTL's whole state, for a drive snapshot ([`crate::state::encode`] of itself).
@@ -441,4 +380,73 @@ pub trait Ftl {
     /// Replace the state with one [`Ftl::save_state`] gave, from an FTL built for the same
     /// config; the message says what did not decode.
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), String>;
+    /// GC started, stepped and suspended from outside, for an FTL that can run as a unit of
+    /// a channel system (seed 004); `None` (the default) for the others. The registry
+    /// declares which FTLs give it (`channel_unit`), and a test checks the two agree.
+    fn managed_gc(&mut self) -> Option<&mut dyn ManagedGc> {
+        None
+    }
+    /// Recovery after a power cut, for an FTL that recovers; `None` (the default) for the
+    /// others. Declared in the registry (`recovers`) as well, checked by a test.
+    fn recovery(&mut self) -> Option<&mut dyn Recovery> {
+        None
+    }
+}
+
+/// GC driven from outside the FTL, one step at a time: the channel managers of seed 004
+/// start it, step it at preemption points and suspend it by not calling again
+/// ([`Ftl::managed_gc`]).
+pub trait ManagedGc {
+    /// Whether the FTL has run out of free space, so that its next host write would collect
+    /// garbage first ("mandatory" GC, seed 004 Sec. 3.2.1). A manager steps GC until this is
+    /// false before it writes, so that mandatory GC is seen by the other channels.
+    fn gc_due(&self) -> bool;
+    /// What the next [`ManagedGc::gc_step`] on `plane` would do (cycle filling matches the
+    /// initiator's operation type, seed 004 Sec. 3.3.2). `&mut`: finding the best victim may
+    /// advance the victim index's cursor.
+    fn gc_next(&mut self, flash: &FlashArray, plane: PlaneId) -> GcNext;
+    /// Start or continue GC on `plane` by one step (one page copy or the erase), whatever
+    /// its free-block count, if it has a block with an invalid page or a job under way.
+    /// `false` when there was nothing to do.
+    fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError>;
+    /// Cycle filling's follower step while the initiator copies (seed 004 Sec. 3.3.2): move
+    /// valid data, never erase. When the victim under way is drained, an FTL that can
+    /// leaves it for a later erase ([`ManagedGc::gc_step`] erases it first) and copies from
+    /// its next-best victim ("proceeds to its second-best victim"). `false` when no copy is
+    /// possible. Default: a [`ManagedGc::gc_step`] when that would copy.
+    fn gc_copy_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+        if self.gc_next(ctx.flash(), plane) == GcNext::Copy {
+            return self.gc_step(ctx, plane);
+        }
+        Ok(false)
+    }
+    /// A manager resumes GC on `plane` after the unit has written since its last step: a
+    /// page-mapped FTL may drop the suspended victim for a better one (seed 004 Sec. 3.2.2:
+    /// "the resumed garbage collection goes to the new victim block"); hybrid mapping resumes
+    /// the same merge. Returns whether it switched. Default: keep it.
+    fn gc_repick(&mut self, _flash: &FlashArray, _plane: PlaneId) -> bool {
+        false
+    }
+    /// Whether a collection on `plane` is part-way (a victim taken and not yet erased):
+    /// without preemption points, early GC runs until this is false (seed 004 Sec. 3.2.2).
+    fn gc_job_active(&self, plane: PlaneId) -> bool;
+}
+
+/// Recovery after a power cut ([`Ftl::recovery`]; docs/power-loss.md).
+pub trait Recovery {
+    /// A clean shutdown: write everything the FTL keeps only in controller memory to flash,
+    /// so that a later recovery starts from here (a demand FTL writes its modified entries
+    /// back and rewrites every translation page, each then a backup point as new as the
+    /// shutdown). Default: nothing to write (the page FTL has no map on flash).
+    fn checkpoint(&mut self, _ctx: &mut FlashCtx) -> Result<(), SimError> {
+        Ok(())
+    }
+    /// Recover after a power cut ([`FlashArray::restart`]). `self` is the FTL that was
+    /// running when the power went; its controller memory is gone, so an implementation
+    /// starts from an FTL built anew from `cfg` and takes over from `self` only what models
+    /// flash contents the flash array does not hold (a demand FTL's translation-page
+    /// entries). It reads what it must through `ctx` (counted and timed like any
+    /// operation), re-validates the live pages and finishes what the cut interrupted. Each
+    /// FTL documents the pages it reads (docs/power-loss.md).
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &crate::config::DriveConfig) -> Result<(), SimError>;
 }

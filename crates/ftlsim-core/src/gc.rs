@@ -458,6 +458,19 @@ impl BlockManager {
     /// keeps translation pages and data apart); it is closed when none of them has a free
     /// slot. Returns the blocks erased.
     pub fn rebuild(&mut self, ctx: &mut FlashCtx, streams_of: impl Fn(BlockId) -> u64) -> Result<u64, SimError> {
+        self.rebuild_lending(ctx, streams_of, |_| false)
+    }
+
+    /// [`BlockManager::rebuild`], the blocks for which `lent` holds lent out as they are
+    /// ([`BlockState::Lent`]: neither erased, streamed nor collected): an FTL that keeps
+    /// whole blocks apart from the manager's streams (WAFTL's zone and block-mapped blocks)
+    /// says which after its scan.
+    pub fn rebuild_lending(
+        &mut self,
+        ctx: &mut FlashCtx,
+        streams_of: impl Fn(BlockId) -> u64,
+        lent: impl Fn(BlockId) -> bool,
+    ) -> Result<u64, SimError> {
         let g = self.geo.clone();
         let ppb = g.pages_per_block;
         let mut erased = 0;
@@ -468,7 +481,9 @@ impl BlockManager {
             }
             assert_eq!(self.state[b as usize], BlockState::Free, "rebuild needs a manager built anew");
             let wp = ctx.flash().write_pointer(b);
-            if wp > 0 && ctx.flash().valid_count(b) == 0 {
+            if lent(b) {
+                self.state[b as usize] = BlockState::Lent;
+            } else if wp > 0 && ctx.flash().valid_count(b) == 0 {
                 ctx.erase(b)?;
                 erased += 1;
             } else if wp > 0 {

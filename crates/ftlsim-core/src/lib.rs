@@ -21,7 +21,6 @@ pub mod geometry;
 pub mod host;
 pub mod metrics;
 pub mod multichannel;
-pub mod presets;
 pub mod recovery;
 pub mod reliability;
 pub mod scheduler;

@@ -147,8 +147,9 @@ impl ByTag {
     }
 }
 
-/// One row of the time series.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// One row of the time series: the drive's columns ([`IntervalRow::COLUMNS`]), then the
+/// FTL's own ([`crate::ftl::Ftl::series`]), the same for every row of a run.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct IntervalRow {
     /// Interval end, ns of simulated time.
     pub t_end_ns: u64,
@@ -170,26 +171,18 @@ pub struct IntervalRow {
     pub gc_pages_moved: u64,
     /// Flash pages programmed in the interval (all tags).
     pub flash_programs: u64,
-    /// Logical blocks mapped page by page at the interval end, for an FTL that maps per block
-    /// (WAFTL's PMB share over time, Fig. 15); empty for others.
-    pub page_mapped_blocks: Option<u64>,
-    /// Logical blocks mapped as whole blocks at the interval end (WAFTL's BMBs); empty for
-    /// others.
-    pub block_mapped_blocks: Option<u64>,
     /// The write-behind buffer's utilisation averaged over its window at the interval end,
     /// 0-1; empty without one.
     pub write_buffer_utilisation: Option<f64>,
-    /// GC victims moved by copy-back in the interval, for an FTL that picks a mode per
-    /// victim (rcFTL); empty for others.
-    pub victims_copyback: Option<u64>,
-    /// GC victims moved off-chip in the interval (rcFTL); empty for others.
-    pub victims_offchip: Option<u64>,
+    /// The FTL's columns by name: a level at the interval end, or a count's increase over
+    /// the interval ([`crate::ftl::SeriesKind`]).
+    pub ftl: Vec<(&'static str, u64)>,
 }
 
 impl IntervalRow {
-    /// Its fields by name, in order: every consumer of the time series gives each a column
-    /// (the Python front checks it has them all; a test checks this list).
-    pub const COLUMNS: [&'static str; 15] = [
+    /// The drive's fields by name, in order: every consumer of the time series gives each a
+    /// column, then one per FTL column (the Python front checks it has them all).
+    pub const COLUMNS: [&'static str; 11] = [
         "t_end_ns",
         "requests",
         "iops",
@@ -200,12 +193,33 @@ impl IntervalRow {
         "gc_collections",
         "gc_pages_moved",
         "flash_programs",
-        "page_mapped_blocks",
-        "block_mapped_blocks",
         "write_buffer_utilisation",
-        "victims_copyback",
-        "victims_offchip",
     ];
+
+    /// The drive's fields as CSV cells, in [`IntervalRow::COLUMNS`] order, then the FTL's.
+    pub fn cells(&self) -> Vec<String> {
+        let mut out = vec![
+            self.t_end_ns.to_string(),
+            self.requests.to_string(),
+            self.iops.to_string(),
+            self.throughput_mb_per_s.to_string(),
+            self.mean_latency_us.to_string(),
+            self.max_latency_us.to_string(),
+            self.free_blocks.to_string(),
+            self.gc_collections.to_string(),
+            self.gc_pages_moved.to_string(),
+            self.flash_programs.to_string(),
+            self.write_buffer_utilisation.map_or(String::new(), |u| u.to_string()),
+        ];
+        debug_assert_eq!(out.len(), Self::COLUMNS.len(), "a column of IntervalRow is missing in cells()");
+        out.extend(self.ftl.iter().map(|(_, v)| v.to_string()));
+        out
+    }
+
+    /// The column names of this row: the drive's, then the FTL's.
+    pub fn header(&self) -> Vec<&'static str> {
+        Self::COLUMNS.iter().copied().chain(self.ftl.iter().map(|(n, _)| *n)).collect()
+    }
 }
 
 /// The write-behind buffer in a run (`report.write_behind`, docs/metrics.md).
@@ -263,13 +277,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn interval_columns_name_every_field() {
-        let row = serde_json::to_value(IntervalRow::default()).unwrap();
-        let mut fields: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
-        let mut listed = IntervalRow::COLUMNS.to_vec();
-        fields.sort_unstable();
-        listed.sort_unstable();
-        assert_eq!(fields, listed);
+    fn interval_cells_follow_the_header() {
+        let row = IntervalRow { t_end_ns: 7, ftl: vec![("victims_copyback", 3)], ..IntervalRow::default() };
+        let (header, cells) = (row.header(), row.cells());
+        assert_eq!(header.len(), cells.len());
+        assert_eq!(header.len(), IntervalRow::COLUMNS.len() + 1);
+        assert_eq!((header[0], cells[0].as_str()), ("t_end_ns", "7"));
+        assert_eq!((*header.last().unwrap(), cells.last().unwrap().as_str()), ("victims_copyback", "3"));
+        let utilisation = header.iter().position(|&h| h == "write_buffer_utilisation").unwrap();
+        assert_eq!(cells[utilisation], "", "an empty column without a write-behind buffer");
     }
 
     #[test]

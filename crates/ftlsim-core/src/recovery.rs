@@ -17,22 +17,6 @@ use crate::flash::{FlashArray, Oob, PageKind};
 use crate::ftl::FlashCtx;
 use crate::geometry::{BlockId, Ppn, NONE};
 
-/// The FTLs that recover from a power cut.
-pub const RECOVERABLE: &[&str] = &[
-    "page",
-    "dftl",
-    "cdftl",
-    "scftl",
-    "dloop",
-    "pcftl",
-    "block",
-    "fast",
-    "3dftl",
-    "fastgc",
-    "rcftl-per-page",
-    "rcftl",
-];
-
 /// Read the spare area of every written page of `blocks` (and the erased page ending each
 /// block that is not full), in block order, handing each readable page to `page`.
 pub fn scan_blocks(

@@ -56,7 +56,7 @@ pub(crate) mod recovery;
 use ftlsim_core::config::{DriveConfig, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, Recovery};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
 use pools::{reclaim_on_write_path, retire, skip_to, FreePools};
@@ -243,13 +243,8 @@ impl Ftl for BlockFtl {
         Ok(())
     }
 
-    /// Full scan and merge of what a cut left spread (`block::recovery`): the map holds one
-    /// block per logical block, so a rewrite cut part-way leaves its logical block in two
-    /// blocks, merged into a third. Worst case m + n pages read.
-    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
-        *self = BlockFtl::new(cfg)?;
-        self.data = recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages, 0)?.data;
-        Ok(())
+    fn recovery(&mut self) -> Option<&mut dyn Recovery> {
+        Some(self)
     }
 
     fn check_invariants(&self, flash: &FlashArray) {
@@ -290,4 +285,15 @@ pub(crate) fn block_map_sram_bytes(g: &Geometry) -> u64 {
 /// Table 5.3's block-level GC metadata: one free bit per physical block.
 pub(crate) fn free_bitmap_sram_bytes(g: &Geometry) -> u64 {
     u64::from(g.blocks()).div_ceil(8)
+}
+
+impl Recovery for BlockFtl {
+    /// Full scan and merge of what a cut left spread (`block::recovery`): the map holds one
+    /// block per logical block, so a rewrite cut part-way leaves its logical block in two
+    /// blocks, merged into a third. Worst case m + n pages read.
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+        *self = BlockFtl::new(cfg)?;
+        self.data = recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages, 0)?.data;
+        Ok(())
+    }
 }

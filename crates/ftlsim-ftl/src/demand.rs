@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 mod recovery;
-pub(crate) use recovery::recover;
+pub(crate) use recovery::{recover, restore_scanned};
 
 /// Write stream of host data.
 pub(crate) const HOST: u32 = 0;
@@ -138,46 +138,6 @@ macro_rules! demand_ftl_methods {
             $crate::demand::DemandFtl::idle_step(self, ctx)
         }
 
-        fn gc_step(
-            &mut self,
-            ctx: &mut ::ftlsim_core::ftl::FlashCtx,
-            plane: ::ftlsim_core::geometry::PlaneId,
-        ) -> Result<bool, ::ftlsim_core::error::SimError> {
-            $crate::demand::DemandFtl::collect_step(self, ctx, plane)
-        }
-
-        fn gc_due(&self) -> bool {
-            self.st.gc_due()
-        }
-
-        fn gc_next(
-            &mut self,
-            flash: &::ftlsim_core::flash::FlashArray,
-            plane: ::ftlsim_core::geometry::PlaneId,
-        ) -> ::ftlsim_core::ftl::GcNext {
-            self.st.gc_next(flash, plane)
-        }
-
-        fn gc_job_active(&self, plane: ::ftlsim_core::geometry::PlaneId) -> bool {
-            self.st.gc_job_active(plane)
-        }
-
-        fn gc_repick(
-            &mut self,
-            flash: &::ftlsim_core::flash::FlashArray,
-            plane: ::ftlsim_core::geometry::PlaneId,
-        ) -> bool {
-            self.st.gc_repick(flash, plane)
-        }
-
-        fn gc_copy_step(
-            &mut self,
-            ctx: &mut ::ftlsim_core::ftl::FlashCtx,
-            plane: ::ftlsim_core::geometry::PlaneId,
-        ) -> Result<bool, ::ftlsim_core::error::SimError> {
-            $crate::demand::DemandFtl::collect_copy_step(self, ctx, plane)
-        }
-
         fn gc_counts(&self) -> ::ftlsim_core::ftl::GcCounts {
             self.st.gc.clone()
         }
@@ -198,33 +158,95 @@ macro_rules! demand_ftl_methods {
             ::ftlsim_core::state::encode(self)
         }
 
-        fn checkpoint(&mut self, ctx: &mut ::ftlsim_core::ftl::FlashCtx) -> Result<(), ::ftlsim_core::error::SimError> {
-            $crate::demand::DemandFtl::checkpoint_all(self, ctx)
+        fn managed_gc(&mut self) -> Option<&mut dyn ::ftlsim_core::ftl::ManagedGc> {
+            Some(self)
         }
 
-        fn recover(
-            &mut self,
-            ctx: &mut ::ftlsim_core::ftl::FlashCtx,
-            cfg: &::ftlsim_core::config::DriveConfig,
-        ) -> Result<(), ::ftlsim_core::error::SimError> {
-            // The translation pages' entries and ILog's pages are flash contents; everything
-            // else is rebuilt.
-            let contents = ::std::mem::take(&mut self.st.flash_map);
-            let ilog = self.st.ilog.take().map($crate::ilog::on_flash::IlogOnFlash::after_power_cut);
-            *self = $crate::demand::DemandFtl::built_anew(self, cfg)?;
-            self.st.ilog = ilog;
-            $crate::demand::recover(self, ctx, contents)
+        fn recovery(&mut self) -> Option<&mut dyn ::ftlsim_core::ftl::Recovery> {
+            Some(self)
         }
 
         fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
             let mut loaded: Self = ::ftlsim_core::state::decode(bytes)?;
-            loaded.st.name = self.st.name;
+            $crate::demand::DemandFtl::restore_unsaved(&mut loaded, self);
             *self = loaded;
             Ok(())
         }
     };
 }
 pub(crate) use demand_ftl_methods;
+
+/// The optional parts every demand FTL has alike ([`ftlsim_core::ftl::ManagedGc`],
+/// [`ftlsim_core::ftl::Recovery`]), for the type `$t`.
+macro_rules! demand_ftl_parts {
+    ($t:ty) => {
+        impl ::ftlsim_core::ftl::ManagedGc for $t {
+            fn gc_step(
+                &mut self,
+                ctx: &mut ::ftlsim_core::ftl::FlashCtx,
+                plane: ::ftlsim_core::geometry::PlaneId,
+            ) -> Result<bool, ::ftlsim_core::error::SimError> {
+                $crate::demand::DemandFtl::collect_step(self, ctx, plane)
+            }
+
+            fn gc_due(&self) -> bool {
+                self.st.gc_due()
+            }
+
+            fn gc_next(
+                &mut self,
+                flash: &::ftlsim_core::flash::FlashArray,
+                plane: ::ftlsim_core::geometry::PlaneId,
+            ) -> ::ftlsim_core::ftl::GcNext {
+                self.st.gc_next(flash, plane)
+            }
+
+            fn gc_job_active(&self, plane: ::ftlsim_core::geometry::PlaneId) -> bool {
+                self.st.gc_job_active(plane)
+            }
+
+            fn gc_repick(
+                &mut self,
+                flash: &::ftlsim_core::flash::FlashArray,
+                plane: ::ftlsim_core::geometry::PlaneId,
+            ) -> bool {
+                self.st.gc_repick(flash, plane)
+            }
+
+            fn gc_copy_step(
+                &mut self,
+                ctx: &mut ::ftlsim_core::ftl::FlashCtx,
+                plane: ::ftlsim_core::geometry::PlaneId,
+            ) -> Result<bool, ::ftlsim_core::error::SimError> {
+                $crate::demand::DemandFtl::collect_copy_step(self, ctx, plane)
+            }
+        }
+
+        impl ::ftlsim_core::ftl::Recovery for $t {
+            fn checkpoint(
+                &mut self,
+                ctx: &mut ::ftlsim_core::ftl::FlashCtx,
+            ) -> Result<(), ::ftlsim_core::error::SimError> {
+                $crate::demand::DemandFtl::checkpoint_all(self, ctx)
+            }
+
+            fn recover(
+                &mut self,
+                ctx: &mut ::ftlsim_core::ftl::FlashCtx,
+                cfg: &::ftlsim_core::config::DriveConfig,
+            ) -> Result<(), ::ftlsim_core::error::SimError> {
+                // The translation pages' entries and ILog's pages are flash contents; everything
+                // else is rebuilt.
+                let contents = ::std::mem::take(&mut self.st.flash_map);
+                let ilog = self.st.ilog.take().map($crate::ilog::on_flash::IlogOnFlash::after_power_cut);
+                *self = $crate::demand::DemandFtl::built_anew(self, cfg)?;
+                self.st.ilog = ilog;
+                $crate::demand::recover(self, ctx, contents)
+            }
+        }
+    };
+}
+pub(crate) use demand_ftl_parts;
 
 /// What a plane-level GC that freed no page leads to (seed 000 Sec. 3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -807,6 +829,14 @@ pub(crate) trait DemandFtl {
     fn built_anew(&self, cfg: &DriveConfig) -> Result<Self, ConfigError>
     where
         Self: Sized;
+    /// After a snapshot loaded into a copy, take back what snapshots do not hold (the
+    /// registered name) from the FTL being loaded.
+    fn restore_unsaved(&mut self, from: &Self)
+    where
+        Self: Sized,
+    {
+        self.state_mut().name = from.state().name;
+    }
     fn state(&self) -> &DemandState;
     fn state_mut(&mut self) -> &mut DemandState;
     /// The mapping of `lpn`: its cached entry, else the flash map.

@@ -37,9 +37,10 @@
 //! still go to translation blocks), because two GC destinations could each need a fresh
 //! block in one collection and exhaust the plane (found by the property test).
 
-use crate::demand::{demand_ftl_methods, CacheCounts, DemandFtl, DemandState, GcMode};
+use crate::demand::{demand_ftl_methods, demand_ftl_parts, CacheCounts, DemandFtl, DemandState, GcMode};
+use crate::options::Options;
 use crate::slot_chains::SlotChains;
-use ftlsim_core::config::{Allocation, DftlGc, DriveConfig};
+use ftlsim_core::config::{Allocation, DriveConfig, GcPreemption};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCtx, Ftl};
@@ -235,9 +236,67 @@ pub struct Dftl {
     ctp_bytes: u64,
     /// Translation-page write-backs started (a miss that raised one has write-back penalty).
     write_back_events: u64,
-    write_buffer_bytes: u64,
     plane_info_bytes: u64,
+    /// The constructor of this flavour, which recovery builds anew from (not in snapshots:
+    /// the FTL being loaded has it).
+    #[serde(skip)]
+    remake: Option<Remake>,
 }
+
+/// How DFTL collects (`[ftl.dftl] gc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DftlGc {
+    /// Per-plane GC with the shared policy keys (`ftl.gc_copy`, `ftl.gc_scope`).
+    #[default]
+    Plane,
+    /// The conventional GC PCFTL compares against (seed 000 Sec. 3.3, Fig. 7a): one active
+    /// block per chip, valid pages moved through the controller into the chip's active block
+    /// (usually on another plane), all host I/O held while it runs.
+    Conventional,
+}
+
+/// DFTL's (and CDFTL's) options (`[ftl.dftl]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct DftlOptions {
+    /// GC mode.
+    pub gc: DftlGc,
+}
+
+impl Options for DftlOptions {
+    const SECTION: &'static str = "dftl";
+
+    fn check(&self, cfg: &DriveConfig) -> Result<(), ConfigError> {
+        if self.gc == DftlGc::Conventional && cfg.ftl.gc_preemption == GcPreemption::Reads {
+            return Err(ConfigError::Invalid {
+                key: "ftl.gc_preemption".into(),
+                value: "\"reads\"".into(),
+                rule: "cannot go with [ftl.dftl] gc = \"conventional\" (a GC that holds every plane blocks reads by \
+                       design)"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// CDFTL's options (`[ftl.cdftl]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct CdftlOptions {
+    /// Translation pages the second-level cache (CTP) holds, out of `ftl.mapping_cache_bytes`
+    /// (the rest is CMT). Default: 8/9 of the bytes in whole pages (Table 5.2's 2 pages
+    /// beside 256 entries); Table 6.1 has 8 pages beside 33 KB.
+    pub ctp_pages: Option<u32>,
+}
+
+impl Options for CdftlOptions {
+    const SECTION: &'static str = "cdftl";
+}
+
+/// A flavour's constructor.
+pub(crate) type Remake = fn(&DriveConfig) -> Result<Dftl, ConfigError>;
 
 /// What an FTL built on the DFTL engine changes: CDFTL its cache, DLOOP and PCFTL their
 /// placement and GC (seed 000), PCFTL its write cache. The mapping-table model is the same.
@@ -248,10 +307,10 @@ pub(crate) struct Flavour {
     pub gc: GcMode,
     /// Host page placement when `ftl.allocation` is unset.
     pub allocation: Allocation,
-    /// Write buffer when `host.write_buffer_bytes` is unset, bytes.
-    pub write_buffer_bytes: u64,
     /// Keeps PCFTL's Plane Info table (Sec. 3.3): 9 bytes per plane of DRAM.
     pub plane_info: bool,
+    /// The flavour's constructor, for recovery to build the FTL anew.
+    pub remake: Remake,
 }
 
 /// Plane Info entry: a 5-byte plane address, 2-byte active block, 2-byte free-block count
@@ -261,24 +320,24 @@ const PLANE_INFO_ENTRY_BYTES: u64 = 9;
 impl Dftl {
     /// DFTL for a validated config; `[ftl.dftl] gc` picks its GC mode.
     pub fn new(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
-        Dftl::build(cfg, Flavour { name: "dftl", ..Dftl::plain(cfg)? })
+        Dftl::build(cfg, Flavour { name: "dftl", remake: Dftl::new, ..Dftl::plain(cfg)? })
     }
 
     /// CDFTL for a validated config: the DFTL engine with a second-level cache of whole
     /// translation pages (see `cdftl.rs`).
     pub fn cdftl(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
-        Dftl::build(cfg, Flavour { name: "cdftl", second_level: true, ..Dftl::plain(cfg)? })
+        Dftl::build(cfg, Flavour { name: "cdftl", second_level: true, remake: Dftl::cdftl, ..Dftl::plain(cfg)? })
     }
 
     fn plain(cfg: &DriveConfig) -> Result<Flavour, ConfigError> {
         // PCFTL's DFTL baseline places pages by LPN (seed 000 Sec. 3.1, L74: "distributed based
         // on their LPNs", the unevenness PCFTL removes; its SDWPP is DLOOP's within 2-3%,
         // Sec. 5.3), the rest of the drive round-robin.
-        let (gc, allocation) = match cfg.ftl.dftl.gc {
+        let (gc, allocation) = match DftlOptions::of(cfg)?.gc {
             DftlGc::Plane => (GcMode::per_plane(cfg)?, Allocation::RoundRobin),
             DftlGc::Conventional => (GcMode::conventional(cfg)?, Allocation::StaticLpn),
         };
-        Ok(Flavour { name: "dftl", second_level: false, gc, allocation, write_buffer_bytes: 0, plane_info: false })
+        Ok(Flavour { name: "dftl", second_level: false, gc, allocation, plane_info: false, remake: Dftl::new })
     }
 
     pub(crate) fn build(cfg: &DriveConfig, f: Flavour) -> Result<Dftl, ConfigError> {
@@ -291,20 +350,13 @@ impl Dftl {
             DEFAULT_CACHE_BYTES
         });
         // CDFTL splits its SRAM 8:1 between cached translation pages and CMT entries (Table
-        // 5.2: 2 pages of 8 KB and 256 entries), unless told how many pages (`ftl.ctp_pages`).
-        let ctp_cap = match (second_level, cfg.ftl.ctp_pages) {
-            (false, None) => 0,
-            (false, Some(n)) => {
-                return Err(ConfigError::Invalid {
-                    key: "ftl.ctp_pages".into(),
-                    value: n.to_string(),
-                    rule: format!("only cdftl has a second-level cache of translation pages, not {name}"),
-                })
-            }
+        // 5.2: 2 pages of 8 KB and 256 entries), unless told how many pages (`[ftl.cdftl] ctp_pages`).
+        let ctp_cap = match (second_level, CdftlOptions::of(cfg)?.ctp_pages) {
+            (false, _) => 0,
             (true, Some(n)) if n >= 1 && u64::from(n) * page < bytes => n as usize,
             (true, Some(n)) => {
                 return Err(ConfigError::Invalid {
-                    key: "ftl.ctp_pages".into(),
+                    key: "ftl.cdftl.ctp_pages".into(),
                     value: n.to_string(),
                     rule: format!(
                         "must be at least 1 and leave room for CMT entries in mapping_cache_bytes = {bytes} \
@@ -332,7 +384,7 @@ impl Dftl {
             ctp_cap,
             ctp_bytes,
             write_back_events: 0,
-            write_buffer_bytes: f.write_buffer_bytes,
+            remake: Some(f.remake),
             plane_info_bytes: if f.plane_info { u64::from(cfg.geometry.planes()) * PLANE_INFO_ENTRY_BYTES } else { 0 },
             st,
         })
@@ -432,13 +484,12 @@ impl Dftl {
 
 impl DemandFtl for Dftl {
     fn built_anew(&self, cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
-        match self.st.name {
-            "dftl" => Dftl::new(cfg),
-            "cdftl" => Dftl::cdftl(cfg),
-            "dloop" => crate::dloop::new(cfg),
-            "pcftl" => crate::pcftl::new(cfg),
-            other => unreachable!("no DFTL flavour is called {other}"),
-        }
+        (self.remake.expect("a Dftl knows its flavour's constructor"))(cfg)
+    }
+
+    fn restore_unsaved(&mut self, from: &Dftl) {
+        self.st.name = from.st.name;
+        self.remake = from.remake;
     }
 
     fn has_modified_entries(&self, tvpn: u32) -> bool {
@@ -547,6 +598,8 @@ impl DemandFtl for Dftl {
     }
 }
 
+demand_ftl_parts!(Dftl);
+
 impl Ftl for Dftl {
     fn name(&self) -> &'static str {
         self.st.name
@@ -556,10 +609,6 @@ impl Ftl for Dftl {
 
     fn mapping_sram_bytes(&self) -> u64 {
         self.gtd_bytes + self.cmt_bytes + self.ctp_bytes
-    }
-
-    fn default_write_buffer_bytes(&self) -> u64 {
-        self.write_buffer_bytes
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -587,11 +636,6 @@ impl Ftl for Dftl {
 }
 
 impl Dftl {
-    /// Give back the name a snapshot does not hold (an FTL that embeds this one, WAFTL).
-    pub(crate) fn set_name(&mut self, name: &'static str) {
-        self.st.name = name;
-    }
-
     /// The block manager, for an FTL built on this one that borrows whole blocks (WAFTL).
     pub(crate) fn block_manager(&mut self) -> &mut ftlsim_core::gc::BlockManager {
         &mut self.st.bm

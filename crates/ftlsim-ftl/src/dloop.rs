@@ -35,8 +35,8 @@ pub fn new(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
             second_level: false,
             gc: GcMode::plane_level(cfg, NeverEnding::Stop)?,
             allocation: Allocation::StaticLpn,
-            write_buffer_bytes: 0,
             plane_info: true,
+            remake: new,
         },
     )
 }

@@ -90,7 +90,7 @@ use crate::block::{block_map_sram_bytes, free_bitmap_sram_bytes};
 use ftlsim_core::config::{DriveConfig, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, GcNext};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, GcNext, ManagedGc, Recovery};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
 use serde::{Deserialize, Serialize};
@@ -151,6 +151,32 @@ pub struct FastFtl {
     collecting: Option<BlockId>,
 }
 
+/// FAST's options (`[ftl.fast]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FastOptions {
+    /// Share of all blocks used as log blocks, percent (thesis Table 5.3: 3).
+    pub log_blocks_percent: f64,
+}
+
+impl Default for FastOptions {
+    fn default() -> Self {
+        FastOptions { log_blocks_percent: 3.0 }
+    }
+}
+
+impl crate::options::Options for FastOptions {
+    const SECTION: &'static str = "fast";
+
+    fn check(&self, _cfg: &DriveConfig) -> Result<(), ConfigError> {
+        let log = self.log_blocks_percent;
+        if !(log > 0.0 && log < 100.0) {
+            return Err(crate::options::invalid("fast", "log_blocks_percent", log, "must be in (0, 100)"));
+        }
+        Ok(())
+    }
+}
+
 impl FastFtl {
     /// Build for a validated config (`ftl.fast.log_blocks_percent` sets the log area).
     pub fn new(cfg: &DriveConfig) -> Result<FastFtl, ConfigError> {
@@ -158,7 +184,7 @@ impl FastFtl {
         let g = &cfg.geometry;
         let ppb = g.pages_per_block;
         let lbns = d.logical_pages.div_ceil(ppb);
-        let percent = cfg.ftl.fast.log_blocks_percent;
+        let percent = <FastOptions as crate::options::Options>::of(cfg)?.log_blocks_percent;
         let log_blocks = ((f64::from(g.blocks()) * percent / 100.0).floor() as u32).max(2);
         let pools = FreePools::new(g, d.held_back_blocks_per_plane);
         let usable = pools.usable_blocks();
@@ -463,48 +489,6 @@ impl Ftl for FastFtl {
         Ok(false)
     }
 
-    /// A channel manager's step (seed 004): merges happen on the write path otherwise.
-    fn gc_step(&mut self, ctx: &mut FlashCtx, _plane: ftlsim_core::geometry::PlaneId) -> Result<bool, SimError> {
-        self.merge_oldest_rw_step(ctx)
-    }
-
-    /// The log area is full: the next random write (with no open RW block), or the next
-    /// sequential stream (the SW block joining full RW blocks), merges the oldest RW block
-    /// first.
-    fn gc_due(&self) -> bool {
-        self.rw.len() as u32 >= self.max_rw && (self.rw_open.is_empty() || self.sw.is_some())
-    }
-
-    fn gc_next(&mut self, flash: &FlashArray, _plane: ftlsim_core::geometry::PlaneId) -> GcNext {
-        match self.collectable() {
-            None => GcNext::Nothing,
-            Some(b) if flash.valid_count(b) == 0 => GcNext::Erase,
-            Some(_) => GcNext::Copy,
-        }
-    }
-
-    /// Seed 004 Fig. 6: with the oldest RW block drained (waiting for its erase), merge a
-    /// logical block of the second-oldest one instead.
-    fn gc_copy_step(&mut self, ctx: &mut FlashCtx, _plane: ftlsim_core::geometry::PlaneId) -> Result<bool, SimError> {
-        let Some(front) = self.collectable() else { return Ok(false) };
-        if ctx.flash().valid_count(front) > 0 {
-            return self.merge_oldest_rw_step(ctx);
-        }
-        let Some(&second) = self.rw.get(1) else { return Ok(false) };
-        let Some(ppn) = ctx.flash().valid_pages(second).next() else { return Ok(false) };
-        let lbn = ctx.flash().owner(ppn) / self.ppb;
-        self.collecting = Some(front);
-        self.rw_open.retain(|&b| b != front);
-        let host = ctx.set_tag(Tag::Gc);
-        let r = self.full_merge(ctx, lbn);
-        ctx.set_tag(host);
-        r.map(|()| true)
-    }
-
-    fn gc_job_active(&self, _plane: ftlsim_core::geometry::PlaneId) -> bool {
-        self.collecting.is_some()
-    }
-
     fn gc_counts(&self) -> GcCounts {
         self.gc.clone()
     }
@@ -545,18 +529,12 @@ impl Ftl for FastFtl {
         Ok(())
     }
 
-    /// Full scan (`block::recovery`): the random log blocks and their log page map come back
-    /// from the spare areas; a logical block spread over its data block and the SW block (or
-    /// a merge cut part-way) is merged. Worst case m + n pages read.
-    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
-        *self = FastFtl::new(cfg)?;
-        let r =
-            crate::block::recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages, self.max_rw as usize)?;
-        self.data = r.data;
-        self.log_map = r.log_map;
-        self.rw_open = r.logs.iter().copied().filter(|&b| ctx.flash().write_pointer(b) < self.ppb).collect();
-        self.rw = r.logs.into();
-        Ok(())
+    fn managed_gc(&mut self) -> Option<&mut dyn ManagedGc> {
+        Some(self)
+    }
+
+    fn recovery(&mut self) -> Option<&mut dyn Recovery> {
+        Some(self)
     }
 
     fn check_invariants(&self, flash: &FlashArray) {
@@ -633,5 +611,65 @@ impl Ftl for FastFtl {
         }
         let valid: u64 = (0..g.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
         assert_eq!(counted, valid, "mapped pages {counted} != valid pages {valid}");
+    }
+}
+
+impl ManagedGc for FastFtl {
+    /// A channel manager's step (seed 004): merges happen on the write path otherwise.
+    fn gc_step(&mut self, ctx: &mut FlashCtx, _plane: ftlsim_core::geometry::PlaneId) -> Result<bool, SimError> {
+        self.merge_oldest_rw_step(ctx)
+    }
+
+    /// The log area is full: the next random write (with no open RW block), or the next
+    /// sequential stream (the SW block joining full RW blocks), merges the oldest RW block
+    /// first.
+    fn gc_due(&self) -> bool {
+        self.rw.len() as u32 >= self.max_rw && (self.rw_open.is_empty() || self.sw.is_some())
+    }
+
+    fn gc_next(&mut self, flash: &FlashArray, _plane: ftlsim_core::geometry::PlaneId) -> GcNext {
+        match self.collectable() {
+            None => GcNext::Nothing,
+            Some(b) if flash.valid_count(b) == 0 => GcNext::Erase,
+            Some(_) => GcNext::Copy,
+        }
+    }
+
+    /// Seed 004 Fig. 6: with the oldest RW block drained (waiting for its erase), merge a
+    /// logical block of the second-oldest one instead.
+    fn gc_copy_step(&mut self, ctx: &mut FlashCtx, _plane: ftlsim_core::geometry::PlaneId) -> Result<bool, SimError> {
+        let Some(front) = self.collectable() else { return Ok(false) };
+        if ctx.flash().valid_count(front) > 0 {
+            return self.merge_oldest_rw_step(ctx);
+        }
+        let Some(&second) = self.rw.get(1) else { return Ok(false) };
+        let Some(ppn) = ctx.flash().valid_pages(second).next() else { return Ok(false) };
+        let lbn = ctx.flash().owner(ppn) / self.ppb;
+        self.collecting = Some(front);
+        self.rw_open.retain(|&b| b != front);
+        let host = ctx.set_tag(Tag::Gc);
+        let r = self.full_merge(ctx, lbn);
+        ctx.set_tag(host);
+        r.map(|()| true)
+    }
+
+    fn gc_job_active(&self, _plane: ftlsim_core::geometry::PlaneId) -> bool {
+        self.collecting.is_some()
+    }
+}
+
+impl Recovery for FastFtl {
+    /// Full scan (`block::recovery`): the random log blocks and their log page map come back
+    /// from the spare areas; a logical block spread over its data block and the SW block (or
+    /// a merge cut part-way) is merged. Worst case m + n pages read.
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+        *self = FastFtl::new(cfg)?;
+        let r =
+            crate::block::recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages, self.max_rw as usize)?;
+        self.data = r.data;
+        self.log_map = r.log_map;
+        self.rw_open = r.logs.iter().copied().filter(|&b| ctx.flash().write_pointer(b) < self.ppb).collect();
+        self.rw = r.logs.into();
+        Ok(())
     }
 }

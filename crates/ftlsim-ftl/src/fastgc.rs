@@ -6,33 +6,93 @@
 //! L50; "block-unaware worst-case setting", L69), tracked per page (L27). Our reading: the
 //! threshold is Table I's worst row at the source block's P/E count; the count is the flash
 //! model's per-page consecutive copy-back count, reset by a host write or an off-chip copy.
-//! The per-page counters cost a page at the end of every block (`ftl.copyback_table_pages`,
-//! docs/reliability.md). Everything else is the page FTL (`page`), whose GC this only limits.
+//! The per-page counters cost pages at the end of every block (`[ftl.copyback_table] pages`,
+//! docs/reliability.md). Everything else is the page FTL (`page`), whose GC this only limits
+//! ([`PerPageLimit`], a [`GcDestination`]); rcFTL's per-page quota (`rcftl_per_page`) is the
+//! same policy with the quota rule.
 
-use crate::page::{CopybackLimit, PageFtl};
-use ftlsim_core::config::{DriveConfig, GcCopy};
+use crate::options::Options;
+use crate::page::{GcDestination, MovePlan, PageFtl};
+use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::ConfigError;
+use ftlsim_core::flash::FlashArray;
+use ftlsim_core::geometry::{BlockId, Ppn};
+use serde::{Deserialize, Serialize};
 
-/// FastGC on `cfg`'s drive: the reliability model on, GC copying back by default.
-pub fn build(cfg: &DriveConfig) -> Result<PageFtl, ConfigError> {
-    limited(cfg, "fastgc", CopybackLimit::WorstCase)
+/// The per-page copy-back table's options (`[ftl.copyback_table]`), read by FastGC and
+/// rcftl-per-page: the per-page scheme's "flash requirement" (seed 003 L27, L145).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CopybackTableOptions {
+    /// Pages at the end of every block holding the per-page copy-back counters or quotas of
+    /// its pages; 0 keeps them in the spare area at no cost.
+    pub pages: u32,
 }
 
-/// The page FTL named `name` with copy-backs limited by `limit`, for a drive with the
-/// reliability model (`[reliability]`). Its GC copies back wherever the limit allows,
-/// whatever `ftl.gc_copy` says (the `rcftl` preset's "controller" is its baseline's, `page`).
-pub(crate) fn limited(cfg: &DriveConfig, name: &'static str, limit: CopybackLimit) -> Result<PageFtl, ConfigError> {
-    if cfg.reliability.is_none() {
-        return Err(ConfigError::Invalid {
-            key: "reliability".into(),
-            value: "(absent)".into(),
-            rule: format!(
-                "{name} limits copy-backs by the reliability model (seed 003 Table I): add a [reliability] section \
-                 (the `rcftl` preset has one) or give --pe-cycles N"
-            ),
-        });
+impl Default for CopybackTableOptions {
+    fn default() -> Self {
+        CopybackTableOptions { pages: 1 }
     }
-    let mut cfg = cfg.clone();
-    cfg.ftl.gc_copy = Some(GcCopy::Copyback);
-    PageFtl::with_limit(&cfg, name, limit)
+}
+
+impl Options for CopybackTableOptions {
+    const SECTION: &'static str = "copyback_table";
+}
+
+/// Which copy-backs a per-page scheme allows under the reliability model (seed 003).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Limit {
+    /// FastGC: a page's consecutive copy-backs stay below the worst class's threshold at the
+    /// source block's P/E count, one limit for every block (seed 003 L50).
+    WorstCase,
+    /// Per-page quota: a copy-back when the page's quota covers Q_init / CT(source block)
+    /// (seed 003 Sec. IV-A, Fig. 4).
+    Quota,
+}
+
+/// GC copies back wherever the per-page limit allows, whatever `ftl.gc_copy` says (the
+/// `rcftl` preset's "controller" is its baseline's, `page`), and closes every block with the
+/// per-page table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PerPageLimit {
+    /// The rule.
+    pub limit: Limit,
+    /// Pages of the per-page copy-back table closing each block.
+    pub table_pages: u32,
+}
+
+impl GcDestination for PerPageLimit {
+    fn table_pages(&self) -> u32 {
+        self.table_pages
+    }
+
+    fn plan(&mut self, _: &FlashArray, _: BlockId, _: bool, _: Option<f64>, _: bool) -> MovePlan {
+        MovePlan { gc_stream: 0, copyback: true, refused: false }
+    }
+
+    fn allows_copyback(&self, flash: &FlashArray, src: Ppn) -> bool {
+        let Some(m) = flash.reliability() else { return true };
+        match self.limit {
+            Limit::WorstCase => {
+                let pe = flash.pe_cycles(flash.geometry().block_of(src));
+                flash.copyback_count(src) < m.worst_ct(pe)
+            }
+            Limit::Quota => flash.copyback_allowed(src),
+        }
+    }
+}
+
+/// FastGC on `cfg`'s drive (the registry makes sure it has the reliability model).
+pub fn build(cfg: &DriveConfig) -> Result<PageFtl<PerPageLimit>, ConfigError> {
+    limited(cfg, "fastgc", Limit::WorstCase)
+}
+
+/// The page FTL named `name` with copy-backs limited per page by `limit`.
+pub(crate) fn limited(
+    cfg: &DriveConfig,
+    name: &'static str,
+    limit: Limit,
+) -> Result<PageFtl<PerPageLimit>, ConfigError> {
+    let table_pages = CopybackTableOptions::of(cfg)?.pages;
+    PageFtl::with_destination(cfg, name, PerPageLimit { limit, table_pages })
 }

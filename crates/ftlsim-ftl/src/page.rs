@@ -19,9 +19,12 @@
 //!   off-chip instead, so no page is wasted (PCFTL's waste-to-keep-parity policy, which can
 //!   cost as much as GC reclaims, PCFTL Sec. 3.4, belongs to the PCFTL module);
 //! - TRIM unmaps and invalidates;
-//! - under the reliability model (`[reliability]`, seed 003), a copy-back only where
-//!   `CopybackLimit` allows it, the rest off-chip: FastGC's and rcFTL's per-page variants
-//!   (modules `fastgc`, `rcftl_per_page`) are this FTL with a limit.
+//! - where GC puts a victim's pages and how it copies them is a [`GcDestination`] the FTL
+//!   calls at every step: the plain FTL's one GC stream and `ftl.gc_copy` ([`PlainGc`]);
+//!   FastGC's and the per-page quota's copy-back limits (modules `fastgc`,
+//!   `rcftl_per_page`); rcFTL's per-block quotas with one GC stream per quota level
+//!   (module `rcftl`). Those modules build this FTL with their policy; this one knows none
+//!   of them.
 //!
 //! Departures: none known; mapping lookups are free unless `timing.dram_access_ns` is set.
 
@@ -29,38 +32,80 @@ use ftlsim_core::big_array;
 use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, GcNext, PrefetchStage};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, GcNext, ManagedGc, PrefetchStage, Recovery, SeriesValue};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
-use ftlsim_core::geometry::{Geometry, Lpn, PlaneId, Ppn, NONE};
+use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::recovery;
 use ftlsim_core::scheduler::{scope_planes, Tag};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-/// Which copy-backs GC may issue under the reliability model (seed 003).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) enum CopybackLimit {
-    /// Whatever `ftl.gc_copy` says (the flash refuses what the model forbids).
-    None,
-    /// FastGC: a page's consecutive copy-backs stay below the worst class's threshold at the
-    /// source block's P/E count, one limit for every block (seed 003 L50).
-    WorstCase,
-    /// Per-page quota: a copy-back when the page's quota covers Q_init / CT(source block)
-    /// (seed 003 Sec. IV-A, Fig. 4).
-    Quota,
+/// How the next page of a victim moves ([`GcDestination::plan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MovePlan {
+    /// The GC stream it goes to, among the policy's ([`GcDestination::gc_streams`]).
+    pub gc_stream: u32,
+    /// A copy-back is wanted (the parity rule and [`GcDestination::allows_copyback`] may
+    /// still send it off-chip).
+    pub copyback: bool,
+    /// A copy-back was wanted but a quota does not cover it: the page goes off-chip and is
+    /// counted as a refused copy-back.
+    pub refused: bool,
 }
 
-impl CopybackLimit {
-    /// Whether GC may copy `src` back.
-    fn allows(self, flash: &FlashArray, src: Ppn) -> bool {
-        let Some(m) = flash.reliability() else { return true };
-        match self {
-            CopybackLimit::None => true,
-            CopybackLimit::WorstCase => {
-                let pe = flash.pe_cycles(flash.geometry().block_of(src));
-                flash.copyback_count(src) < m.worst_ct(pe)
-            }
-            CopybackLimit::Quota => flash.copyback_allowed(src),
-        }
+/// Where the page FTL's GC puts a victim's valid pages and how it copies them, asked at every
+/// step of a collection. The policies: [`PlainGc`] (one GC stream, `ftl.gc_copy`), FastGC's and
+/// the per-page quota's copy-back limits (`fastgc::PerPageLimit`), rcFTL's per-block quotas
+/// (`rcftl::BlockQuotas`, one GC stream per quota level).
+pub trait GcDestination: Clone + Serialize + DeserializeOwned {
+    /// GC streams (open blocks per plane) beside the host's.
+    fn gc_streams(&self) -> u32 {
+        1
+    }
+    /// Pages closing every block with the per-page copy-back table (0: none).
+    fn table_pages(&self) -> u32 {
+        0
+    }
+    /// How the next page of `victim` moves. `urgent`: foreground GC; `load`: the write
+    /// buffer's mean utilisation; `first`: the victim's first page (a decision per victim is
+    /// made and counted then).
+    fn plan(&mut self, flash: &FlashArray, victim: BlockId, urgent: bool, load: Option<f64>, first: bool) -> MovePlan;
+    /// Whether GC may copy `src` back (a per-page limit); by default whatever the plan says
+    /// (the flash refuses what the reliability model forbids).
+    fn allows_copyback(&self, _flash: &FlashArray, _src: Ppn) -> bool {
+        true
+    }
+    /// A block was opened for host data (`None`) or in GC stream `Some(i)`.
+    fn opened(&mut self, _block: BlockId, _gc_stream: Option<u32>) {}
+    /// `block` was erased.
+    fn erased(&mut self, _block: BlockId) {}
+    /// The measured run starts: zero the policy's counters.
+    fn begin_measurement(&mut self) {}
+    /// The policy's metrics by name (docs/metrics.md).
+    fn put_metrics(&self, _m: &mut serde_json::Map<String, serde_json::Value>) {}
+    /// The policy's time-series columns.
+    fn series(&self) -> Vec<SeriesValue> {
+        Vec::new()
+    }
+    /// Whole-state check against the flash.
+    fn check(&self, _flash: &FlashArray) {}
+    /// Recovery rebuilt the blocks after a power cut: what the policy kept only in DRAM is lost.
+    fn recovered(&mut self, _flash: &FlashArray) {}
+    /// A snapshot was loaded into this policy: take back the loading config's settings from
+    /// `configured`, the policy built for it.
+    fn take_settings(&mut self, _configured: &Self) {}
+}
+
+/// The plain page FTL's GC: one GC stream per plane, pages moved as `ftl.gc_copy` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlainGc {
+    /// Intra-plane copy-back (`ftl.gc_copy = "copyback"`).
+    pub copyback: bool,
+}
+
+impl GcDestination for PlainGc {
+    fn plan(&mut self, _: &FlashArray, _: BlockId, _: bool, _: Option<f64>, _: bool) -> MovePlan {
+        MovePlan { gc_stream: 0, copyback: self.copyback, refused: false }
     }
 }
 
@@ -83,9 +128,10 @@ pub(crate) struct GcBursts {
     pub longest: u32,
 }
 
-/// The ideal page-level FTL.
+/// The ideal page-level FTL, its GC's destinations and copies decided by `D`.
 #[derive(Serialize, Deserialize)]
-pub struct PageFtl {
+#[serde(bound = "D: GcDestination")]
+pub struct PageFtl<D: GcDestination = PlainGc> {
     geo: Geometry,
     map: Vec<Ppn>,
     bm: BlockManager,
@@ -94,7 +140,6 @@ pub struct PageFtl {
     threshold: u32,
     bg_threshold: u32,
     scope: GcScope,
-    copyback: bool,
     jobs: Vec<Option<GcJob>>,
     /// Per plane: a drained victim a cycle-filling follower left for a later erase while it
     /// copies from its next-best victim ([`Ftl::gc_copy_step`]); erased by the next `gc_step`.
@@ -107,13 +152,10 @@ pub struct PageFtl {
     /// The registered name (not in snapshots: the FTL being loaded has it).
     #[serde(skip)]
     name: &'static str,
-    limit: CopybackLimit,
     copies: CopyCounts,
     bursts: GcBursts,
-    /// rcFTL's per-block quotas (module `rcftl`): GC streams one per quota level.
-    quotas: Option<crate::rcftl::BlockQuotas>,
-    /// Pages closing every block with its per-page copy-back table (FastGC, rcftl-per-page).
-    table_pages: u32,
+    /// Where GC pages go and how they are copied.
+    dest: D,
 }
 
 /// A plane takes host pages without GC (dynamic allocation), and an incremental trigger
@@ -121,23 +163,16 @@ pub struct PageFtl {
 /// into, one for the host stream.
 const MIN_FREE_BLOCKS: u32 = 2;
 
-/// GC relocation inside the victim's plane into the plane's GC stream.
-pub(crate) struct PlaneMover<'a> {
-    pub map: &'a mut [Ppn],
-    pub bm: &'a mut BlockManager,
-    pub stream: u32,
-    pub copyback: bool,
-    pub limit: CopybackLimit,
-    pub copies: &'a mut CopyCounts,
-    pub moved: &'a mut u64,
-    /// With per-block quotas, the quota level of `stream`'s blocks, recorded for each block
-    /// the moves open.
-    pub opened: Option<(&'a mut crate::rcftl::BlockQuotas, usize)>,
-    /// Pages of the per-page copy-back table closing each block.
-    pub table_pages: u32,
-    /// rcFTL: the victim's block quota does not cover its deduction, so its pages go
-    /// off-chip (counted as refused copy-backs).
-    pub quota_exhausted: bool,
+/// GC relocation inside the victim's plane into the GC stream the plan names.
+struct PlaneMover<'a, D: GcDestination> {
+    map: &'a mut [Ppn],
+    bm: &'a mut BlockManager,
+    /// The block manager's stream of the plan's GC stream.
+    stream: u32,
+    plan: MovePlan,
+    dest: &'a mut D,
+    copies: &'a mut CopyCounts,
+    moved: &'a mut u64,
 }
 
 /// The per-page copy-back table (FastGC, rcftl-per-page; docs/reliability.md): once `dst`
@@ -160,7 +195,7 @@ fn write_copyback_table(ctx: &mut FlashCtx, bm: &mut BlockManager, dst: Ppn, pag
     Ok(())
 }
 
-impl Relocate for PlaneMover<'_> {
+impl<D: GcDestination> Relocate for PlaneMover<'_, D> {
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
         assert_eq!(oob.kind, PageKind::Data, "page FTL relocates only data pages");
         let g = ctx.flash().geometry();
@@ -168,18 +203,16 @@ impl Relocate for PlaneMover<'_> {
         let src_parity = g.page_in_block(src) % 2;
         let dst = self.bm.allocate(ctx.flash(), plane, self.stream)?;
         let g = ctx.flash().geometry();
-        if let Some((q, level)) = self.opened.as_mut() {
-            if g.page_in_block(dst) == 0 {
-                q.opened(g.block_of(dst), *level);
-            }
+        if g.page_in_block(dst) == 0 {
+            self.dest.opened(g.block_of(dst), Some(self.plan.gc_stream));
         }
         let parity_ok = !ctx.flash().copyback_same_parity() || g.page_in_block(dst) % 2 == src_parity;
-        // A copy-back wanted and refused by a limit (or by rcFTL's block quota) is counted.
-        let wanted = self.copyback || self.quota_exhausted;
-        let allowed = !self.quota_exhausted && self.limit.allows(ctx.flash(), src);
+        // A copy-back wanted and refused by a limit (or by a quota) is counted.
+        let wanted = self.plan.copyback || self.plan.refused;
+        let allowed = !self.plan.refused && self.dest.allows_copyback(ctx.flash(), src);
         let copyback = wanted && parity_ok && allowed;
         ctx.copy(src, dst, copyback)?;
-        write_copyback_table(ctx, self.bm, dst, self.table_pages)?;
+        write_copyback_table(ctx, self.bm, dst, self.dest.table_pages())?;
         if copyback {
             self.copies.copybacks += 1;
         } else {
@@ -201,54 +234,29 @@ impl Relocate for PlaneMover<'_> {
 }
 
 impl PageFtl {
-    /// Build for a validated config.
+    /// Build for a validated config: the plain page FTL (`page`).
     pub fn new(cfg: &DriveConfig) -> Result<PageFtl, ConfigError> {
-        Self::with_limit(cfg, "page", CopybackLimit::None)
+        PageFtl::with_destination(cfg, "page", PlainGc { copyback: cfg.ftl.gc_copy == Some(GcCopy::Copyback) })
     }
+}
 
-    /// The page FTL registered as `name`, its GC's copy-backs limited by `limit`.
-    pub(crate) fn with_limit(
-        cfg: &DriveConfig,
-        name: &'static str,
-        limit: CopybackLimit,
-    ) -> Result<PageFtl, ConfigError> {
-        Self::build(cfg, name, limit, None)
-    }
-
-    /// The page FTL registered as `name` with rcFTL's per-block quotas: one GC stream per
-    /// quota level.
-    pub(crate) fn with_block_quotas(
-        cfg: &DriveConfig,
-        name: &'static str,
-        quotas: crate::rcftl::BlockQuotas,
-    ) -> Result<PageFtl, ConfigError> {
-        Self::build(cfg, name, CopybackLimit::None, Some(quotas))
-    }
-
-    fn build(
-        cfg: &DriveConfig,
-        name: &'static str,
-        limit: CopybackLimit,
-        quotas: Option<crate::rcftl::BlockQuotas>,
-    ) -> Result<PageFtl, ConfigError> {
+impl<D: GcDestination> PageFtl<D> {
+    /// The page FTL registered as `name`, its GC's destinations and copies decided by `dest`.
+    pub fn with_destination(cfg: &DriveConfig, name: &'static str, dest: D) -> Result<PageFtl<D>, ConfigError> {
         let d = cfg.derive()?;
         let g = &cfg.geometry;
         let streams = cfg.ftl.write_streams;
-        let gc_streams = quotas.as_ref().map_or(1, |q| q.levels().len() as u32);
-        if quotas.is_some() {
-            // One open block per quota level and plane (rcFTL, Fig. 5): the over-provisioning
+        let gc_streams = dest.gc_streams();
+        if gc_streams > 1 {
+            // One open block per GC stream and plane (rcFTL, Fig. 5): the over-provisioning
             // must hold them beside the GC reserve.
             cfg.gc_room(&d).check(name, streams + gc_streams, 0)?;
         }
-        // Only the per-page limits keep a table per block.
-        let table_pages = match limit {
-            CopybackLimit::WorstCase | CopybackLimit::Quota => cfg.ftl.copyback_table_pages,
-            CopybackLimit::None => 0,
-        };
+        let table_pages = dest.table_pages();
         if table_pages > 0 {
             if table_pages >= g.pages_per_block {
                 return Err(ConfigError::Invalid {
-                    key: "ftl.copyback_table_pages".into(),
+                    key: "ftl.copyback_table.pages".into(),
                     value: table_pages.to_string(),
                     rule: format!("must be below geometry.pages_per_block = {}", g.pages_per_block),
                 });
@@ -266,7 +274,6 @@ impl PageFtl {
             threshold: d.gc_threshold_blocks,
             bg_threshold: if cfg.ftl.background_gc { d.background_gc_threshold_blocks } else { 0 },
             scope: cfg.ftl.gc_scope.unwrap_or_default(),
-            copyback: cfg.ftl.gc_copy == Some(GcCopy::Copyback),
             jobs: vec![None; g.planes() as usize],
             parked: vec![None; g.planes() as usize],
             bg_cursor: 0,
@@ -274,11 +281,9 @@ impl PageFtl {
             gc_stream: streams,
             incremental: cfg.ftl.foreground_gc == ForegroundGc::Incremental,
             name,
-            limit,
             copies: CopyCounts::default(),
             bursts: GcBursts::default(),
-            quotas,
-            table_pages,
+            dest,
         })
     }
 
@@ -348,32 +353,21 @@ impl PageFtl {
     /// `urgent`: foreground GC (rcFTL's mode selector always copies back then).
     fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob, urgent: bool) -> Result<GcStep, SimError> {
         let load = ctx.write_buffer_load();
-        let (stream, copyback, quota_exhausted, opened) = match self.quotas.as_mut() {
-            Some(q) => {
-                let (level, mode) = q.migration(ctx.flash(), job.victim, urgent, load, job.moved == 0);
-                let exhausted = mode == crate::rcftl::Migration::OffChipByQuota;
-                (self.gc_stream + level as u32, mode == crate::rcftl::Migration::Copyback, exhausted, Some((q, level)))
-            }
-            None => (self.gc_stream, self.copyback, false, None),
-        };
+        let plan = self.dest.plan(ctx.flash(), job.victim, urgent, load, job.moved == 0);
+        assert!(plan.gc_stream < self.dest.gc_streams(), "GC stream {} of {}", plan.gc_stream, self.dest.gc_streams());
         let mut mover = PlaneMover {
             map: &mut self.map,
             bm: &mut self.bm,
-            stream,
-            copyback,
-            limit: self.limit,
+            stream: self.gc_stream + plan.gc_stream,
+            plan,
+            dest: &mut self.dest,
             copies: &mut self.copies,
             moved: &mut self.gc.pages_moved,
-            opened,
-            table_pages: self.table_pages,
-            quota_exhausted,
         };
         let s = job.step(ctx, &mut mover)?;
         if s == GcStep::Erased {
             self.bm.release(ctx.flash(), job.victim);
-            if let Some(q) = self.quotas.as_mut() {
-                q.erased(job.victim);
-            }
+            self.dest.erased(job.victim);
         }
         Ok(s)
     }
@@ -464,7 +458,7 @@ impl PageFtl {
     }
 }
 
-impl Ftl for PageFtl {
+impl<D: GcDestination> Ftl for PageFtl<D> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -472,13 +466,11 @@ impl Ftl for PageFtl {
     fn begin_measurement(&mut self) {
         self.copies = CopyCounts::default();
         self.bursts = GcBursts::default();
-        if let Some(q) = self.quotas.as_mut() {
-            q.reset_counts();
-        }
+        self.dest.begin_measurement();
     }
 
-    fn victims_by_mode(&self) -> Option<(u64, u64)> {
-        self.quotas.as_ref().map(|q| q.victims_by_mode())
+    fn series(&self) -> Vec<SeriesValue> {
+        self.dest.series()
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -493,9 +485,7 @@ impl Ftl for PageFtl {
             ftlsim_core::metrics::r6(b.victims as f64 / b.triggers.max(1) as f64).into(),
         );
         m.insert("gc_burst_max_victims".into(), b.longest.into());
-        if let Some(q) = &self.quotas {
-            q.put_metrics(&mut m);
-        }
+        self.dest.put_metrics(&mut m);
         m
     }
 
@@ -514,13 +504,11 @@ impl Ftl for PageFtl {
             None => self.place(ctx, lpn, old)?,
         };
         let ppn = self.bm.allocate(ctx.flash(), plane, 0)?;
-        if let Some(q) = self.quotas.as_mut() {
-            if self.geo.page_in_block(ppn) == 0 {
-                q.opened(self.geo.block_of(ppn), 0);
-            }
+        if self.geo.page_in_block(ppn) == 0 {
+            self.dest.opened(self.geo.block_of(ppn), None);
         }
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
-        write_copyback_table(ctx, &mut self.bm, ppn, self.table_pages)?;
+        write_copyback_table(ctx, &mut self.bm, ppn, self.dest.table_pages())?;
         // The superseded copy is invalidated only now that the new one is on flash: GC on
         // the way (which may have moved it) must not erase the last durable copy of an
         // acknowledged write before its successor is programmed (a power cut in between
@@ -551,7 +539,7 @@ impl Ftl for PageFtl {
         for i in 0..planes {
             let q = (self.bg_cursor + i) % planes;
             let wanted = self.jobs[q as usize].is_some() || self.bm.free_blocks(q) < self.bg_threshold;
-            if wanted && self.gc_step(ctx, q)? {
+            if wanted && ManagedGc::gc_step(self, ctx, q)? {
                 self.bg_cursor = q;
                 return Ok(true);
             }
@@ -559,6 +547,58 @@ impl Ftl for PageFtl {
         Ok(false)
     }
 
+    fn gc_counts(&self) -> GcCounts {
+        self.gc.clone()
+    }
+
+    fn free_blocks(&self) -> u64 {
+        self.bm.free_blocks_total()
+    }
+
+    fn mapping_sram_bytes(&self) -> u64 {
+        // One 4-byte physical page number per logical page.
+        self.map.len() as u64 * 4
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        ftlsim_core::state::encode(self)
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let mut loaded: PageFtl<D> = ftlsim_core::state::decode(bytes)?;
+        loaded.name = self.name;
+        loaded.dest.take_settings(&self.dest);
+        *self = loaded;
+        Ok(())
+    }
+
+    fn managed_gc(&mut self) -> Option<&mut dyn ManagedGc> {
+        Some(self)
+    }
+
+    fn recovery(&mut self) -> Option<&mut dyn Recovery> {
+        Some(self)
+    }
+
+    fn check_invariants(&self, flash: &FlashArray) {
+        self.bm.check_invariants(flash);
+        self.dest.check(flash);
+        let mut mapped = 0u64;
+        for (lpn, &ppn) in self.map.iter().enumerate() {
+            if ppn == NONE {
+                continue;
+            }
+            mapped += 1;
+            assert!(flash.is_valid(ppn), "lpn {lpn} maps to invalid page {ppn}");
+            let oob = flash.read(ppn).expect("mapped page is readable");
+            assert_eq!(oob.lpn as usize, lpn, "page {ppn} holds lpn {} not {lpn}", oob.lpn);
+        }
+        let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
+        assert_eq!(mapped, valid, "mapped pages {mapped} != valid pages {valid}");
+    }
+}
+
+impl<D: GcDestination> ManagedGc for PageFtl<D> {
     fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
         if let Some(mut parked) = self.parked[plane as usize].take() {
             let prev = ctx.set_tag(Tag::Gc);
@@ -625,74 +665,24 @@ impl Ftl for PageFtl {
     fn gc_repick(&mut self, flash: &FlashArray, plane: PlaneId) -> bool {
         self.bm.repick(&mut self.jobs[plane as usize], flash, plane)
     }
+}
 
-    fn gc_counts(&self) -> GcCounts {
-        self.gc.clone()
-    }
-
-    fn free_blocks(&self) -> u64 {
-        self.bm.free_blocks_total()
-    }
-
-    fn mapping_sram_bytes(&self) -> u64 {
-        // One 4-byte physical page number per logical page.
-        self.map.len() as u64 * 4
-    }
-
-    fn save_state(&self) -> Vec<u8> {
-        ftlsim_core::state::encode(self)
-    }
-
-    fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let mut loaded: PageFtl = ftlsim_core::state::decode(bytes)?;
-        loaded.name = self.name;
-        if let (Some(l), Some(s)) = (loaded.quotas.as_mut(), self.quotas.as_ref()) {
-            l.selector.take_settings(&s.selector);
-        }
-        *self = loaded;
-        Ok(())
-    }
-
+impl<D: GcDestination> Recovery for PageFtl<D> {
     /// Full scan (seed 001 Ch. 8, opening, before Fig. 8.1: a page-level FTL without a
     /// backup "requires to find and read all valid pages"): every written page's spare area,
     /// the newest copy of each logical page kept, then the blocks' states. Worst case: the
     /// thesis's m + n, every page of the drive plus one per block (the erased page that ends a
     /// block that is not full).
     fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
-        // The block quotas are rebuilt below (`forget`): only their levels carry over.
-        let quotas = self.quotas.take();
-        // FastGC and rcFTL force copy-back whatever the config's gc_copy says (their builds).
-        let copyback = self.copyback;
-        *self = PageFtl::build(cfg, self.name, self.limit, quotas)?;
-        self.copyback = copyback;
+        // The policy's state the power took is forgotten below (`recovered`); its settings stay.
+        *self = PageFtl::with_destination(cfg, self.name, self.dest.clone())?;
         let blocks = 0..self.geo.blocks();
         let map = &mut self.map;
         recovery::scan_blocks(ctx, blocks, |flash, ppn, oob| recovery::keep_newest(map, flash, ppn, oob));
         // Trimmed pages come back: a trim is not written to flash (docs/power-loss.md).
         recovery::revalidate_map(ctx, &self.map)?;
         self.bm.rebuild(ctx, |_| u64::MAX)?;
-        if let Some(q) = self.quotas.as_mut() {
-            q.forget(ctx.flash());
-        }
+        self.dest.recovered(ctx.flash());
         Ok(())
-    }
-
-    fn check_invariants(&self, flash: &FlashArray) {
-        self.bm.check_invariants(flash);
-        if let Some(q) = &self.quotas {
-            q.check(flash);
-        }
-        let mut mapped = 0u64;
-        for (lpn, &ppn) in self.map.iter().enumerate() {
-            if ppn == NONE {
-                continue;
-            }
-            mapped += 1;
-            assert!(flash.is_valid(ppn), "lpn {lpn} maps to invalid page {ppn}");
-            let oob = flash.read(ppn).expect("mapped page is readable");
-            assert_eq!(oob.lpn as usize, lpn, "page {ppn} holds lpn {} not {lpn}", oob.lpn);
-        }
-        let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
-        assert_eq!(mapped, valid, "mapped pages {mapped} != valid pages {valid}");
     }
 }

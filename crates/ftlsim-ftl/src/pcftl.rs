@@ -32,15 +32,38 @@
 
 use crate::demand::{GcMode, NeverEnding};
 use crate::dftl::{Dftl, Flavour};
+use crate::options::Options;
 use ftlsim_core::config::{Allocation, DriveConfig};
 use ftlsim_core::error::ConfigError;
+use serde::{Deserialize, Serialize};
 
-/// Table 1's default write cache: 2 MB.
+/// Table 1's default write cache: 2 MB (the registry gives the drive this write buffer when
+/// `host.write_buffer_bytes` is unset).
 pub const WRITE_CACHE_BYTES: u64 = 2 << 20;
+
+/// PCFTL's options (`[ftl.pcftl]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PcftlOptions {
+    /// After a plane-level GC that freed no page (the never-ending GC of Sec. 3.4), collect
+    /// once without copy-back (Fig. 9 lines 27-29). `false` reproduces the problem.
+    pub never_ending_gc_fallback: bool,
+}
+
+impl Default for PcftlOptions {
+    fn default() -> Self {
+        PcftlOptions { never_ending_gc_fallback: true }
+    }
+}
+
+impl Options for PcftlOptions {
+    const SECTION: &'static str = "pcftl";
+}
 
 /// Build PCFTL for a validated config.
 pub fn new(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
-    let never_ending = if cfg.ftl.pcftl.never_ending_gc_fallback { NeverEnding::Fallback } else { NeverEnding::Stop };
+    let never_ending =
+        if PcftlOptions::of(cfg)?.never_ending_gc_fallback { NeverEnding::Fallback } else { NeverEnding::Stop };
     Dftl::build(
         cfg,
         Flavour {
@@ -48,8 +71,8 @@ pub fn new(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
             second_level: false,
             gc: GcMode::plane_level(cfg, never_ending)?,
             allocation: Allocation::UpdateInPlane,
-            write_buffer_bytes: WRITE_CACHE_BYTES,
             plane_info: true,
+            remake: new,
         },
     )
 }

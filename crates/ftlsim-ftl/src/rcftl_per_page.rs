@@ -4,18 +4,18 @@
 //! Q_init / CT(b), CT(b) looked up from b's BER class and P/E count when the copy-back runs
 //! (L105); GC copies a page back while its quota covers that, off-chip otherwise. The quota
 //! arithmetic is the flash model's (`FlashArray::copyback_allowed`), which is exactly this
-//! rule. Everything else is the page FTL.
+//! rule. Everything else is the page FTL with FastGC's policy shape (`fastgc::PerPageLimit`).
 //!
 //! Per-page management costs flash space and raises WAF (L27, L29, L145; how, the paper does
-//! not say): the page FTL closes every block with `ftl.copyback_table_pages` pages holding
+//! not say): the page FTL closes every block with `[ftl.copyback_table] pages` pages holding
 //! its pages' quotas (docs/reliability.md), as for FastGC.
 
-use crate::fastgc::limited;
-use crate::page::{CopybackLimit, PageFtl};
+use crate::fastgc::{limited, Limit, PerPageLimit};
+use crate::page::PageFtl;
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::ConfigError;
 
 /// rcFTL with per-page quotas on `cfg`'s drive.
-pub fn build(cfg: &DriveConfig) -> Result<PageFtl, ConfigError> {
-    limited(cfg, "rcftl-per-page", CopybackLimit::Quota)
+pub fn build(cfg: &DriveConfig) -> Result<PageFtl<PerPageLimit>, ConfigError> {
+    limited(cfg, "rcftl-per-page", Limit::Quota)
 }

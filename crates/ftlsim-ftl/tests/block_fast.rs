@@ -182,7 +182,7 @@ fn cfg() -> DriveConfig {
 fn fast(log_percent: Option<f64>) -> Rig<FastFtl> {
     let mut c = cfg();
     if let Some(p) = log_percent {
-        c.ftl.fast.log_blocks_percent = p;
+        util::set(&mut c, "ftl.fast.log_blocks_percent", &format!("{p:?}"));
     }
     let f = FastFtl::new(&c).unwrap();
     Rig::new(&c, f)
@@ -428,10 +428,10 @@ fn a_host_request_rewrites_a_block_once_for_its_whole_pages() {
 #[test]
 fn over_provisioning_must_hold_the_log_area() {
     let mut c = cfg();
-    c.ftl.fast.log_blocks_percent = 30.0;
+    util::set(&mut c, "ftl.fast.log_blocks_percent", "30.0");
     let e = FastFtl::new(&c).err().expect("28 log blocks do not fit in 24 spare blocks").to_string();
     assert!(e.contains("ftl.fast.log_blocks_percent = 30") && e.contains("28 log blocks"), "{e}");
-    c.ftl.fast.log_blocks_percent = 20.0;
+    util::set(&mut c, "ftl.fast.log_blocks_percent", "20.0");
     assert!(FastFtl::new(&c).is_ok());
 }
 
@@ -441,7 +441,7 @@ fn over_provisioning_must_hold_the_log_area() {
 fn sram_reproduces_thesis_table_5_3() {
     const KB: u64 = 1024;
     let gc_bytes = |m: serde_json::Map<String, serde_json::Value>| m["sram_gc_metadata_bytes"].as_u64().unwrap();
-    let mut thesis = ftlsim_core::presets::load("thesis").unwrap();
+    let mut thesis = ftlsim_ftl::presets::load("thesis").unwrap();
     let b = BlockFtl::new(&thesis).unwrap();
     assert_eq!(b.mapping_sram_bytes(), 16 * KB);
     assert_eq!(gc_bytes(b.extra_metrics()), KB / 2);
@@ -451,7 +451,7 @@ fn sram_reproduces_thesis_table_5_3() {
     assert_eq!(f.mapping_sram_bytes(), 16 * KB + 122 * 2 * KB);
     assert_eq!(gc_bytes(f.extra_metrics()), KB / 2 + 122 * 32);
     // 128 log blocks need one block more than the preset's 128 spare blocks (the merge block).
-    thesis.ftl.fast.log_blocks_percent = 3.125;
+    util::set(&mut thesis, "ftl.fast.log_blocks_percent", "3.125");
     let e = FastFtl::new(&thesis).err().expect("no room for the merge block").to_string();
     assert!(e.contains("ftl.fast.log_blocks_percent = 3.125") && e.contains("128 log blocks"), "{e}");
     thesis.overprovisioning.share = Some(0.0315);

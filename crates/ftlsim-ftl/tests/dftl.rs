@@ -5,9 +5,9 @@ mod util;
 
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
-use ftlsim_core::presets;
 use ftlsim_core::scheduler::{OpKind, Tag};
 use ftlsim_ftl::dftl::Dftl;
+use ftlsim_ftl::presets;
 use proptest::prelude::*;
 use util::small_config;
 
@@ -180,19 +180,20 @@ fn dispatch_by_token_with_updates_in_plane_or_by_lpn() {
 #[test]
 fn cdftl_takes_table_6_1s_split_of_its_sram_when_told_the_ctp_pages() {
     // Table 6.1: a CMT of 33.00 KB (4,096 entries) beside a CTP of 64 KB (8 pages of 8 KB).
-    let mut cfg = ftlsim_core::presets::load("thesis").unwrap();
+    let mut cfg = ftlsim_ftl::presets::load("thesis").unwrap();
     cfg.ftl.name = "cdftl".into();
     cfg.ftl.mapping_cache_bytes = Some(33 * 1024 + 64 * 1024);
-    cfg.ftl.ctp_pages = Some(8);
+    util::set(&mut cfg, "ftl.cdftl.ctp_pages", "8");
     let sim = ftlsim_ftl::simulator(cfg.clone(), false).unwrap();
     let m = sim.ftl().extra_metrics();
     assert_eq!(m["ctp_pages"], 8);
     assert_eq!(m["sram_ctp_bytes"], 64 * 1024);
     assert_eq!(m["sram_cmt_bytes"], 33 * 1024);
-    cfg.ftl.ctp_pages = Some(13);
-    assert!(ftlsim_ftl::build(&cfg).is_err(), "13 pages leave no room for the CMT");
+    util::set(&mut cfg, "ftl.cdftl.ctp_pages", "13");
+    let e = ftlsim_ftl::build(&cfg).err().expect("13 pages leave no room for the CMT").to_string();
+    assert!(e.contains("ftl.cdftl.ctp_pages = 13"), "{e}");
+    // CDFTL's section is its own: DFTL, which has no CTP, leaves it alone.
     cfg.ftl.name = "dftl".into();
-    cfg.ftl.ctp_pages = Some(2);
-    let e = ftlsim_ftl::build(&cfg).err().expect("dftl has no CTP").to_string();
-    assert!(e.contains("ftl.ctp_pages"), "{e}");
+    let sim = ftlsim_ftl::simulator(cfg, false).unwrap();
+    assert!(sim.ftl().extra_metrics().get("ctp_pages").is_none());
 }

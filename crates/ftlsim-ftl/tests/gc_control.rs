@@ -4,7 +4,7 @@
 mod util;
 
 use ftlsim_core::flash::FlashArray;
-use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
+use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl, ManagedGc};
 use ftlsim_core::scheduler::{OpKind, Tag};
 use ftlsim_ftl::page::PageFtl;
 use util::small_config;
@@ -32,7 +32,8 @@ fn gc_can_be_started_suspended_and_resumed_at_page_boundaries() {
     let mut steps = 0;
     loop {
         ops.clear();
-        let did = ftl.gc_step(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, true), plane).unwrap();
+        let did =
+            ManagedGc::gc_step(&mut ftl, &mut FlashCtx::new(&mut flash, &mut ops, &mut counts, true), plane).unwrap();
         if !did {
             break;
         }

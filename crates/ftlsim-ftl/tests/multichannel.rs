@@ -77,9 +77,14 @@ fn run(cfg: &DriveConfig, n: usize, seed: u64) -> McReport {
     sys.run(&mut reqs.into_iter().map(Ok), &opts, &mut NoObserver).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The FTLs that run as units of a channel system (the registry's `channel_unit`).
+fn channel_units() -> Vec<&'static str> {
+    ftlsim_ftl::FTLS.iter().filter(|f| f.capabilities.channel_unit).map(|f| f.name).collect()
+}
+
 #[test]
 fn oracle_holds_through_every_mode_buffer_and_ftl() {
-    for ftl in ["page", "dftl", "fast"] {
+    for ftl in channel_units() {
         for mode in ["sync", "fi", "gca", "cf"] {
             for (planes, buffer, extra) in
                 [(1, 32768, ""), (2, 65536, "buffer = \"partitioned\""), (2, 0, ""), (1, 65536, "preemption = false")]
@@ -226,7 +231,11 @@ fn impossible_configs_name_their_key() {
         },
         "multichannel.preemption",
     );
-    refused(&|c| c.ftl.name = "waftl".into(), "ftl.name");
+    // An FTL that cannot be a channel unit: refused by the registry, naming those that can.
+    let mut waftl = config("fi", "page", 1, 32768, "");
+    waftl.ftl.name = "waftl".into();
+    let e = ftlsim_ftl::resolve(waftl).expect_err("refused").to_string();
+    assert!(e.contains("ftl.name") && e.contains("page, dftl, fast"), "{e}");
     refused(&|c| c.ftl.gc_victim = ftlsim_core::config::VictimPolicy::Fifo, "ftl.gc_victim");
     // 16 KiB pages on 8 synchronized planes: a 128 KiB unit page.
     refused(
@@ -268,7 +277,7 @@ mod property {
         #[test]
         fn the_oracle_holds_for_any_channel_system(
             mode in prop::sample::select(vec!["sync", "fi", "gca", "cf"]),
-            ftl in prop::sample::select(vec!["page", "dftl", "fast"]),
+            ftl in prop::sample::select(channel_units()),
             planes in 1u32..=2,
             buffer_pages in prop::sample::select(vec![0u64, 8, 16, 64, 256]),
             policy in prop::sample::select(vec!["fifo", "lru", "bplru"]),

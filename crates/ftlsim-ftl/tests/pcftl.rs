@@ -288,7 +288,7 @@ fn idle_time_pgc_meets_the_never_ending_gc_with_the_fallback_or_leaves_the_plane
 /// nearly every write); it is refused with the numbers, and the preset's 42 serves all.
 #[test]
 fn a_threshold_demand_ftls_cannot_reach_is_refused_with_the_numbers() {
-    let preset = ftlsim_core::presets::load("pcftl").unwrap();
+    let preset = ftlsim_ftl::presets::load("pcftl").unwrap();
     assert_eq!(preset.ftl.gc_threshold_blocks, Some(42));
     for ftl in ["page", "dftl", "dloop", "pcftl"] {
         let mut cfg = preset.clone();

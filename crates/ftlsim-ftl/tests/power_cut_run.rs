@@ -3,97 +3,30 @@
 //! recovers, every logical page is read back against the data oracle, and the rest of the
 //! workload runs on, checked read by read.
 
+mod crash;
 mod util;
 
 use ftlsim_core::config::DriveConfig;
-use ftlsim_core::metrics::NoObserver;
-use ftlsim_core::recovery::RECOVERABLE;
-use ftlsim_core::sim::{CutAt, PowerCutReport, Precondition, Replay, Report, RunOptions};
-use ftlsim_core::workload::{Generator, WorkloadSpec};
-use util::small_config;
+use ftlsim_core::sim::{CutAt, PowerCutReport, Report};
 
-/// Precondition (fill + steady state), shut down cleanly, run `workload` with a cut at `at`,
-/// then the rest of it; both runs verified by the data oracle.
+/// `crash::cut_run` on `cfg`, failing the test with its error.
 fn cut_run(cfg: &DriveConfig, workload: &str, at: CutAt, seed: u64) -> (Report, Option<Report>) {
-    let mut sim = ftlsim_ftl::simulator(cfg.clone(), true).unwrap();
-    sim.keep_program_stamps();
-    sim.precondition(&Precondition { fill: 1.0, steady_state: true, seed, ..Precondition::default() }).unwrap();
-    sim.clean_shutdown().unwrap();
-    let spec = WorkloadSpec::parse(workload).unwrap();
-    let logical = sim.derived().logical_bytes;
-    let mut gen = Generator::new(&spec, logical, seed).unwrap().map(Ok);
-    let opts = RunOptions {
-        replay: Replay::Closed { queue_depth: 8 },
-        interval_ns: 0,
-        power_cut: Some(at),
-        check_every: 97,
-        ..RunOptions::default()
-    };
-    let before = sim.run(&mut gen, &opts, &mut NoObserver).unwrap_or_else(|e| panic!("{}: {e}", cfg.ftl.name));
-    if before.power_cut.is_none() {
-        return (before, None);
-    }
-    let after = RunOptions { power_cut: None, ..opts };
-    let post =
-        sim.run(&mut gen, &after, &mut NoObserver).unwrap_or_else(|e| panic!("{} after recovery: {e}", cfg.ftl.name));
-    sim.check_invariants();
-    (before, Some(post))
+    let sim = ftlsim_ftl::simulator(cfg.clone(), true).unwrap();
+    crash::cut_run(sim, workload, at, seed).unwrap_or_else(|e| panic!("{}: {e}", cfg.ftl.name))
 }
 
 fn config(ftl: &str, extra: &str) -> DriveConfig {
     // Small pages give the demand FTLs several translation pages; tiny caches write them back often.
     let cache = match ftl {
         "cdftl" => "mapping_cache_bytes = 4170\n",
-        "3dftl" => "mapping_cache_bytes = 524\n",
         "page" => "",
-        // They limit copy-backs by the reliability model (worn, so some pages go off-chip).
-        "fastgc" | "rcftl-per-page" | "rcftl" => "[reliability]\npe_cycles = 2500\n",
         _ => "mapping_cache_bytes = 80\n",
     };
-    // rcFTL keeps an open block per quota level and plane: more spare room.
-    let share = if ftl == "rcftl" { 0.5 } else { 0.3 };
-    let mut cfg = small_config(32, 16, share, &format!("[ftl]\nname = \"{ftl}\"\n{cache}{extra}"));
-    // 3DFTL's spare areas hold up to 106 bytes of mapping entries (seed 001 L986).
-    cfg.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes.max(112);
-    cfg
+    util::drive_for(ftlsim_ftl::info(ftl).unwrap(), 32, 16, &format!("{cache}{extra}"))
 }
 
 fn cut(r: &Report) -> &PowerCutReport {
     r.power_cut.as_ref().expect("the run was cut")
-}
-
-#[test]
-fn every_recoverable_ftl_survives_cuts_in_a_run_and_goes_on() {
-    let workload = "pattern=zipf:0.8,read=0.3,size=4k@0.7|16k@0.3,requests=4000";
-    for ftl in RECOVERABLE {
-        let cfg = config(ftl, "");
-        let mut torn = 0;
-        for (i, at) in [CutAt::Request(1), CutAt::Request(777), CutAt::Request(2_501), CutAt::TimeNs(60_000_000)]
-            .into_iter()
-            .enumerate()
-        {
-            let (before, post) = cut_run(&cfg, workload, at, 11 + i as u64);
-            let c = cut(&before);
-            let post = post.expect("requests are left after the cut");
-            assert_eq!(c.oracle_checked_pages, u64::from(cfg.derive().unwrap().logical_pages), "{ftl} {at:?}");
-            assert_eq!(c.requests_completed, before.host.requests, "{ftl} {at:?}");
-            // Up to the queue depth dispatched, and one the host was about to issue.
-            assert!(c.requests_in_flight >= 1 && c.requests_in_flight <= 9, "{ftl} {at:?}: {c:?}");
-            assert_eq!(before.host.requests + c.requests_in_flight + post.host.requests, 4000, "{ftl} {at:?}");
-            assert!(c.recovery_pages_read > 0 && c.recovery_time_us > 0.0, "{ftl} {at:?}: {c:?}");
-            let physical = f64::from(cfg.derive().unwrap().physical_pages);
-            assert!((c.recovery_pages_read_ratio - c.recovery_pages_read as f64 / physical).abs() < 1e-6);
-            if let CutAt::Request(n) = at {
-                assert_eq!(c.requests_completed + c.requests_in_flight, n, "{ftl} {at:?}");
-            }
-            torn += u32::from(c.torn_operation.is_some());
-            if *ftl != "pcftl" {
-                assert_eq!(c.lost_acknowledged_pages.write_buffer, 0, "{ftl}: no write buffer, nothing lost");
-            }
-        }
-        // A read, or a write the buffer absorbs, tears nothing; most cuts tear a program or erase.
-        assert!(torn >= 1, "{ftl}: none of 4 cuts tore an operation");
-    }
 }
 
 #[test]

@@ -14,14 +14,10 @@ use proptest::prelude::*;
 use util::{metric, mix, run_oracle, small_config};
 
 /// A small drive of 4 planes x 48 blocks of 16 pages with the reliability model at
-/// `pe_cycles`, running `ftl` (rcFTL's nine open blocks per plane need more spare room).
+/// `pe_cycles`, running `ftl`, with the spare room its open blocks need ([`util::drive_for`]).
 fn drive(ftl: &str, pe_cycles: u32) -> DriveConfig {
-    small_config(
-        48,
-        16,
-        if ftl == "rcftl" { 0.35 } else { 0.25 },
-        &format!("[ftl]\nname = \"{ftl}\"\n[reliability]\npe_cycles = {pe_cycles}\nclass_shares = [0.3, 0.5, 0.2]"),
-    )
+    let f = ftlsim_ftl::info(ftl).unwrap();
+    util::drive_for(f, 48, 16, &format!("[reliability]\npe_cycles = {pe_cycles}\nclass_shares = [0.3, 0.5, 0.2]"))
 }
 
 proptest! {
@@ -105,16 +101,16 @@ fn runs_are_deterministic_and_the_limits_need_the_model() {
     // least two.
     let mut cfg = drive("rcftl", 0);
     cfg.overprovisioning.share = Some(0.75);
-    cfg.ftl.rcftl_quota_levels = 40;
+    util::set(&mut cfg, "ftl.rcftl.quota_levels", "40");
     let r = run_oracle(
         cfg.clone(),
         &util::Mix { seed: 5, open_loop: false, read: 0.2, trim: 0.0, pattern: "uniform", fill: 1.0 },
         500,
     );
     assert_eq!(metric(&r.unwrap().1, "rcftl_quota_levels"), 26);
-    cfg.ftl.rcftl_quota_levels = 1;
-    let e = ftlsim_ftl::build(&cfg).err().expect("refused").to_string();
-    assert!(e.contains("ftl.rcftl_quota_levels"), "{e}");
+    let e = cfg.with_overrides(&[("ftl.rcftl.quota_levels".into(), "1".into())]).and_then(ftlsim_ftl::resolve);
+    let e = e.expect_err("refused").to_string();
+    assert!(e.contains("ftl.rcftl.quota_levels = 1"), "{e}");
     let cfg = small_config(48, 16, 0.25, "[ftl]\nname = \"fastgc\"");
     let e = ftlsim_ftl::build(&cfg).err().expect("refused").to_string();
     assert!(e.contains("reliability") && e.contains("--pe-cycles"), "{e}");
@@ -133,14 +129,13 @@ fn runs_are_deterministic_and_the_limits_need_the_model() {
 #[test]
 fn the_mode_selector_sends_quiet_background_victims_off_chip() {
     let run_with = |selector: bool, pe: u32| {
-        let mut cfg = small_config(
+        let mut cfg = util::drive_for(
+            ftlsim_ftl::info("rcftl").unwrap(),
             48,
             16,
-            0.35,
             &format!(
-                "[ftl]\nname = \"rcftl\"\nbackground_gc = true\nbackground_gc_threshold_blocks = 4\n\
-                 rcftl_mode_selector = {selector}\n[host]\nwrite_buffer_bytes = 65536\n\
-                 write_buffer_policy = \"write_behind\"\n[reliability]\npe_cycles = {pe}"
+                "background_gc = true\nbackground_gc_threshold_blocks = 4\n[ftl.rcftl]\nmode_selector = {selector}\n\
+                 [host]\nwrite_buffer_bytes = 65536\nwrite_buffer_policy = \"write_behind\"\n[reliability]\npe_cycles = {pe}"
             ),
         );
         cfg.reliability.as_mut().unwrap().class_shares = [0.3, 0.5, 0.2];
@@ -186,8 +181,10 @@ fn the_mode_selector_sends_quiet_background_victims_off_chip() {
     );
     assert!(bg_off > 0 && bg_off > bg_cb, "quiet buffer: background off-chip ({bg_cb} / {bg_off})");
     assert!(on.gc.background_collections > 0 && urgent > 0, "{:?}", on.ftl_metrics);
-    let cb: u64 = rows.iter().filter_map(|r| r.victims_copyback).sum();
-    let off: u64 = rows.iter().filter_map(|r| r.victims_offchip).sum();
+    let column = |name: &str| -> u64 {
+        rows.iter().map(|r| r.ftl.iter().find(|c| c.0 == name).expect("an rcFTL column").1).sum()
+    };
+    let (cb, off) = (column("victims_copyback"), column("victims_offchip"));
     assert_eq!(cb, metric(&on, "rcftl_victims_copyback"));
     assert_eq!(off, metric(&on, "rcftl_victims_offchip"));
     assert!(rows.iter().all(|r| r.write_buffer_utilisation.is_some_and(|u| (0.0..=1.0).contains(&u))));
@@ -207,7 +204,7 @@ fn the_per_page_table_closes_every_block_and_costs_waf() {
     for ftl in ["rcftl-per-page", "fastgc"] {
         let with = run_oracle(drive(ftl, 2500), &m, 4000).unwrap().1;
         let mut cfg = drive(ftl, 2500);
-        cfg.ftl.copyback_table_pages = 0;
+        util::set(&mut cfg, "ftl.copyback_table.pages", "0");
         let without = run_oracle(cfg, &m, 4000).unwrap().1;
         assert_eq!(without.flash.programs.mapping, 0);
         let f = &with.flash;
@@ -217,7 +214,7 @@ fn the_per_page_table_closes_every_block_and_costs_waf() {
         assert!(with.write_amplification.total > without.write_amplification.total, "{ftl}");
     }
     let mut cfg = drive("rcftl-per-page", 0);
-    cfg.ftl.copyback_table_pages = 16;
+    util::set(&mut cfg, "ftl.copyback_table.pages", "16");
     let e = ftlsim_ftl::build(&cfg).err().expect("refused").to_string();
-    assert!(e.contains("ftl.copyback_table_pages"), "{e}");
+    assert!(e.contains("ftl.copyback_table.pages"), "{e}");
 }

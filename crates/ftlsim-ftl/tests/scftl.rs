@@ -4,10 +4,10 @@
 
 mod util;
 
-use ftlsim_core::config::CacheReplacement as Replacement;
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
-use ftlsim_core::presets;
+use ftlsim_ftl::presets;
+use ftlsim_ftl::scftl::CacheReplacement as Replacement;
 use ftlsim_ftl::scftl::Scftl;
 use proptest::prelude::*;
 use util::small_config;

@@ -1,5 +1,5 @@
 //! Drive snapshots (issue 11): a loaded drive gives byte-identical results to the same
-//! preconditioning done in the process, for every FTL; a snapshot of another drive, FTL or
+//! preconditioning done in the process (for every FTL: tests/conformance.rs); a snapshot of another drive, FTL or
 //! version is refused with the reason; truncated or corrupted files are refused, never a
 //! panic or a wrong run.
 
@@ -7,9 +7,7 @@ mod util;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::{SimError, SnapshotError};
-use ftlsim_core::metrics::NoObserver;
-use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions, Simulator};
-use ftlsim_core::workload::{Generator, WorkloadSpec};
+use ftlsim_core::sim::{Precondition, Simulator};
 use proptest::prelude::*;
 use std::path::Path;
 use util::small_config;
@@ -26,13 +24,6 @@ fn preconditioned(cfg: DriveConfig, verify: bool) -> Simulator {
     sim
 }
 
-fn measure(sim: &mut Simulator) -> Report {
-    let spec = WorkloadSpec::parse("read=0.4,trim=0.02,size=4k|16k,requests=3000,qd=8").unwrap();
-    let mut gen = Generator::new(&spec, sim.derived().logical_bytes, 21).unwrap().map(Ok);
-    let opts = RunOptions { replay: Replay::Closed { queue_depth: 8 }, interval_ns: 0, ..RunOptions::default() };
-    sim.run(&mut gen, &opts, &mut NoObserver).unwrap()
-}
-
 fn save(sim: &mut Simulator, dir: &Path) -> std::path::PathBuf {
     let path = dir.join("drive.snap");
     sim.save_state(&path, serde_json::json!({ "seed": 4 })).unwrap();
@@ -43,23 +34,6 @@ fn snapshot_error(r: Result<ftlsim_core::sim::SnapshotHeader, SimError>) -> Snap
     match r {
         Err(SimError::Snapshot(e)) => e,
         other => panic!("expected a snapshot error, got {other:?}"),
-    }
-}
-
-#[test]
-fn a_loaded_drive_gives_the_results_of_preconditioning_in_process() {
-    let dir = tempfile::tempdir().unwrap();
-    for ftl in ["page", "dftl", "cdftl", "scftl", "pcftl", "dloop", "block", "fast", "waftl"] {
-        // WAFTL's Buffer Zone: two blocks per plane of this drive.
-        let extra = if ftl == "waftl" { "[ftl.waftl]\nbuffer_zone_bytes = 524288" } else { "" };
-        let mut original = preconditioned(cfg(ftl, extra), true);
-        let path = save(&mut original, dir.path());
-        let expected = serde_json::to_value(measure(&mut original)).unwrap();
-        let mut loaded = ftlsim_ftl::simulator(cfg(ftl, extra), true).unwrap();
-        loaded.load_state(&path).unwrap();
-        let got = serde_json::to_value(measure(&mut loaded)).unwrap();
-        assert_eq!(got, expected, "{ftl}: results after loading differ");
-        loaded.check_invariants();
     }
 }
 

@@ -34,7 +34,7 @@ proptest! {
         let mut cfg = threedftl(48, share, lines);
         cfg.ftl.invalid_tracking = tracking;
         // A BIFQ of 10 BIFs on this 192-block drive: IPs written back all along.
-        cfg.ftl.ilog_bifq_bytes = 350;
+        util::set(&mut cfg, "ftl.ilog.bifq_bytes", "350");
         if let Err(e) = run_oracle(cfg, &m, 1500) {
             prop_assert!(false, "{e}\nlines {lines}, share {share}, {tracking:?}\nmix: {m:?}");
         }
@@ -139,7 +139,7 @@ proptest! {
         cfg.ftl.mapping_cache_bytes = Some(if ftl == "cdftl" { 4360 } else { 600 });
         cfg.ftl.invalid_tracking = tracking;
         // A 10-BIF queue: write-backs, IP reads and IP moves by GC all happen.
-        cfg.ftl.ilog_bifq_bytes = 350;
+        util::set(&mut cfg, "ftl.ilog.bifq_bytes", "350");
         if let Err(e) = run_oracle(cfg, &m, 1200) {
             prop_assert!(false, "{ftl} {tracking:?}: {e}\nmix: {m:?}");
         }
@@ -223,7 +223,7 @@ fn recover_and_check(
     let (mut ops, mut counts) = (Vec::new(), ftlsim_core::ftl::FlashCounts::default());
     {
         let mut ctx = ftlsim_core::ftl::FlashCtx::new(flash, &mut ops, &mut counts, false);
-        ftl.recover(&mut ctx, cfg).unwrap();
+        ftl.recovery().expect("recovers").recover(&mut ctx, cfg).unwrap();
     }
     let reads: u64 = counts.reads.iter().sum();
     ftl.check_invariants(flash);
@@ -294,7 +294,7 @@ fn recovery_with_ilog_reads_within_the_thesis_bounds() {
             let mut cfg = threedftl(48, 0.25, 4);
             cfg.ftl.name = ftl.into();
             cfg.ftl.invalid_tracking = tracking;
-            cfg.ftl.ilog_bifq_bytes = 350;
+            util::set(&mut cfg, "ftl.ilog.bifq_bytes", "350");
             if ftl != "3dftl" {
                 cfg.ftl.mapping_cache_bytes = Some(600);
             }

@@ -41,6 +41,29 @@ t_bers_ns = 1500000
     DriveConfig::from_toml(&text, "test config").unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
+/// Set the dotted config key `key` to the TOML value `value`, as `--set` does.
+pub fn set(cfg: &mut DriveConfig, key: &str, value: &str) {
+    *cfg = cfg.with_overrides(&[(key.into(), value.into())]).unwrap_or_else(|e| panic!("{key} = {value}: {e}"));
+}
+
+/// The small drive of [`small_config`] (`blocks` blocks of `ppb` pages per plane) for the
+/// registered FTL `f`, its `[ftl]` section continued by `ftl_lines` (which may open other
+/// sections after it): the over-provisioning the blocks it keeps open need beside GC's room
+/// (from its capabilities, never its name), a quarter of the drive at least; the drive
+/// fitted to it (`fit_drive`); the reliability model where it needs one.
+pub fn drive_for(f: &ftlsim_ftl::FtlInfo, blocks: u32, ppb: u32, ftl_lines: &str) -> DriveConfig {
+    let text = format!("[ftl]\nname = \"{}\"\n{ftl_lines}", f.name);
+    let open = (f.capabilities.open_blocks_per_plane)(&small_config(blocks, ppb, 0.25, &text));
+    // The open blocks, the GC threshold, and a few to collect in.
+    let spare = (open + 6).max(blocks / 4);
+    let mut cfg = small_config(blocks, ppb, f64::from(spare) / f64::from(blocks), &text);
+    (f.capabilities.fit_drive)(&mut cfg);
+    if f.capabilities.needs_reliability && cfg.reliability.is_none() {
+        cfg.reliability = Some(Default::default());
+    }
+    cfg
+}
+
 /// Read every logical page of 4 KiB once, in order, one page per request.
 pub fn read_all(logical_pages: u32) -> impl Iterator<Item = Result<Request, SimError>> {
     read_every_page(logical_pages, 8)
@@ -153,8 +176,12 @@ pub fn mix() -> impl Strategy<Value = Mix> {
 /// the invariants every 61 requests, then read every logical page back. Returns the
 /// simulator and the report of the mixed run for further checks.
 pub fn run_oracle(cfg: DriveConfig, m: &Mix, requests: u64) -> Result<(Simulator, Report), String> {
-    let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
-    let mut sim = ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?;
+    oracle_on(ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?, m, requests)
+}
+
+/// [`run_oracle`] on a verifying simulator already built (e.g. of an FTL no name gives).
+pub fn oracle_on(mut sim: Simulator, m: &Mix, requests: u64) -> Result<(Simulator, Report), String> {
+    let logical = sim.derived().logical_pages;
     sim.precondition(&Precondition {
         fill: m.fill,
         steady_state: m.fill > 0.5,

@@ -1,10 +1,14 @@
 //! WAFTL (issue 16) on the flash model: the data oracle through the Buffer Zone, migrations,
 //! BMB rewrites, read-miss copies and offline GC, over random workloads; each branch of
-//! Algorithm 1 seen at work; offline GC only in idle time; determinism.
+//! Algorithm 1 seen at work; offline GC only in idle time; determinism; power cuts anywhere
+//! in each of its mechanisms (beyond the conformance suite's drives).
 
+mod crash;
 mod util;
 
 use ftlsim_core::config::DriveConfig;
+use ftlsim_core::flash::{FlashArray, PageKind};
+use ftlsim_core::ftl::Ftl;
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
@@ -180,4 +184,102 @@ fn a_zone_larger_than_the_spare_blocks_is_refused_with_the_numbers() {
     assert!(fits_once && zones >= 2);
     assert!(ftlsim_ftl::build(&waftl(zones, "")).is_err(), "{zones} blocks per plane: two zones do not fit");
     assert!(ftlsim_ftl::build(&waftl(zones / 2, "")).is_ok());
+}
+
+// ---------------------------------------------------------------------------------------
+// Power cuts.
+
+/// WAFTL's own drives for power cuts: BMBs from 2 pages up (rewrites, `bmb_to_pmb`), the
+/// dynamic threshold, foreground migration, and incremental migration with a zone of two
+/// blocks per plane. The CPMT holds 8 entries: translation pages are written back all along.
+fn cut_drives() -> Vec<(&'static str, DriveConfig)> {
+    let mut drives = vec![
+        ("threshold 2 pages", waftl(1, "threshold_pages = 2")),
+        ("dynamic threshold", waftl(1, "dynamic_d = 0.05")),
+        ("foreground migration", waftl(2, "threshold_pages = 4\nmigration = \"foreground\"")),
+        ("incremental, 2 blocks per plane", waftl(2, "threshold_pages = 8")),
+    ];
+    for (_, cfg) in &mut drives {
+        util::set(cfg, "ftl.mapping_cache_bytes", "66");
+    }
+    drives
+}
+
+fn waftl_info() -> &'static ftlsim_ftl::FtlInfo {
+    ftlsim_ftl::info("waftl").unwrap()
+}
+
+#[test]
+fn waftl_recovers_every_acknowledged_write_from_a_cut_anywhere() {
+    for (k, (label, cfg)) in cut_drives().into_iter().enumerate() {
+        // Torn zone, home and translation pages, and an erase.
+        let kinds = [PageKind::Staged, PageKind::Data, PageKind::Translation];
+        if let Err(e) = crash::cut_drive(waftl_info(), k, label, &cfg, &kinds) {
+            panic!("{e}");
+        }
+    }
+}
+
+/// WAFTL's counters whose growth marks each of its mechanisms.
+const MECHANISMS: [&str; 7] = [
+    "waftl_new_to_bmb",
+    "waftl_bmb_rewrites",
+    "waftl_pmb_updates",
+    "waftl_new_to_pmb",
+    "waftl_read_miss_copies",
+    "waftl_offline_erases",
+    "waftl_online_erases",
+];
+
+#[test]
+fn a_cut_inside_each_mechanism_loses_nothing_and_a_cut_rewrite_is_finished() {
+    let f = waftl_info();
+    for (label, cfg) in cut_drives() {
+        // The uncut run, host operation by host operation: the flash mutations so far and
+        // each mechanism's counter.
+        let mut steps: Vec<(u64, Vec<u64>)> = Vec::new();
+        let mut probe = |ftl: &dyn Ftl, flash: &FlashArray| {
+            let m = ftl.extra_metrics();
+            steps.push((flash.mutations(), MECHANISMS.iter().map(|k| m[*k].as_u64().unwrap()).collect()));
+        };
+        crash::crash_case_probed(f, &cfg, 7, u64::MAX / 2, &mut probe)
+            .unwrap_or_else(|e| panic!("{label}, uncut: {e}"));
+        let mut finished = 0;
+        for (i, name) in MECHANISMS.iter().enumerate() {
+            // The first host operation in which the mechanism ran: cut at 8 points of it, and
+            // at each of its mutations for a BMB rewrite (a foreground migration moves a whole
+            // zone in one operation).
+            let Some(w) = steps.windows(2).find(|w| w[1].1[i] > w[0].1[i]) else {
+                assert!(*name == "waftl_offline_erases" || *name == "waftl_new_to_pmb", "{label}: {name} never ran");
+                continue;
+            };
+            let (from, to) = (w[0].0, w[1].0);
+            let points = if *name == "waftl_bmb_rewrites" { (to - from).min(400) } else { 8 };
+            for j in 0..points {
+                let at = from + (to - from) * j / points;
+                let c = crash::crash_case(f, &cfg, 7, at)
+                    .unwrap_or_else(|e| panic!("{label}: a cut in {name} at mutation {at} (of {from}..{to}): {e}"));
+                assert!(c.torn.is_some(), "{label}: the cut at {at} tore nothing");
+                if *name == "waftl_bmb_rewrites" {
+                    finished += c.metrics_after_recovery["waftl_recovery_rewrites_finished"].as_u64().unwrap();
+                }
+            }
+        }
+        assert!(finished > 0, "{label}: no cut inside a BMB rewrite left recovery anything to finish");
+    }
+}
+
+#[test]
+fn recovery_without_a_cut_keeps_every_logical_blocks_mapping() {
+    let f = waftl_info();
+    for (label, cfg) in cut_drives() {
+        let mut before = serde_json::Map::new();
+        let mut probe = |ftl: &dyn Ftl, _: &FlashArray| before = ftl.extra_metrics();
+        let c = crash::crash_case_probed(f, &cfg, 3, u64::MAX / 2, &mut probe).unwrap();
+        assert!(c.torn.is_none());
+        for k in ["waftl_block_mapped_blocks", "waftl_page_mapped_blocks"] {
+            assert_eq!(c.metrics_after_recovery[k], before[k], "{label}: {k} before the restart and after recovery");
+        }
+        assert!(before["waftl_block_mapped_blocks"].as_u64().unwrap() > 0, "{label}: no BMB to recover");
+    }
 }

@@ -45,7 +45,8 @@ pub fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> 
     Ok(pythonize::pythonize(py, v)?.unbind())
 }
 
-/// The time series as columns (`{name: [values]}`), ready for a DataFrame.
+/// The time series as columns (`{name: [values]}`), ready for a DataFrame: the drive's
+/// columns, then the FTL's own.
 pub fn rows_to_columns(py: Python<'_>, rows: &[IntervalRow]) -> PyResult<Py<PyAny>> {
     let d = PyDict::new(py);
     macro_rules! col {
@@ -64,13 +65,14 @@ pub fn rows_to_columns(py: Python<'_>, rows: &[IntervalRow]) -> PyResult<Py<PyAn
         gc_collections,
         gc_pages_moved,
         flash_programs,
-        page_mapped_blocks,
-        block_mapped_blocks,
-        write_buffer_utilisation,
-        victims_copyback,
-        victims_offchip
+        write_buffer_utilisation
     );
     assert_eq!(d.len(), IntervalRow::COLUMNS.len(), "a column of IntervalRow is missing here");
+    if let Some(first) = rows.first() {
+        for (i, (name, _)) in first.ftl.iter().enumerate() {
+            d.set_item(*name, rows.iter().map(|r| r.ftl[i].1).collect::<Vec<_>>())?;
+        }
+    }
     Ok(d.into_any().unbind())
 }
 

@@ -207,8 +207,8 @@ fn run(
 #[pyfunction]
 fn presets(py: Python<'_>) -> PyResult<Py<PyList>> {
     let out = PyList::empty(py);
-    for name in ftlsim_core::presets::names() {
-        let c = ftlsim_core::presets::load(&name).map_err(|e| to_py(py, e.into()))?;
+    for name in ftlsim_ftl::presets::names() {
+        let c = ftlsim_ftl::presets::load(&name).map_err(|e| to_py(py, e.into()))?;
         let d = c.derive().map_err(|e| to_py(py, e.into()))?;
         let g = &c.geometry;
         let item = PyDict::new(py);
@@ -229,15 +229,22 @@ fn presets(py: Python<'_>) -> PyResult<Py<PyList>> {
     Ok(out.unbind())
 }
 
-/// The registered FTLs: name, description, source.
+/// The registered FTLs: name, description, source and capabilities.
 #[pyfunction]
 fn ftls(py: Python<'_>) -> PyResult<Py<PyList>> {
     let out = PyList::empty(py);
     for f in ftlsim_ftl::FTLS {
+        let c = &f.capabilities;
         let item = PyDict::new(py);
         item.set_item("name", f.name)?;
         item.set_item("description", f.description)?;
         item.set_item("source", f.source)?;
+        item.set_item("recovers", c.recovers)?;
+        item.set_item("channel_unit", c.channel_unit)?;
+        item.set_item("needs_reliability", c.needs_reliability)?;
+        item.set_item("sections", c.sections.to_vec())?;
+        let tracking: Vec<String> = c.invalid_tracking.iter().map(|t| format!("{t:?}").to_lowercase()).collect();
+        item.set_item("invalid_tracking", tracking)?;
         out.append(item)?;
     }
     Ok(out.unbind())
@@ -246,12 +253,13 @@ fn ftls(py: Python<'_>) -> PyResult<Py<PyList>> {
 /// A preset's config as TOML text.
 #[pyfunction]
 fn preset_toml(py: Python<'_>, name: &str) -> PyResult<String> {
-    let c = ftlsim_core::presets::load(name).map_err(|e| to_py(py, e.into()))?;
+    let c = ftlsim_ftl::presets::load(name).map_err(|e| to_py(py, e.into()))?;
     toml::to_string(&c).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// Validate TOML config text (with overrides applied) exactly as the CLI does; returns the
-/// complete config as TOML (every default filled in) and as a dict.
+/// Validate TOML config text (with overrides applied) exactly as the CLI does, through the
+/// FTL registry (its sections checked and completed); returns the complete config as TOML
+/// (every default filled in) and as a dict.
 #[pyfunction]
 #[pyo3(signature = (text, origin="config", overrides=Vec::new()))]
 fn check_config(
@@ -260,8 +268,10 @@ fn check_config(
     origin: &str,
     overrides: Vec<(String, String)>,
 ) -> PyResult<(String, Py<PyAny>)> {
-    let c = unwound(|| DriveConfig::from_toml(text, origin).and_then(|c| c.with_overrides(&overrides)))?
-        .map_err(|e| to_py(py, e.into()))?;
+    let c = unwound(|| {
+        DriveConfig::from_toml(text, origin).and_then(|c| c.with_overrides(&overrides)).and_then(ftlsim_ftl::resolve)
+    })?
+    .map_err(|e| to_py(py, e.into()))?;
     let text = toml::to_string(&c).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let v = serde_json::to_value(&c).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((text, json_to_py(py, &v)?))

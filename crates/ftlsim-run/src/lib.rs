@@ -15,10 +15,10 @@ use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::host::Request;
 use ftlsim_core::metrics::Observer;
-use ftlsim_core::presets;
 use ftlsim_core::sim::{CutAt, Precondition, Replay, Report, RunOptions, Simulator};
 use ftlsim_core::trace::{TraceFormat, TraceOptions, TraceSource};
 use ftlsim_core::workload::{parse_duration_ns, Generator, Limit, WorkloadSpec};
+use ftlsim_ftl::presets;
 use std::path::PathBuf;
 
 /// A trace time window `START..END` (`10s..20s`) in ns after the first request.
@@ -194,13 +194,12 @@ impl RunSpec {
         if let Some(f) = &self.ftl {
             cfg.ftl.name = f.clone();
         }
-        cfg.derive()?;
-        ftlsim_ftl::info(&cfg.ftl.name)?;
-        if self.power_cut.is_some() && !ftlsim_core::recovery::RECOVERABLE.contains(&cfg.ftl.name.as_str()) {
+        let cfg = ftlsim_ftl::resolve(cfg)?;
+        if self.power_cut.is_some() && !ftlsim_ftl::info(&cfg.ftl.name)?.capabilities.recovers {
             return Err(SimError::Input(format!(
-                "--power-cut: {} does not recover from a power cut yet (those that do: {})",
+                "--power-cut: {} does not recover from a power cut (those that do: {})",
                 cfg.ftl.name,
-                ftlsim_core::recovery::RECOVERABLE.join(", ")
+                ftlsim_ftl::names(|c| c.recovers)
             )));
         }
         let (workload_text, qd) = match &self.source {

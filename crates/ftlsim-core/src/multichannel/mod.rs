@@ -41,9 +41,6 @@ use unit::{Activity, Unit};
 
 pub use unit::{UnitCounts, UnitTime};
 
-/// FTLs a channel system runs (their `gc_due`/`gc_step` let the managers drive GC).
-pub const FTLS: &[&str] = &["page", "dftl", "fast"];
-
 /// Makes a unit's FTL from the unit's config (`ftlsim_ftl::build`).
 pub type FtlBuilder = dyn Fn(&DriveConfig) -> Result<Box<dyn Ftl>, crate::error::ConfigError>;
 
@@ -134,7 +131,15 @@ impl ChannelSystem {
         let k = layout.pages_per_unit_page();
         let mut units = Vec::new();
         for _ in 0..layout.units() {
-            units.push(Unit::new(FlashArray::for_config(&ucfg)?, build(&ucfg)?));
+            let mut ftl = build(&ucfg)?;
+            if ftl.managed_gc().is_none() {
+                return Err(SimError::Input(format!(
+                    "ftl.name = {}: this FTL cannot run as a unit of a channel system: its GC cannot be driven \
+                     step by step from outside (`ftlsim ftls` says which FTLs can)",
+                    ftl.name()
+                )));
+            }
+            units.push(Unit::new(FlashArray::for_config(&ucfg)?, ftl));
         }
         let unit_bytes = u64::from(ucfg.geometry.page_size_bytes);
         let buffer_bytes = cfg.host.write_buffer_bytes.unwrap_or(0);
@@ -425,13 +430,13 @@ impl ChannelSystem {
     /// a round ends when its initiator is no longer out of space.
     fn decide_mandatory(&mut self, now: u64) -> Result<(), SimError> {
         if let Some(r) = &self.round {
-            let init = &self.units[r.initiator as usize];
-            if init.activity == Activity::Idle && !init.ftl.gc_due() {
+            let init = &mut self.units[r.initiator as usize];
+            if init.activity == Activity::Idle && !init.gc_due() {
                 self.end_round();
             }
         }
         for i in 0..self.units.len() {
-            if self.units[i].activity != Activity::Idle || !self.units[i].ftl.gc_due() {
+            if self.units[i].activity != Activity::Idle || !self.units[i].gc_due() {
                 continue;
             }
             let i32_ = i as u32;
@@ -467,7 +472,7 @@ impl ChannelSystem {
         self.rounds += 1;
         self.round = Some(Round { initiator: i as u32, kinds: Vec::new(), ends: Vec::new(), until });
         for (j, v) in self.units.iter_mut().enumerate() {
-            if j != i && !v.ftl.gc_due() {
+            if j != i && !v.gc_due() {
                 let has_garbage = v.gc_next() != GcNext::Nothing;
                 if cf_follows(v.spare_blocks(), ns, has_garbage) {
                     v.following = true;
@@ -485,7 +490,7 @@ impl ChannelSystem {
         for u in &mut self.units {
             if u.following {
                 u.following = false;
-                if u.ftl.gc_job_active(0) {
+                if u.gc_job_active() {
                     u.counts.preemptions += 1;
                 }
             }
@@ -511,7 +516,7 @@ impl ChannelSystem {
             let u = &mut self.units[i];
             if u.early {
                 let has_garbage = u.gc_next() != GcNext::Nothing;
-                let active = u.ftl.gc_job_active(0);
+                let active = u.gc_job_active();
                 if gca_stops(self.mc.preemption, dirty, active, u.spare_blocks(), ns, has_garbage) {
                     u.early = false;
                     if active && dirty > 0 {

@@ -5,7 +5,7 @@ use super::buffer::Dirty;
 use crate::config::Timing;
 use crate::error::SimError;
 use crate::flash::FlashArray;
-use crate::ftl::{FlashCounts, FlashCtx, Ftl, GcNext};
+use crate::ftl::{FlashCounts, FlashCtx, Ftl, GcNext, ManagedGc};
 use crate::geometry::Lpn;
 use crate::scheduler::{FlashOp, OpKind, Tag};
 
@@ -150,9 +150,25 @@ impl Unit {
         self.ftl.free_blocks()
     }
 
+    /// Its FTL's managed GC (checked when the channel system was built).
+    fn managed(&mut self) -> &mut dyn ManagedGc {
+        self.ftl.managed_gc().expect("a unit's FTL has managed GC (checked when the system was built)")
+    }
+
     /// What its next GC step would do.
     pub(crate) fn gc_next(&mut self) -> GcNext {
-        self.ftl.gc_next(&self.flash, 0)
+        let flash = &self.flash;
+        self.ftl.managed_gc().expect("a unit's FTL has managed GC").gc_next(flash, 0)
+    }
+
+    /// Its FTL is out of free space: the next write would collect first.
+    pub(crate) fn gc_due(&mut self) -> bool {
+        self.managed().gc_due()
+    }
+
+    /// A collection is part-way.
+    pub(crate) fn gc_job_active(&mut self) -> bool {
+        self.managed().gc_job_active(0)
     }
 
     fn start(&mut self, now: u64, activity: Activity, host_ns: u64, gc_ns: u64) {
@@ -176,12 +192,13 @@ impl Unit {
     /// One GC step (`early` or mandatory); `copy_only`: a CF follower's step while the
     /// initiator copies. `false` when there was nothing to do.
     pub(crate) fn gc_step(&mut self, now: u64, early: bool, copy_only: bool, t: &Timing) -> Result<bool, SimError> {
-        if std::mem::take(&mut self.wrote_since_gc) && self.ftl.gc_repick(&self.flash, 0) {
+        let gc = self.ftl.managed_gc().expect("a unit's FTL has managed GC");
+        if std::mem::take(&mut self.wrote_since_gc) && gc.gc_repick(&self.flash, 0) {
             self.counts.repicks += 1;
         }
         self.ops.clear();
         let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, true);
-        let did = if copy_only { self.ftl.gc_copy_step(&mut ctx, 0)? } else { self.ftl.gc_step(&mut ctx, 0)? };
+        let did = if copy_only { gc.gc_copy_step(&mut ctx, 0)? } else { gc.gc_step(&mut ctx, 0)? };
         if !did {
             return Ok(false);
         }

@@ -148,9 +148,7 @@ impl Simulator {
         let sched = Scheduler::new(&cfg);
         let merge = (cfg.host.partial_write == PartialWrite::Merge)
             .then(|| MergeBuffer::new(cfg.host.merge_buffer_pages as usize));
-        let buffer_pages = d
-            .write_buffer_pages
-            .unwrap_or_else(|| (ftl.default_write_buffer_bytes() / u64::from(cfg.geometry.page_size_bytes)) as u32);
+        let buffer_pages = d.write_buffer_pages.unwrap_or(0);
         let behind_policy = cfg.host.write_buffer_policy == WriteBufferPolicy::WriteBehind;
         let block_pages = cfg.host.bplru_block_pages.unwrap_or(cfg.geometry.pages_per_block);
         let wbuf = (buffer_pages > 0 && !behind_policy)
@@ -217,12 +215,16 @@ impl Simulator {
     }
 
     /// A clean shutdown and power-up: the FTL writes what it holds only in controller memory
-    /// to flash ([`Ftl::checkpoint`]), untimed and outside any measured run, and the write
+    /// to flash ([`crate::ftl::Recovery::checkpoint`]; nothing for an FTL without
+    /// recovery), untimed and outside any measured run, and the write
     /// and merge buffers are written through. A power-cut run starts from here, as the
     /// thesis's recovery experiments start from a drive whose mapping is all on flash.
     pub fn clean_shutdown(&mut self) -> Result<(), SimError> {
         self.flush_buffers(u32::MAX)?;
-        self.ftl.checkpoint(&mut self.dev.ctx(false))?;
+        let ctx = &mut self.dev.ctx(false);
+        if let Some(r) = self.ftl.recovery() {
+            r.checkpoint(ctx)?;
+        }
         self.dev.ops.clear();
         Ok(())
     }

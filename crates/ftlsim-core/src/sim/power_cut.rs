@@ -177,7 +177,13 @@ impl Simulator {
         {
             let mut ctx = self.dev.ctx(true);
             ctx.set_tag(Tag::Mapping);
-            self.ftl.recover(&mut ctx, &self.cfg)?;
+            let name = self.ftl.name();
+            let r = self.ftl.recovery().ok_or_else(|| {
+                SimError::Ftl(format!(
+                    "{name}: this FTL does not recover from a power cut (`ftlsim ftls` says which do)"
+                ))
+            })?;
+            r.recover(&mut ctx, &self.cfg)?;
         }
         let end = self.dev.sched.schedule(&self.dev.ops, now, None).end;
         self.dev.ops.clear();
@@ -221,6 +227,7 @@ impl Simulator {
                 PageKind::Translation => "translation",
                 PageKind::Log => "log",
                 PageKind::Meta => "meta",
+                PageKind::Staged => "staged",
             }),
             torn_pages,
             buffer_power_protected: protected,

@@ -16,7 +16,7 @@ use super::report::Measured;
 use super::Simulator;
 use super::{HostCounts, Report};
 use crate::error::SimError;
-use crate::ftl::GcCounts;
+use crate::ftl::{GcCounts, SeriesKind, SeriesValue};
 use crate::host::{check_bounds, IoOp, Request};
 use crate::metrics::{r6, IntervalRow, LatencyHistogram, Observer, WriteBufferReport};
 use crate::scheduler::{SimTime, Tag, SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
@@ -82,7 +82,8 @@ struct RowState {
     bytes: u64,
     gc: GcCounts,
     programs: u64,
-    modes: Option<(u64, u64)>,
+    /// The FTL's series values at the row's start (counts are differenced).
+    series: Vec<SeriesValue>,
 }
 
 /// A request in flight, by replay slot.
@@ -217,7 +218,7 @@ impl Simulator {
             bytes: 0,
             gc: base.gc.clone(),
             programs: self.dev.counts.pages_programmed(),
-            modes: self.ftl.victims_by_mode(),
+            series: self.ftl.series(),
         };
 
         loop {
@@ -456,17 +457,23 @@ impl Simulator {
         row.gc_pages_moved = d.pages_moved;
         let p = self.dev.counts.pages_programmed();
         row.flash_programs = p - rows.programs;
-        let mapped = self.ftl.mapped_logical_blocks();
-        row.page_mapped_blocks = mapped.map(|m| m.page_mapped);
-        row.block_mapped_blocks = mapped.map(|m| m.block_mapped);
         row.write_buffer_utilisation = self.dev.behind.as_ref().map(|b| r6(b.mean_utilisation()));
-        let modes = self.ftl.victims_by_mode();
-        if let (Some((c, o)), Some((c0, o0))) = (modes, rows.modes) {
-            row.victims_copyback = Some(c - c0);
-            row.victims_offchip = Some(o - o0);
-        }
+        let series = self.ftl.series();
+        assert_eq!(series.len(), rows.series.len(), "the FTL's series columns changed during a run");
+        row.ftl = series
+            .iter()
+            .zip(&rows.series)
+            .map(|(now, before)| {
+                assert_eq!(now.name, before.name, "the FTL's series columns changed order");
+                let v = match now.kind {
+                    SeriesKind::Level => now.value,
+                    SeriesKind::Count => now.value - before.value,
+                };
+                (now.name, v)
+            })
+            .collect();
         obs.interval(row);
-        *rows = RowState { row: IntervalRow::default(), lat_sum: 0, bytes: 0, gc: g, programs: p, modes };
+        *rows = RowState { row: IntervalRow::default(), lat_sum: 0, bytes: 0, gc: g, programs: p, series };
     }
 }
 

@@ -35,7 +35,7 @@ use std::time::Instant;
 /// First bytes of every snapshot file.
 const MAGIC: &[u8; 16] = b"FTLSIM-SNAPSHOT\n";
 /// Version of the file layout and of the state encodings; bumped when either changes.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// zstd level: fast, and the state's random addresses compress little more at higher ones.
 const ZSTD_LEVEL: i32 = 1;
 
@@ -198,8 +198,10 @@ impl Simulator {
             }
             .into());
         }
-        if let Some((key, there, here)) =
-            first_difference("", &state_shaping(&header.config), &state_shaping(&self.cfg))
+        // Another FTL first: its sections differ too, and the name says more.
+        let name = |c: &DriveConfig| serde_json::json!({ "ftl": { "name": c.ftl.name } });
+        if let Some((key, there, here)) = first_difference("", &name(&header.config), &name(&self.cfg))
+            .or_else(|| first_difference("", &state_shaping(&header.config), &state_shaping(&self.cfg)))
         {
             return Err(SnapshotError::OtherDrive { file, key, snapshot: there, run: here }.into());
         }

@@ -130,21 +130,13 @@ pub(crate) fn retire(ctx: &mut FlashCtx, pools: &mut FreePools, block: BlockId) 
 }
 
 /// The [`Ftl`](ftlsim_core::ftl::Ftl) methods of an FTL whose every block is reclaimed by the
-/// write that frees it (a block rewrite, a log merge): no idle-time or externally started GC
-/// work, GC counts from `self.gc`, free blocks from `self.pools`.
+/// write that frees it (a block rewrite, a log merge): no idle-time GC work, GC counts from
+/// `self.gc`, free blocks from `self.pools`.
 macro_rules! reclaim_on_write_path {
     () => {
         fn background_step(
             &mut self,
             _ctx: &mut ftlsim_core::ftl::FlashCtx,
-        ) -> Result<bool, ftlsim_core::error::SimError> {
-            Ok(false)
-        }
-
-        fn gc_step(
-            &mut self,
-            _ctx: &mut ftlsim_core::ftl::FlashCtx,
-            _plane: ftlsim_core::geometry::PlaneId,
         ) -> Result<bool, ftlsim_core::error::SimError> {
             Ok(false)
         }

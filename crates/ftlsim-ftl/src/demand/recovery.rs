@@ -195,15 +195,7 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
         s.flash_map[lpn as usize] = ppn;
         s.pending_write_back.insert(lpn / per_tp);
     }
-    for (lpn, &ppn) in s.flash_map.iter().enumerate() {
-        if ppn != NONE {
-            ctx.revalidate(ppn)?;
-            assert_eq!(ctx.flash().owner(ppn) as usize, lpn, "{name}: recovery mapped lpn {lpn} to page {ppn}");
-        }
-    }
-    for &ppn in s.directory.iter().filter(|&&p| p != NONE) {
-        ctx.revalidate(ppn)?;
-    }
+    revalidate(s, ctx, name)?;
     // Partly written blocks go back to a stream of their first page's kind, so a later
     // recovery finds translation pages where step 1 looks for them.
     let data_streams = 1 << HOST | 1 << GC;
@@ -220,4 +212,72 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
         il.rebuilt(ctx.flash());
     }
     ftl.flush_write_backs(ctx, true)
+}
+
+/// Restore `ftl`, built anew, from a scan another FTL made (WAFTL, whose data blocks the
+/// demand engine's scan above would misread): `pmt`, the newest copy of each page-mapped
+/// logical page (NONE elsewhere); `newest_tp`, the newest copy of each translation page,
+/// `(program stamp, page, backup stamp)` (page NONE: none found); `contents`, the entries the
+/// FTL that lost power had (flash contents the array does not hold); `lent`, the blocks the
+/// other FTL keeps itself. A translation page is rewritten when its entries differ from
+/// `contents`, when it has entries but no copy, or when a page it maps was programmed after
+/// its copy's backup; then the blocks are rebuilt and the rewrites programmed.
+pub(crate) fn restore_scanned<F: DemandFtl + ?Sized>(
+    ftl: &mut F,
+    ctx: &mut FlashCtx,
+    contents: Vec<Ppn>,
+    pmt: Vec<Ppn>,
+    newest_tp: &[(u32, Ppn, u32)],
+    lent: impl Fn(BlockId) -> bool,
+) -> Result<(), SimError> {
+    let name = ftl.state().name;
+    let s = ftl.state_mut();
+    let per_tp = s.per_tp as usize;
+    assert_eq!(pmt.len(), s.flash_map.len(), "{name}: a page map of another size");
+    for (tvpn, &(_, ppn, backup)) in newest_tp.iter().enumerate() {
+        s.directory[tvpn] = ppn;
+        s.backup[tvpn] = if ppn == NONE { 0 } else { backup };
+        let range = tvpn * per_tp..((tvpn + 1) * per_tp).min(pmt.len());
+        let changed = pmt[range.clone()] != contents[range.clone()];
+        let mapped = pmt[range.clone()].iter().any(|&p| p != NONE);
+        let newer = pmt[range].iter().any(|&p| p != NONE && ctx.flash().stamp(p) > s.backup[tvpn]);
+        if (mapped && (ppn == NONE || newer)) || (changed && ppn != NONE) {
+            s.pending_write_back.insert(tvpn as u32);
+        }
+    }
+    s.flash_map = pmt;
+    revalidate(s, ctx, name)?;
+    // Partly written blocks go back to a stream of their first page's kind, as above.
+    let g = s.geo.clone();
+    let data_streams = 1 << HOST | 1 << GC;
+    let streams: Vec<u64> = (0..g.blocks())
+        .map(|b| {
+            let first = g.first_page(b);
+            let kind = (0..ctx.flash().write_pointer(b)).find_map(|i| ctx.flash().read(first + i).ok()).map(|o| o.kind);
+            if kind == Some(PageKind::Translation) {
+                1 << TRANSLATION
+            } else {
+                data_streams
+            }
+        })
+        .collect();
+    s.bm.rebuild_lending(ctx, |b| streams[b as usize], lent)?;
+    ftl.flush_write_backs(ctx, true)
+}
+
+/// Mark valid every data page the page map points at and every translation page the
+/// directory does (after [`FlashArray::restart`] none is).
+///
+/// [`FlashArray::restart`]: ftlsim_core::flash::FlashArray::restart
+fn revalidate(s: &super::DemandState, ctx: &mut FlashCtx, name: &str) -> Result<(), SimError> {
+    for (lpn, &ppn) in s.flash_map.iter().enumerate() {
+        if ppn != NONE {
+            ctx.revalidate(ppn)?;
+            assert_eq!(ctx.flash().owner(ppn) as usize, lpn, "{name}: recovery mapped lpn {lpn} to page {ppn}");
+        }
+    }
+    for &ppn in s.directory.iter().filter(|&&p| p != NONE) {
+        ctx.revalidate(ppn)?;
+    }
+    Ok(())
 }

@@ -22,6 +22,7 @@
 //! which recovery reads, is kept by [`on_flash::IlogOnFlash`], which also places the IPs.
 
 pub(crate) mod on_flash;
+pub use on_flash::IlogOptions;
 
 use ftlsim_core::error::SimError;
 use ftlsim_core::geometry::{BlockId, Ppn, NONE};

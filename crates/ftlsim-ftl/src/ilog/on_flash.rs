@@ -104,6 +104,36 @@ impl IpStore for Store<'_, '_> {
     }
 }
 
+/// ILog's options (`[ftl.ilog]`), read with `ftl.invalid_tracking = "ilog"`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IlogOptions {
+    /// The BIF queue in SRAM, bytes (seed 001 Table 8.1: 8 KB, 234 BIFs of 35 bytes).
+    pub bifq_bytes: u32,
+}
+
+impl Default for IlogOptions {
+    fn default() -> Self {
+        IlogOptions { bifq_bytes: 8 << 10 }
+    }
+}
+
+impl crate::options::Options for IlogOptions {
+    const SECTION: &'static str = "ilog";
+
+    fn check(&self, _cfg: &DriveConfig) -> Result<(), ConfigError> {
+        if self.bifq_bytes < super::BIF_BYTES {
+            return Err(crate::options::invalid(
+                "ilog",
+                "bifq_bytes",
+                self.bifq_bytes,
+                format!("must hold at least one BIF of {} bytes", super::BIF_BYTES),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl IlogOnFlash {
     /// ILog for `cfg`'s drive, its IPs in write stream `stream`; `None` unless
     /// `ftl.invalid_tracking = "ilog"`. `name` is the FTL's, for errors.
@@ -112,13 +142,7 @@ impl IlogOnFlash {
             return Ok(None);
         }
         let g = &cfg.geometry;
-        if cfg.ftl.ilog_bifq_bytes < super::BIF_BYTES {
-            return Err(ConfigError::Invalid {
-                key: "ftl.ilog_bifq_bytes".into(),
-                value: cfg.ftl.ilog_bifq_bytes.to_string(),
-                rule: format!("must hold at least one BIF of {} bytes", super::BIF_BYTES),
-            });
-        }
+        let bifq_bytes = <IlogOptions as crate::options::Options>::of(cfg)?.bifq_bytes;
         if !Ilog::fits(g.blocks(), g.page_size_bytes) {
             return Err(ConfigError::Invalid {
                 key: "ftl.invalid_tracking".into(),
@@ -132,10 +156,10 @@ impl IlogOnFlash {
             });
         }
         Ok(Some(IlogOnFlash {
-            ilog: Ilog::new(g.blocks(), g.pages_per_block, g.page_size_bytes, cfg.ftl.ilog_bifq_bytes),
+            ilog: Ilog::new(g.blocks(), g.pages_per_block, g.page_size_bytes, bifq_bytes),
             stream,
             geo: g.clone(),
-            bifq_bytes: cfg.ftl.ilog_bifq_bytes,
+            bifq_bytes,
             contents: BTreeMap::new(),
             invalidated_at: vec![0; (u64::from(g.blocks()) * u64::from(g.pages_per_block)) as usize],
         }))

@@ -9,7 +9,7 @@
 //!   count cannot change while it holds data (only its erase raises it), so this is also the
 //!   CT it had when its pages were programmed.
 //! - Q_init = 60 makes up to 26 reachable levels under 1-year retention (34 under 3 months):
-//!   26 open blocks per plane. The levels are bounded (`ftl.rcftl_quota_levels`, 8 by default,
+//!   26 open blocks per plane. The levels are bounded (`[ftl.rcftl] quota_levels`, 8 by default,
 //!   docs/reliability.md): a
 //!   destination quota between two kept levels goes to the lower one, which only gives pages
 //!   less quota than they have (never more), at the price of earlier off-chip copies.
@@ -18,16 +18,62 @@
 //!
 //! - The data-migration mode selector (Sec. IV-B, module `mode_selector`) may send a
 //!   background victim off-chip although its quota allows copy-back; with it off
-//!   (`ftl.rcftl_mode_selector = false`, or no write-behind buffer) this is the paper's
+//!   (`[ftl.rcftl] mode_selector = false`, or no write-behind buffer) this is the paper's
 //!   "rcFTL-", rCPB whenever the quota allows (L159).
 
 mod mode_selector;
 pub use mode_selector::ModeSelector;
 
+use crate::options::{invalid, Options};
+use crate::page::{GcDestination, MovePlan, PageFtl};
+use ftlsim_core::config::{DriveConfig, WriteBufferPolicy};
+use ftlsim_core::error::ConfigError;
 use ftlsim_core::flash::FlashArray;
+use ftlsim_core::ftl::{SeriesKind, SeriesValue};
 use ftlsim_core::geometry::{BlockId, Ppn};
 use ftlsim_core::reliability::{ReliabilityModel, PE_BOUNDS};
 use serde::{Deserialize, Serialize};
+
+/// rcFTL's options (`[ftl.rcftl]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RcftlOptions {
+    /// Copy-back quota levels kept, each an open block per plane (seed 003 Fig. 5; at least
+    /// 2: Q_init and 0).
+    pub quota_levels: u32,
+    /// The data-migration mode selector (seed 003 Sec. IV-B): background GC copies back only
+    /// while the write-behind buffer's mean utilisation is above `mode_threshold`, else
+    /// off-chip (resetting quotas). Off: rCPB whenever the quota allows ("rcFTL-", L159).
+    /// Needs `host.write_buffer_policy = "write_behind"`.
+    pub mode_selector: bool,
+    /// The selector's utilisation threshold, 0-1 (L122: 50%; copy-back when strictly above).
+    pub mode_threshold: f64,
+}
+
+impl Default for RcftlOptions {
+    fn default() -> Self {
+        RcftlOptions { quota_levels: 8, mode_selector: true, mode_threshold: 0.5 }
+    }
+}
+
+impl Options for RcftlOptions {
+    const SECTION: &'static str = "rcftl";
+
+    fn check(&self, _cfg: &DriveConfig) -> Result<(), ConfigError> {
+        if self.quota_levels < 2 {
+            return Err(invalid("rcftl", "quota_levels", self.quota_levels, "must be at least 2 (Q_init and 0)"));
+        }
+        if !(0.0..=1.0).contains(&self.mode_threshold) {
+            return Err(invalid(
+                "rcftl",
+                "mode_threshold",
+                self.mode_threshold,
+                "must be in [0, 1] (a share of the write buffer)",
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// How a victim's pages move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,32 +261,78 @@ impl BlockQuotas {
     }
 }
 
-/// rcFTL on `cfg`'s drive (the reliability model on), at most `ftl.rcftl_quota_levels`
-/// quota levels.
-pub fn build(cfg: &ftlsim_core::config::DriveConfig) -> Result<crate::page::PageFtl, ftlsim_core::error::ConfigError> {
-    use ftlsim_core::error::ConfigError;
-    let Some(r) = &cfg.reliability else {
-        return Err(ConfigError::Invalid {
-            key: "reliability".into(),
-            value: "(absent)".into(),
-            rule: "rcftl manages copy-back quotas of the reliability model (seed 003 Table I): add a [reliability] \
-                   section (the `rcftl` preset has one) or give --pe-cycles N"
-                .into(),
-        });
-    };
-    let model = ReliabilityModel::new(r)?;
-    if cfg.ftl.rcftl_quota_levels < 2 {
-        return Err(ConfigError::Invalid {
-            key: "ftl.rcftl_quota_levels".into(),
-            value: cfg.ftl.rcftl_quota_levels.to_string(),
-            rule: "must be at least 2 (Q_init and 0)".into(),
-        });
+/// The per-block quotas decide where a victim's pages go: the open block of the level its
+/// quota falls to (a GC stream per level), by copy-back; or off-chip into level 0 (Q_init).
+impl GcDestination for BlockQuotas {
+    fn gc_streams(&self) -> u32 {
+        self.levels.len() as u32
     }
+
+    fn plan(&mut self, flash: &FlashArray, victim: BlockId, urgent: bool, load: Option<f64>, first: bool) -> MovePlan {
+        let (level, mode) = self.migration(flash, victim, urgent, load, first);
+        MovePlan {
+            gc_stream: level as u32,
+            copyback: mode == Migration::Copyback,
+            refused: mode == Migration::OffChipByQuota,
+        }
+    }
+
+    /// A host block holds pages at Q_init (level 0); a GC block those of its stream's level.
+    fn opened(&mut self, block: BlockId, gc_stream: Option<u32>) {
+        BlockQuotas::opened(self, block, gc_stream.unwrap_or(0) as usize);
+    }
+
+    fn erased(&mut self, block: BlockId) {
+        BlockQuotas::erased(self, block);
+    }
+
+    fn begin_measurement(&mut self) {
+        self.reset_counts();
+    }
+
+    fn put_metrics(&self, m: &mut serde_json::Map<String, serde_json::Value>) {
+        BlockQuotas::put_metrics(self, m);
+    }
+
+    /// Victims by migration mode per interval (Fig. 9's shares over time).
+    fn series(&self) -> Vec<SeriesValue> {
+        let (copyback, offchip) = self.victims_by_mode();
+        vec![
+            SeriesValue { name: "victims_copyback", value: copyback, kind: SeriesKind::Count },
+            SeriesValue { name: "victims_offchip", value: offchip, kind: SeriesKind::Count },
+        ]
+    }
+
+    fn check(&self, flash: &FlashArray) {
+        BlockQuotas::check(self, flash);
+    }
+
+    fn recovered(&mut self, flash: &FlashArray) {
+        self.forget(flash);
+    }
+
+    fn take_settings(&mut self, configured: &BlockQuotas) {
+        self.selector.take_settings(&configured.selector);
+    }
+}
+
+/// Open blocks per plane (registry capability): one per host stream and one per quota level
+/// (the levels kept are at most `[ftl.rcftl] quota_levels`).
+pub fn open_blocks_per_plane(cfg: &DriveConfig) -> u32 {
+    cfg.ftl.write_streams + RcftlOptions::of(cfg).map_or(RcftlOptions::default().quota_levels, |o| o.quota_levels)
+}
+
+/// rcFTL on `cfg`'s drive (the registry makes sure it has the reliability model), at most
+/// `[ftl.rcftl] quota_levels` quota levels.
+pub fn build(cfg: &DriveConfig) -> Result<PageFtl<BlockQuotas>, ConfigError> {
+    let r = cfg.reliability.as_ref().expect("the registry refuses rcftl without [reliability]");
+    let model = ReliabilityModel::new(r)?;
+    let o = RcftlOptions::of(cfg)?;
     let d = cfg.derive()?;
-    let write_behind = cfg.host.write_buffer_policy == ftlsim_core::config::WriteBufferPolicy::WriteBehind
-        && d.write_buffer_pages.unwrap_or(0) > 0;
-    let off_because = if !cfg.ftl.rcftl_mode_selector {
-        Some("ftl.rcftl_mode_selector = false (rcFTL-)")
+    let write_behind =
+        cfg.host.write_buffer_policy == WriteBufferPolicy::WriteBehind && d.write_buffer_pages.unwrap_or(0) > 0;
+    let off_because = if !o.mode_selector {
+        Some("[ftl.rcftl] mode_selector = false (rcFTL-)")
     } else if !write_behind {
         Some(
             "no write-behind buffer to read (host.write_buffer_policy = \"write_behind\" with host.write_buffer_bytes)",
@@ -248,11 +340,9 @@ pub fn build(cfg: &ftlsim_core::config::DriveConfig) -> Result<crate::page::Page
     } else {
         None
     };
-    let selector = ModeSelector::new(cfg.geometry.planes(), cfg.ftl.rcftl_mode_threshold, off_because);
-    let quotas = BlockQuotas::new(&model, cfg.geometry.blocks(), cfg.ftl.rcftl_quota_levels as usize, selector);
-    let mut cfg = cfg.clone();
-    cfg.ftl.gc_copy = Some(ftlsim_core::config::GcCopy::Copyback);
-    crate::page::PageFtl::with_block_quotas(&cfg, "rcftl", quotas)
+    let selector = ModeSelector::new(cfg.geometry.planes(), o.mode_threshold, off_because);
+    let quotas = BlockQuotas::new(&model, cfg.geometry.blocks(), o.quota_levels as usize, selector);
+    PageFtl::with_destination(cfg, "rcftl", quotas)
 }
 
 #[cfg(test)]

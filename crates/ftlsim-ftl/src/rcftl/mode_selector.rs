@@ -122,12 +122,12 @@ mod tests {
 
     #[test]
     fn off_it_copies_back_always() {
-        let mut s = ModeSelector::new(1, 0.5, Some("ftl.rcftl_mode_selector = false"));
+        let mut s = ModeSelector::new(1, 0.5, Some("[ftl.rcftl] mode_selector = false"));
         assert!(s.copy_back(0, false, Some(0.0), true));
         let mut none = ModeSelector::new(1, 0.5, None);
         assert!(none.copy_back(0, false, None, true), "no buffer: nothing to read, greedy");
         let mut m = serde_json::Map::new();
         s.put_metrics(&mut m);
-        assert_eq!(m["rcftl_mode_selector"], "off: ftl.rcftl_mode_selector = false");
+        assert_eq!(m["rcftl_mode_selector"], "off: [ftl.rcftl] mode_selector = false");
     }
 }

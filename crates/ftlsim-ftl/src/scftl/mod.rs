@@ -52,9 +52,10 @@
 
 mod cmt;
 
-use crate::demand::{demand_ftl_methods, CacheCounts, DemandFtl, DemandState, GcMode};
+use crate::demand::{demand_ftl_methods, demand_ftl_parts, CacheCounts, DemandFtl, DemandState, GcMode};
+use crate::options::{invalid, Options};
 use cmt::{Cmt, Combo, Entry};
-use ftlsim_core::config::{Allocation, CacheReplacement, DriveConfig};
+use ftlsim_core::config::{Allocation, DriveConfig};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl};
@@ -71,6 +72,64 @@ const DEFAULT_CACHE_BYTES: u64 = 18_432;
 pub const MAX_CONSECUTIVE: u32 = 31;
 /// Largest MC (3 bits).
 pub const MC_MAX: u8 = 7;
+
+/// Mapping-cache replacement of SCFTL (seed 001 Sec. 5.1.2.2; Sec. 5.3.1 compares all three).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum CacheReplacement {
+    /// Least recently used.
+    #[serde(rename = "lru")]
+    Lru,
+    /// Not recently used (classes !A&!M, !A&M, A&!M, A&M).
+    #[serde(rename = "nru")]
+    Nru,
+    /// D-NRU of Table 5.1.
+    #[default]
+    #[serde(rename = "d-nru")]
+    DNru,
+}
+
+/// SCFTL's options (`[ftl.scftl]`, seed 001 Ch. 5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScftlOptions {
+    /// CMT replacement policy.
+    pub replacement: CacheReplacement,
+    /// D-NRU's modified-counter threshold c (Table 5.1), in [1, 7] (3-bit counters).
+    pub modified_threshold: u8,
+    /// Mapping entries fetched per translation-page read (Sec. 5.2: 64).
+    pub fetch_limit: u32,
+}
+
+impl Default for ScftlOptions {
+    fn default() -> Self {
+        ScftlOptions { replacement: CacheReplacement::DNru, modified_threshold: 7, fetch_limit: 64 }
+    }
+}
+
+impl Options for ScftlOptions {
+    const SECTION: &'static str = "scftl";
+
+    fn check(&self, cfg: &DriveConfig) -> Result<(), ConfigError> {
+        if !(1..=7).contains(&self.modified_threshold) {
+            return Err(invalid(
+                "scftl",
+                "modified_threshold",
+                self.modified_threshold,
+                "must be in [1, 7] (3-bit counters)",
+            ));
+        }
+        let entries_per_translation_page = cfg.geometry.page_size_bytes / 4;
+        if self.fetch_limit == 0 || self.fetch_limit > entries_per_translation_page {
+            return Err(invalid(
+                "scftl",
+                "fetch_limit",
+                self.fetch_limit,
+                format!("must be in [1, {entries_per_translation_page}] (the entries of one translation page)"),
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// Why an entry is being brought into the cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,21 +169,17 @@ impl Scftl {
             });
         }
         let tps = st.directory.len();
+        let o = ScftlOptions::of(cfg)?;
         Ok(Scftl {
-            policy: cfg.ftl.scftl.replacement,
-            c: cfg.ftl.scftl.modified_threshold,
-            fetch_limit: cfg.ftl.scftl.fetch_limit,
+            policy: o.replacement,
+            c: o.modified_threshold,
+            fetch_limit: o.fetch_limit,
             tpd_mc: vec![0; tps],
             tpd_modified: vec![false; tps],
-            cmt: Cmt::new(
-                entries,
-                st.flash_map.len() as u32,
-                st.per_tp,
-                cfg.ftl.scftl.replacement == CacheReplacement::Lru,
-            ),
+            cmt: Cmt::new(entries, st.flash_map.len() as u32, st.per_tp, o.replacement == CacheReplacement::Lru),
             tpd_bytes: (st.chip_translation_pages() * TPD_HALF_BYTES).div_ceil(2),
             cmt_bytes: entries as u64 * ENTRY_BYTES,
-            runs: Vec::with_capacity(cfg.ftl.scftl.fetch_limit as usize),
+            runs: Vec::with_capacity(o.fetch_limit as usize),
             st,
         })
     }
@@ -558,6 +613,8 @@ impl DemandFtl for Scftl {
         Ok(())
     }
 }
+
+demand_ftl_parts!(Scftl);
 
 impl Ftl for Scftl {
     fn name(&self) -> &'static str {

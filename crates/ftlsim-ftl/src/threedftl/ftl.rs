@@ -27,7 +27,7 @@ use crate::ilog::on_flash::IlogOnFlash;
 use ftlsim_core::config::{Allocation, DriveConfig, GcCopy};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, OpRef};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, OpRef, Recovery};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
@@ -425,19 +425,6 @@ impl Ftl for ThreeDftl {
         Ok(false)
     }
 
-    fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        let Some(mut job) = self.bm.next_job(&mut self.jobs[plane as usize], ctx.flash(), plane, false) else {
-            return Ok(false);
-        };
-        let prev = ctx.set_tag(Tag::Gc);
-        match self.step(ctx, &mut job)? {
-            GcStep::Moved => self.jobs[plane as usize] = Some(job),
-            GcStep::Erased => self.gc.background_collections += 1,
-        }
-        ctx.set_tag(prev);
-        Ok(true)
-    }
-
     fn gc_counts(&self) -> GcCounts {
         self.gc.clone()
     }
@@ -507,6 +494,91 @@ impl Ftl for ThreeDftl {
         Ok(())
     }
 
+    fn recovery(&mut self) -> Option<&mut dyn Recovery> {
+        Some(self)
+    }
+    fn check_invariants(&self, flash: &FlashArray) {
+        self.bm.check_invariants(flash);
+        let mut mapped = 0u64;
+        for (lpn, &ppn) in self.map.iter().enumerate() {
+            if ppn == NONE {
+                continue;
+            }
+            mapped += 1;
+            assert!(flash.is_valid(ppn), "lpn {lpn} maps to invalid page {ppn}");
+            assert_eq!(flash.owner(ppn) as usize, lpn, "page {ppn} holds another lpn than {lpn}");
+        }
+        let ips = self.ilog.as_ref().map_or(0, |il| il.check_invariants(flash));
+        let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
+        assert_eq!(mapped + ips, valid, "mapped pages {mapped} + IPs {ips} != valid pages {valid}");
+        // Every pointer the spare areas hold leads to a written page of its group: no GC
+        // erased the only copy of a sub-group's entries.
+        let groups = self.map.len().div_ceil(THESIS.group as usize) as u32;
+        for g in 0..groups {
+            for &p in self.tr.ltd(g).iter().chain(std::iter::once(&self.tr.gtd(g))) {
+                if p == NONE {
+                    continue;
+                }
+                let oob = flash.read(p).unwrap_or_else(|e| panic!("group {g}: its pointer to page {p}: {e}"));
+                assert_eq!(oob.lpn / THESIS.group, g, "group {g} points at page {p} of lpn {}", oob.lpn);
+            }
+        }
+    }
+}
+
+impl ThreeDftl {
+    /// Per block, whether its first page is an invalidation page.
+    fn first_page_kinds(&self, ctx: &FlashCtx) -> Vec<bool> {
+        (0..self.geo.blocks()).map(|b| IlogOnFlash::is_ip_block(ctx.flash(), b)).collect()
+    }
+
+    /// After the block rebuild of a recovery: a block left with no valid page was erased, and
+    /// with it any stale page that was still a sub-group's carrier or its group's newest
+    /// page. Those pointers go, and each such sub-group or group with a mapped LPN gets a new
+    /// carrier (a valid page of it moved, as GC's re-home does).
+    fn rehome_erased_carriers(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        let groups = self.map.len().div_ceil(THESIS.group as usize) as u32;
+        let per = THESIS.per_subgroup();
+        for group in 0..groups {
+            let gone = |p: Ppn, f: &FlashArray| p != NONE && f.read(p).is_err();
+            let top_gone = gone(self.tr.gtd(group), ctx.flash());
+            let lost: Vec<u32> =
+                (0..THESIS.subgroups).filter(|&k| gone(self.tr.ltd(group)[k as usize], ctx.flash())).collect();
+            if !top_gone && lost.is_empty() {
+                continue;
+            }
+            let mut ltd = self.tr.ltd(group).to_vec();
+            for &k in &lost {
+                ltd[k as usize] = NONE;
+            }
+            let top = if top_gone { NONE } else { self.tr.gtd(group) };
+            self.tr.restore(group, top, &ltd);
+            let base = group * THESIS.group;
+            let mapped = |l: Lpn, map: &[Ppn]| (l as usize) < map.len() && map[l as usize] != NONE;
+            for k in lost {
+                match (base + k * per..base + (k + 1) * per).find(|&l| mapped(l, &self.map)) {
+                    Some(lpn) => self.rehome_move(ctx, lpn)?,
+                    None => self.tr.forget_subgroup(group, k),
+                }
+            }
+            if self.tr.gtd(group) == NONE {
+                match (base..base + THESIS.group).find(|&l| mapped(l, &self.map)) {
+                    Some(lpn) => self.rehome_move(ctx, lpn)?,
+                    None => (0..THESIS.subgroups).for_each(|k| self.tr.forget_subgroup(group, k)),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// SRAM of the GTD (over the chip's physical pages, as Table 6.1 sizes it) and the CMT.
+    fn sram(&self) -> (u64, u64) {
+        let pages = u64::from(self.geo.blocks()) * u64::from(self.geo.pages_per_block);
+        (sram::gtd_bytes(pages), self.tr.sram_bytes().1)
+    }
+}
+
+impl Recovery for ThreeDftl {
     /// Fig. 8.5 (L1534-1556): the first page of every block read (its BSN), then every page
     /// newest first except those a page already read points at (its LTD and PMT fields: a
     /// page of the same group an older program wrote), each read page setting its group's GTD
@@ -635,85 +707,5 @@ impl Ftl for ThreeDftl {
             self.carried[first + wp..first + ppb as usize].fill(0);
         }
         self.rehome_erased_carriers(ctx)
-    }
-
-    fn check_invariants(&self, flash: &FlashArray) {
-        self.bm.check_invariants(flash);
-        let mut mapped = 0u64;
-        for (lpn, &ppn) in self.map.iter().enumerate() {
-            if ppn == NONE {
-                continue;
-            }
-            mapped += 1;
-            assert!(flash.is_valid(ppn), "lpn {lpn} maps to invalid page {ppn}");
-            assert_eq!(flash.owner(ppn) as usize, lpn, "page {ppn} holds another lpn than {lpn}");
-        }
-        let ips = self.ilog.as_ref().map_or(0, |il| il.check_invariants(flash));
-        let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(flash.valid_count(b))).sum();
-        assert_eq!(mapped + ips, valid, "mapped pages {mapped} + IPs {ips} != valid pages {valid}");
-        // Every pointer the spare areas hold leads to a written page of its group: no GC
-        // erased the only copy of a sub-group's entries.
-        let groups = self.map.len().div_ceil(THESIS.group as usize) as u32;
-        for g in 0..groups {
-            for &p in self.tr.ltd(g).iter().chain(std::iter::once(&self.tr.gtd(g))) {
-                if p == NONE {
-                    continue;
-                }
-                let oob = flash.read(p).unwrap_or_else(|e| panic!("group {g}: its pointer to page {p}: {e}"));
-                assert_eq!(oob.lpn / THESIS.group, g, "group {g} points at page {p} of lpn {}", oob.lpn);
-            }
-        }
-    }
-}
-
-impl ThreeDftl {
-    /// Per block, whether its first page is an invalidation page.
-    fn first_page_kinds(&self, ctx: &FlashCtx) -> Vec<bool> {
-        (0..self.geo.blocks()).map(|b| IlogOnFlash::is_ip_block(ctx.flash(), b)).collect()
-    }
-
-    /// After the block rebuild of a recovery: a block left with no valid page was erased, and
-    /// with it any stale page that was still a sub-group's carrier or its group's newest
-    /// page. Those pointers go, and each such sub-group or group with a mapped LPN gets a new
-    /// carrier (a valid page of it moved, as GC's re-home does).
-    fn rehome_erased_carriers(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
-        let groups = self.map.len().div_ceil(THESIS.group as usize) as u32;
-        let per = THESIS.per_subgroup();
-        for group in 0..groups {
-            let gone = |p: Ppn, f: &FlashArray| p != NONE && f.read(p).is_err();
-            let top_gone = gone(self.tr.gtd(group), ctx.flash());
-            let lost: Vec<u32> =
-                (0..THESIS.subgroups).filter(|&k| gone(self.tr.ltd(group)[k as usize], ctx.flash())).collect();
-            if !top_gone && lost.is_empty() {
-                continue;
-            }
-            let mut ltd = self.tr.ltd(group).to_vec();
-            for &k in &lost {
-                ltd[k as usize] = NONE;
-            }
-            let top = if top_gone { NONE } else { self.tr.gtd(group) };
-            self.tr.restore(group, top, &ltd);
-            let base = group * THESIS.group;
-            let mapped = |l: Lpn, map: &[Ppn]| (l as usize) < map.len() && map[l as usize] != NONE;
-            for k in lost {
-                match (base + k * per..base + (k + 1) * per).find(|&l| mapped(l, &self.map)) {
-                    Some(lpn) => self.rehome_move(ctx, lpn)?,
-                    None => self.tr.forget_subgroup(group, k),
-                }
-            }
-            if self.tr.gtd(group) == NONE {
-                match (base..base + THESIS.group).find(|&l| mapped(l, &self.map)) {
-                    Some(lpn) => self.rehome_move(ctx, lpn)?,
-                    None => (0..THESIS.subgroups).for_each(|k| self.tr.forget_subgroup(group, k)),
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// SRAM of the GTD (over the chip's physical pages, as Table 6.1 sizes it) and the CMT.
-    fn sram(&self) -> (u64, u64) {
-        let pages = u64::from(self.geo.blocks()) * u64::from(self.geo.pages_per_block);
-        (sram::gtd_bytes(pages), self.tr.sram_bytes().1)
     }
 }

@@ -15,3 +15,12 @@ pub mod sram;
 pub mod translate;
 
 pub use ftl::ThreeDftl;
+
+/// Registry hook ([`crate::Capabilities::fit_drive`]): spare areas large enough for the
+/// compressed mapping entries (seed 001 L986: 106 bytes).
+pub fn fit_drive(cfg: &mut ftlsim_core::config::DriveConfig) {
+    let need = spare::COMPRESSED_BYTES as u32;
+    let g = &mut cfg.geometry;
+    g.spare_usable_bytes = g.spare_usable_bytes.max(need);
+    g.spare_bytes_per_page = g.spare_bytes_per_page.max(g.spare_usable_bytes);
+}

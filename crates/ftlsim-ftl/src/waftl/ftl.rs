@@ -17,21 +17,27 @@
 //!   block must be lent, erases the plane's waiting blocks first, and only then lets the
 //!   page-mapped part collect its own blocks (PMBs and mapping blocks, the most invalid first).
 //!
-//! Not modelled: power-loss recovery (WAFTL's paper has none; `recover` refuses).
+//! Zone pages are programmed `Staged` (host data logged on its way home), BMB and PMB pages
+//! `Data`: what lets power-loss recovery (beyond the paper, which has none; `recovery`) tell
+//! the Buffer Zone from the data blocks in a full scan.
+
+mod recovery;
 
 use super::draining::DrainingZone;
 use super::erase_queue::EraseQueue;
 use super::idle::IdlePredictor;
 use super::mapping_size;
+use super::options::{WaftlOptions, ZoneMigration};
 use super::threshold::{DynamicThreshold, Threshold};
 use super::zone::{plan, BlockNode, Bzmt, Home, Plan};
 use crate::block::pools::skip_to;
 use crate::demand::GcMode;
 use crate::dftl::{Dftl, Flavour};
-use ftlsim_core::config::{Allocation, DriveConfig, ZoneMigration};
+use crate::options::Options;
+use ftlsim_core::config::{Allocation, DriveConfig};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, MappedBlocks};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, Recovery, SeriesKind, SeriesValue};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
 use ftlsim_core::scheduler::SimTime;
 use serde::{Deserialize, Serialize};
@@ -63,6 +69,8 @@ struct Counts {
     nodes_migrated_idle: u64,
     nodes_migrated_paced: u64,
     nodes_migrated_at_full_zone: u64,
+    /// BMB rewrites a power cut stopped part-way, finished by recovery.
+    rewrites_finished_by_recovery: u64,
 }
 
 /// Why a block node of a full zone migrates now.
@@ -119,12 +127,37 @@ pub struct Waftl {
     gc: GcCounts,
 }
 
+/// Copy `src` (a zone page, or a page of a BMB being replaced) to its offset `dst` in a BMB:
+/// a read out to the controller and a program, what `FlashCtx::copy` costs without copy-back,
+/// with the spare area saying the page is home (a zone page is `Staged`).
+fn copy_home(ctx: &mut FlashCtx, src: Ppn, dst: Ppn) -> Result<(), SimError> {
+    let oob = ctx.read(src)?;
+    let read = ctx.last_op();
+    ctx.program_after(dst, Oob { kind: PageKind::Data, ..oob }, read)?;
+    Ok(())
+}
+
+/// The page-mapped part: the DFTL engine with per-plane GC, its CMT the CPMT.
+fn page_mapped_part(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
+    Dftl::build(
+        cfg,
+        Flavour {
+            name: "waftl",
+            second_level: false,
+            gc: GcMode::per_plane(cfg)?,
+            allocation: Allocation::RoundRobin,
+            plane_info: false,
+            remake: page_mapped_part,
+        },
+    )
+}
+
 impl Waftl {
     /// Build for a validated config (`[ftl.waftl]`).
     pub fn new(cfg: &DriveConfig) -> Result<Waftl, ConfigError> {
         let d = cfg.derive()?;
         let g = &cfg.geometry;
-        let w = &cfg.ftl.waftl;
+        let w = &WaftlOptions::of(cfg)?;
         let ppb = g.pages_per_block;
         let block_bytes = u64::from(ppb) * u64::from(g.page_size_bytes);
         let zone_blocks = w.buffer_zone_bytes / block_bytes;
@@ -149,17 +182,7 @@ impl Waftl {
                 ),
             });
         }
-        let pm = Dftl::build(
-            cfg,
-            Flavour {
-                name: "waftl",
-                second_level: false,
-                gc: GcMode::per_plane(cfg)?,
-                allocation: Allocation::RoundRobin,
-                write_buffer_bytes: 0,
-                plane_info: false,
-            },
-        )?;
+        let pm = page_mapped_part(cfg)?;
         let threshold_pages = if w.threshold_pages == 0 { ppb } else { w.threshold_pages };
         Ok(Waftl {
             geo: g.clone(),
@@ -263,8 +286,7 @@ impl Waftl {
         let mut zone = Vec::with_capacity((self.zone_blocks_per_plane * self.geo.planes()) as usize);
         'lend: for _ in 0..self.zone_blocks_per_plane {
             for preferred in 0..self.geo.planes() {
-                let plane = self.roomiest_plane(preferred);
-                match self.try_lend(ctx, plane, true)? {
+                match self.lend(ctx, preferred, true)? {
                     Some(b) => zone.push(b),
                     // The drive is short of room (block-mapped data below a full block leaves
                     // pages unused): a smaller zone, migrated sooner, rather than a halt.
@@ -272,7 +294,7 @@ impl Waftl {
                         self.counts.short_zones += 1;
                         break 'lend;
                     }
-                    None => return Err(self.no_room(ctx.flash(), plane)),
+                    None => return Err(self.no_room(ctx.flash())),
                 }
             }
         }
@@ -281,14 +303,30 @@ impl Waftl {
         Ok(())
     }
 
-    /// The error of a plane with no block to lend and nothing to reclaim.
-    fn no_room(&self, f: &FlashArray, plane: u32) -> SimError {
-        let valid: u64 = f.blocks_of(plane).map(|b| u64::from(f.valid_count(b))).sum();
-        let pages = u64::from(self.geo.blocks_per_plane) * u64::from(self.ppb);
+    /// The error of a drive with no block to lend and nothing to reclaim on any plane.
+    fn no_room(&self, f: &FlashArray) -> SimError {
+        let valid: u64 = (0..self.geo.blocks()).map(|b| u64::from(f.valid_count(b))).sum();
+        let pages = u64::from(self.geo.blocks()) * u64::from(self.ppb);
         SimError::Ftl(format!(
-            "waftl: plane {plane} has no free block for the Buffer Zone and nothing to reclaim \
-             ({valid} of its {pages} pages valid): raise overprovisioning.share or shrink ftl.waftl.buffer_zone_bytes"
+            "waftl: no plane has a free block for the Buffer Zone or anything to reclaim \
+             ({valid} of the drive's {pages} pages valid): raise overprovisioning.share or shrink ftl.waftl.buffer_zone_bytes"
         ))
+    }
+
+    /// Lend a block (for the zone: `youngest`; for a BMB) from the roomiest plane near
+    /// `preferred`, else from any plane whose GC can make room: the roomiest by free and
+    /// waiting blocks may hold nothing but valid data while another plane's PMBs hold stale
+    /// pages. `None` when no plane can lend.
+    fn lend(&mut self, ctx: &mut FlashCtx, preferred: u32, youngest: bool) -> Result<Option<BlockId>, SimError> {
+        let planes = self.geo.planes();
+        let first = self.roomiest_plane(preferred);
+        let others = (0..planes).map(|i| (preferred + i) % planes).filter(|&p| p != first);
+        for plane in std::iter::once(first).chain(others) {
+            if let Some(b) = self.try_lend(ctx, plane, youngest)? {
+                return Ok(Some(b));
+            }
+        }
+        Ok(None)
     }
 
     /// Lend a free block of `plane`, or `None` when it has none and nothing to reclaim. While
@@ -311,7 +349,7 @@ impl Waftl {
                 self.counts.online_erases += 1;
                 continue;
             }
-            if !self.pm.gc_step(ctx, plane)? {
+            if !ftlsim_core::ftl::ManagedGc::gc_step(&mut self.pm, ctx, plane)? {
                 break;
             }
         }
@@ -468,8 +506,8 @@ impl Waftl {
         node: &BlockNode,
         old: Option<BlockId>,
     ) -> Result<(), SimError> {
-        let plane = self.roomiest_plane(old.map_or(lbn % self.geo.planes(), |b| self.geo.plane_of_block(b)));
-        let Some(new) = self.try_lend(ctx, plane, false)? else {
+        let preferred = old.map_or(lbn % self.geo.planes(), |b| self.geo.plane_of_block(b));
+        let Some(new) = self.lend(ctx, preferred, false)? else {
             return self.bmb_to_pmb(ctx, lbn, node, old);
         };
         let first = self.geo.first_page(new);
@@ -488,7 +526,7 @@ impl Waftl {
             };
             let Some(src) = src else { continue };
             skip_to(ctx, new, off)?;
-            ctx.copy(src, first + off, false)?;
+            copy_home(ctx, src, first + off)?;
             ctx.invalidate(src)?;
         }
         if let Some(o) = old {
@@ -587,7 +625,7 @@ impl Waftl {
         self.run_blocks[(lpn / self.ppb) as usize] |= RUN_ACCESSED;
         self.bzmt.touch(lpn);
         let ppn = self.zone_page(ctx)?;
-        ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
+        ctx.program(ppn, Oob { lpn, version, kind: PageKind::Staged })?;
         if let Some(old) = self.bzmt.log_write(lpn, ppn) {
             ctx.invalidate(old)?;
         }
@@ -623,7 +661,7 @@ impl Ftl for Waftl {
             // A read miss is copied into the zone (L137), a clean page.
             self.bzmt.touch(lpn);
             let ppn = self.zone_page(ctx)?;
-            ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
+            ctx.program(ppn, Oob { lpn, version, kind: PageKind::Staged })?;
             self.bzmt.log_read_miss(lpn, ppn);
             self.counts.read_miss_copies += 1;
         }
@@ -686,10 +724,6 @@ impl Ftl for Waftl {
         Ok(true)
     }
 
-    fn gc_step(&mut self, ctx: &mut FlashCtx, plane: u32) -> Result<bool, SimError> {
-        self.pm.gc_step(ctx, plane)
-    }
-
     fn gc_counts(&self) -> GcCounts {
         let mut g = self.pm.gc_counts();
         g.background_collections += self.gc.background_collections;
@@ -700,8 +734,13 @@ impl Ftl for Waftl {
         self.pm.free_blocks()
     }
 
-    fn mapped_logical_blocks(&self) -> Option<MappedBlocks> {
-        Some(MappedBlocks { page_mapped: self.run_mapped.0, block_mapped: self.run_mapped.1 })
+    /// Logical blocks page- and block-mapped by the measured run's migrations (Fig. 15's
+    /// shares over time).
+    fn series(&self) -> Vec<SeriesValue> {
+        vec![
+            SeriesValue { name: "page_mapped_blocks", value: self.run_mapped.0, kind: SeriesKind::Level },
+            SeriesValue { name: "block_mapped_blocks", value: self.run_mapped.1, kind: SeriesKind::Level },
+        ]
     }
 
     fn mapping_sram_bytes(&self) -> u64 {
@@ -749,6 +788,7 @@ impl Ftl for Waftl {
         m.insert("waftl_nodes_migrated_idle".into(), c.nodes_migrated_idle.into());
         m.insert("waftl_nodes_migrated_paced".into(), c.nodes_migrated_paced.into());
         m.insert("waftl_nodes_migrated_at_full_zone".into(), c.nodes_migrated_at_full_zone.into());
+        m.insert("waftl_recovery_rewrites_finished".into(), c.rewrites_finished_by_recovery.into());
         m.insert("waftl_idle_prediction_error_ns".into(), self.idle.mean_abs_error_ns().into());
         m.insert("waftl_block_mapped_blocks".into(), bmb.into());
         m.insert("waftl_page_mapped_blocks".into(), pmb.into());
@@ -762,13 +802,17 @@ impl Ftl for Waftl {
         m
     }
 
+    fn recovery(&mut self) -> Option<&mut dyn Recovery> {
+        Some(self)
+    }
+
     fn save_state(&self) -> Vec<u8> {
         ftlsim_core::state::encode(self)
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
         let mut loaded: Waftl = ftlsim_core::state::decode(bytes)?;
-        loaded.pm.set_name("waftl");
+        crate::demand::DemandFtl::restore_unsaved(&mut loaded.pm, &self.pm);
         *self = loaded;
         Ok(())
     }
@@ -809,5 +853,17 @@ impl Ftl for Waftl {
             u64::from(self.draining.pages()),
             "draining zone valid pages and its nodes' pages disagree"
         );
+    }
+}
+
+/// Recovery by a full scan (`recovery`); a clean shutdown writes the page-mapped part's
+/// changed translation pages (the zone and the BMBs are on flash as they are).
+impl Recovery for Waftl {
+    fn checkpoint(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        Recovery::checkpoint(&mut self.pm, ctx)
+    }
+
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+        self.recover_by_scan(ctx, cfg)
     }
 }

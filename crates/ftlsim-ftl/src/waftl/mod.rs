@@ -16,7 +16,22 @@ mod erase_queue;
 mod ftl;
 pub mod idle;
 pub mod mapping_size;
+mod options;
 pub mod threshold;
 pub mod zone;
 
 pub use ftl::Waftl;
+pub use options::{WaftlOptions, ZoneMigration};
+
+/// Registry hook ([`crate::Capabilities::fit_drive`]): a Buffer Zone of an eighth of each
+/// plane's spare blocks, at least one block per plane, so that two zones (the one draining
+/// and the new one) fit beside the GC reserve of a drive of any size.
+pub fn fit_drive(cfg: &mut ftlsim_core::config::DriveConfig) {
+    let Ok(d) = cfg.derive() else { return };
+    let g = &cfg.geometry;
+    let spare = g.blocks_per_plane.saturating_sub(d.logical_pages.div_ceil(g.pages_per_block).div_ceil(g.planes()));
+    let per_plane = u64::from((spare / 8).max(1));
+    let zone = per_plane * u64::from(g.planes()) * u64::from(g.pages_per_block) * u64::from(g.page_size_bytes);
+    let section = cfg.ftl.sections.entry(<WaftlOptions as crate::options::Options>::SECTION.to_string()).or_default();
+    section.insert("buffer_zone_bytes".into(), toml::Value::Integer(zone as i64));
+}

@@ -1,7 +1,7 @@
 //! Drive presets shipped in `presets/`, compiled in so the binary works from anywhere.
 
-use crate::config::DriveConfig;
-use crate::error::ConfigError;
+use ftlsim_core::config::DriveConfig;
+use ftlsim_core::error::ConfigError;
 
 /// (name, TOML text) of every preset.
 pub const PRESETS: &[(&str, &str)] = &[

@@ -1,0 +1,489 @@
+//! The FTL contract (issue 32): every FTL the registry lists (`ftlsim_ftl::FTLS`) passes every
+//! check here by being registered. Its drives come from its declared capabilities (the blocks
+//! it keeps open, the invalid-tracking modes it supports, whether it needs the reliability
+//! model), never from its name, so a new FTL needs no line in this file:
+//! - the data oracle under random mixed workloads with heavy GC, several drives each
+//!   (proptest; invariants checked along the run and at its end, then every page read back);
+//! - a real trace (Financial1) replayed with the oracle on a full drive;
+//! - determinism: the same seed gives byte-identical results, another seed does not;
+//! - snapshots: a loaded drive gives the results of preconditioning in the process;
+//! - memory: the estimate's per-page terms cover the heap the FTL's run uses;
+//! - power cuts: random cuts at any program, copy-back or erase, recovery from flash alone,
+//!   the oracle after it and after more writes; and cuts in a measured run that then goes on;
+//! - channel systems, for the FTLs that can be their units;
+//! - the capabilities agree with what the FTL objects offer.
+//!
+//! Every registered FTL recovers. A deliberately broken FTL is caught (the last test).
+//! `FTLSIM_CRASH_CASES=N` runs N power cuts per drive instead of the suite's few
+//! (`make crash-test`); `FTLSIM_FTLS=a,b` checks only the FTLs named.
+
+mod crash;
+mod util;
+
+use ftlsim_core::config::{DriveConfig, InvalidTracking};
+use ftlsim_core::error::{ConfigError, SimError};
+use ftlsim_core::flash::{FlashArray, PageKind};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, PrefetchStage, SeriesValue};
+use ftlsim_core::geometry::Lpn;
+use ftlsim_core::metrics::{NoObserver, RowCollector};
+use ftlsim_core::sim::{CutAt, Precondition, Replay, Report, RunOptions, Simulator};
+use ftlsim_core::trace::{Overflow, TraceOptions, TraceSource};
+use ftlsim_core::workload::{Generator, WorkloadSpec};
+use ftlsim_ftl::{Capabilities, FtlInfo, FTLS};
+use proptest::prelude::*;
+use proptest::test_runner::{Config as RunnerConfig, TestRunner};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use util::{drive_for, mix, read_all, Mix};
+
+// ---------------------------------------------------------------------------------------
+// Heap accounting per thread, for the memory check: the simulation runs on the test's own
+// thread, so its allocations are that thread's whatever other tests do meanwhile.
+
+struct Counting;
+
+thread_local! {
+    static HEAP_NOW: Cell<i64> = const { Cell::new(0) };
+    static HEAP_PEAK: Cell<i64> = const { Cell::new(0) };
+}
+
+fn account(delta: i64) {
+    // `try_with`: allocations while the thread's locals are torn down go uncounted.
+    let _ = HEAP_NOW.try_with(|now| {
+        let n = now.get() + delta;
+        now.set(n);
+        let _ = HEAP_PEAK.try_with(|peak| peak.set(peak.get().max(n)));
+    });
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the bookkeeping only
+// touches thread-local cells, which never allocate.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        account(l.size() as i64);
+        System.alloc(l)
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        account(l.size() as i64);
+        System.alloc_zeroed(l)
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        account(-(l.size() as i64));
+        System.dealloc(p, l)
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        account(new as i64 - l.size() as i64);
+        System.realloc(p, l, new)
+    }
+}
+
+#[global_allocator]
+static HEAP: Counting = Counting;
+
+/// The heap this thread uses at its peak while `f` runs, above what it held before, bytes.
+fn heap_peak_of<T>(f: impl FnOnce() -> T) -> (T, i64) {
+    let start = HEAP_NOW.with(Cell::get);
+    HEAP_PEAK.with(|p| p.set(start));
+    let out = f();
+    (out, HEAP_PEAK.with(Cell::get) - start)
+}
+
+// ---------------------------------------------------------------------------------------
+// The FTLs and their drives.
+
+/// The registered FTLs whose capabilities pass `keep` (only those `FTLSIM_FTLS` names, a
+/// comma-separated list, when it is set: to check one FTL while writing it).
+fn registered(keep: impl Fn(&Capabilities) -> bool) -> Vec<&'static FtlInfo> {
+    let only = std::env::var("FTLSIM_FTLS").ok();
+    let named = |f: &FtlInfo| only.as_deref().is_none_or(|o| o.split(',').any(|n| n.trim() == f.name));
+    FTLS.iter().filter(|f| keep(&f.capabilities) && named(f)).collect()
+}
+
+/// Run `check` on every FTL of `ftls`, gathering the failures: one failing FTL does not hide
+/// another's.
+fn each(ftls: &[&FtlInfo], mut check: impl FnMut(&FtlInfo) -> Result<(), String>) {
+    let failures: Vec<String> =
+        ftls.iter().filter_map(|f| check(f).err().map(|e| format!("{}: {e}", f.name))).collect();
+    assert!(failures.is_empty(), "{} of {} FTLs failed:\n{}", failures.len(), ftls.len(), failures.join("\n"));
+}
+
+/// A mapping cache a few hundred entries or one translation page large, for FTLs that have
+/// one: translation pages written back all along.
+fn small_cache(f: &FtlInfo) -> &'static str {
+    if f.bytes_per_cache_byte > 0 {
+        "mapping_cache_bytes = 4360\n"
+    } else {
+        ""
+    }
+}
+
+/// The drives an FTL is checked on, by label, from its capabilities: its defaults; a small
+/// mapping cache with copy-back and idle-time GC; each other way of tracking invalid pages
+/// it supports (ILog with a 10-BIF queue); copy-back under the same-parity rule unless its GC
+/// may never end under that rule.
+fn variants(f: &FtlInfo) -> Vec<(String, DriveConfig)> {
+    let cache = small_cache(f);
+    let mut out = vec![
+        ("defaults".to_string(), drive_for(f, 32, 16, "")),
+        (
+            "small cache, copy-back, idle-time GC".into(),
+            drive_for(
+                f,
+                32,
+                16,
+                &format!("{cache}gc_copy = \"copyback\"\nbackground_gc = true\nidle_threshold_ns = 1\n"),
+            ),
+        ),
+    ];
+    for &t in f.capabilities.invalid_tracking.iter().filter(|&&t| t != InvalidTracking::Flags) {
+        let (name, ilog) = match t {
+            InvalidTracking::Ilog => ("ilog", "[ftl.ilog]\nbifq_bytes = 350\n"),
+            _ => ("counters", ""),
+        };
+        out.push((
+            format!("invalid_tracking = {name}"),
+            drive_for(f, 32, 16, &format!("{cache}invalid_tracking = \"{name}\"\n{ilog}")),
+        ));
+    }
+    if !f.capabilities.never_ending_gc {
+        out.push((
+            "same-parity copy-back".into(),
+            drive_for(f, 32, 16, &format!("{cache}gc_copy = \"copyback\"\n[nand]\ncopyback_same_parity = true\n")),
+        ));
+    }
+    out
+}
+
+/// A simulator of `f` (its constructor, not its registered name's) on `cfg`.
+fn simulator(f: &FtlInfo, cfg: &DriveConfig, verify: bool) -> Result<Simulator, String> {
+    let cfg = ftlsim_ftl::resolve(cfg.clone()).map_err(|e| e.to_string())?;
+    let ftl = (f.build)(&cfg).map_err(|e| e.to_string())?;
+    Simulator::new(cfg, ftl, verify).map_err(|e| e.to_string())
+}
+
+/// The data oracle under `m` (`util::oracle_on`): precondition, `requests` mixed requests
+/// checked read by read with the invariants every 61 requests and at the end, every page
+/// read back.
+fn oracle(f: &FtlInfo, cfg: &DriveConfig, m: &Mix, requests: u64) -> Result<Report, String> {
+    util::oracle_on(simulator(f, cfg, true)?, m, requests).map(|(_, r)| r)
+}
+
+/// Random mixes on every drive of `f`: `cases` proptest cases per drive, the failing case
+/// shrunk and named.
+fn oracle_everywhere(f: &FtlInfo, cases: u32) -> Result<(), String> {
+    for (label, cfg) in variants(f) {
+        let mut runner = TestRunner::new(RunnerConfig { cases, failure_persistence: None, ..RunnerConfig::default() });
+        runner
+            .run(&mix(), |m| oracle(f, &cfg, &m, 1500).map(drop).map_err(TestCaseError::fail))
+            .map_err(|e| format!("drive \"{label}\": {e}"))?;
+    }
+    Ok(())
+}
+
+#[test]
+fn every_ftl_keeps_the_data_oracle_under_heavy_gc_on_every_drive() {
+    each(&registered(|_| true), |f| oracle_everywhere(f, 6));
+}
+
+#[test]
+fn every_ftl_replays_a_real_trace_with_the_oracle_on_a_full_drive() {
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/financial1-first10k.ssdsim.ascii");
+    each(&registered(|_| true), |f| {
+        let mut cfg = drive_for(f, 64, 32, small_cache(f));
+        cfg.host.queue_depth = 8;
+        let mut sim = simulator(f, &cfg, true)?;
+        sim.precondition(&Precondition { fill: 1.0, ..Precondition::default() }).map_err(|e| e.to_string())?;
+        let opts = TraceOptions { overflow: Overflow::Wrap, repeat: 3, ..TraceOptions::default() };
+        let mut src =
+            TraceSource::open(trace.as_ref(), opts, sim.derived().logical_bytes / 512, 8).map_err(|e| e.to_string())?;
+        let run = RunOptions {
+            replay: Replay::Closed { queue_depth: 8 },
+            interval_ns: 0,
+            check_every: 997,
+            ..RunOptions::default()
+        };
+        let r = sim.run(&mut src, &run, &mut NoObserver).map_err(|e| e.to_string())?;
+        if r.host.requests != 30_000 || r.gc.collections < 50 {
+            return Err(format!(
+                "{} requests, {} collections: not the full, collecting run",
+                r.host.requests, r.gc.collections
+            ));
+        }
+        sim.check_invariants();
+        let back = RunOptions { replay: Replay::Closed { queue_depth: 4 }, interval_ns: 0, ..RunOptions::default() };
+        sim.run(&mut read_all(sim.derived().logical_pages), &back, &mut NoObserver).map_err(|e| e.to_string())?;
+        Ok(())
+    });
+}
+
+/// Precondition `f` on `cfg` to steady state with `seed`.
+fn preconditioned(f: &FtlInfo, cfg: &DriveConfig, seed: u64, verify: bool) -> Result<Simulator, String> {
+    let mut sim = simulator(f, cfg, verify)?;
+    let pre =
+        Precondition { fill: 0.9, steady_state: true, max_overwrite_passes: 2.0, seed, ..Precondition::default() };
+    sim.precondition(&pre).map_err(|e| e.to_string())?;
+    Ok(sim)
+}
+
+/// A measured run with idle time (background GC) and a time series: its report and rows as
+/// text.
+fn measured(sim: &mut Simulator, seed: u64) -> Result<String, String> {
+    let spec =
+        WorkloadSpec::parse("pattern=zipf:0.8,read=0.4,trim=0.02,size=4k|16k,arrival=poisson:500us,requests=2500")
+            .map_err(|e| e.to_string())?;
+    let mut gen = Generator::new(&spec, sim.derived().logical_bytes, seed).map_err(|e| e.to_string())?.map(Ok);
+    let opts =
+        RunOptions { replay: Replay::Open { time_scale: 1.0 }, interval_ns: 20_000_000, ..RunOptions::default() };
+    let mut rows = RowCollector::default();
+    let r = sim.run(&mut gen, &opts, &mut rows).map_err(|e| e.to_string())?;
+    Ok(serde_json::to_string(&r).expect("reports serialise") + &format!("{:?}", rows.rows))
+}
+
+#[test]
+fn every_ftl_gives_identical_results_for_identical_inputs() {
+    each(&registered(|_| true), |f| {
+        let cfg = drive_for(f, 32, 16, "background_gc = true\nidle_threshold_ns = 200000\n");
+        let run = |seed| preconditioned(f, &cfg, seed, false).and_then(|mut s| measured(&mut s, seed));
+        let (a, b, c) = (run(11)?, run(11)?, run(12)?);
+        if a != b {
+            return Err("two runs of the same config, workload and seed differ".into());
+        }
+        if a == c {
+            return Err("another seed gave the same run".into());
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn every_ftl_resumes_from_a_snapshot_as_from_its_preconditioning() {
+    let dir = tempfile::tempdir().unwrap();
+    each(&registered(|_| true), |f| {
+        let cfg = drive_for(f, 48, 16, "");
+        let mut original = preconditioned(f, &cfg, 4, true)?;
+        let path = dir.path().join(format!("{}.snap", f.name));
+        original.save_state(&path, serde_json::json!({ "seed": 4 })).map_err(|e| e.to_string())?;
+        let expected = measured(&mut original, 21)?;
+        let mut loaded = simulator(f, &cfg, true)?;
+        loaded.load_state(&path).map_err(|e| e.to_string())?;
+        let got = measured(&mut loaded, 21)?;
+        loaded.check_invariants();
+        if got != expected {
+            return Err("results after loading the snapshot differ from the original drive's".into());
+        }
+        Ok(())
+    });
+}
+
+/// The heap a run of `f` on a drive of `blocks` blocks of 64 pages per plane uses at its peak,
+/// and the memory estimate of the drive, bytes.
+fn heap_and_estimate(f: &FtlInfo, blocks: u32) -> Result<(i64, i64), String> {
+    let cfg = drive_for(f, blocks, 64, "");
+    let estimate = ftlsim_ftl::memory_estimate(&cfg, true).map_err(|e| e.to_string())?;
+    let (run, peak) = heap_peak_of(|| -> Result<(), String> {
+        let mut sim = simulator(f, &cfg, true)?;
+        sim.precondition(&Precondition { fill: 1.0, ..Precondition::default() }).map_err(|e| e.to_string())?;
+        measured(&mut sim, 3).map(drop)
+    });
+    run?;
+    Ok((peak, estimate as i64))
+}
+
+#[test]
+fn every_ftl_stays_within_its_memory_estimate() {
+    // The estimate is per-page terms plus a fixed 16 MiB (program, histograms, I/O buffers):
+    // the heap of a run stays below it, and grows with the drive no faster than its per-page
+    // terms (two drives, 65,536 and 131,072 pages: the fixed costs cancel in the difference).
+    each(&registered(|_| true), |f| {
+        let (small_heap, small_estimate) = heap_and_estimate(f, 256)?;
+        let (heap, estimate) = heap_and_estimate(f, 512)?;
+        if heap > estimate {
+            return Err(format!("the run's heap peaked at {heap} bytes, above the estimate of {estimate}"));
+        }
+        let pages = 65_536.0;
+        let grew = (heap - small_heap) as f64 / pages;
+        let allowed = (estimate - small_estimate) as f64 / pages;
+        if grew > allowed {
+            return Err(format!(
+                "the heap grows by {grew:.2} bytes per physical page, the estimate by {allowed:.2} (peaks {small_heap} \
+                 and {heap} bytes)"
+            ));
+        }
+        Ok(())
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Power cuts.
+/// Cut every drive of `f` at random mutations (`crash::cut_drive`), an ILog page torn too
+/// where the drive has ILog.
+fn cut_everywhere(f: &FtlInfo) -> Result<(), String> {
+    for (k, (label, cfg)) in variants(f).into_iter().enumerate() {
+        let kinds: &[PageKind] = if label.contains("ilog") { &[PageKind::Log] } else { &[] };
+        crash::cut_drive(f, k, &label, &cfg, kinds)?;
+    }
+    Ok(())
+}
+
+#[test]
+fn every_ftl_recovers_every_acknowledged_write_from_a_cut_anywhere() {
+    each(&registered(|c| c.recovers), cut_everywhere);
+}
+
+#[test]
+fn every_ftl_recovers() {
+    let not: Vec<&str> = registered(|c| !c.recovers).iter().map(|f| f.name).collect();
+    assert!(not.is_empty(), "every registered FTL recovers from a power cut; these do not: {not:?}");
+}
+
+#[test]
+fn every_ftl_survives_cuts_in_a_measured_run_and_goes_on() {
+    let workload = "pattern=zipf:0.8,read=0.3,size=4k@0.7|16k@0.3,requests=3000";
+    each(&registered(|c| c.recovers), |f| {
+        let cfg = drive_for(f, 32, 16, small_cache(f));
+        for (i, at) in [CutAt::Request(1), CutAt::Request(1_777), CutAt::TimeNs(60_000_000)].into_iter().enumerate() {
+            let seed = 11 + i as u64;
+            let sim = simulator(f, &cfg, true)?;
+            let logical = u64::from(sim.derived().logical_pages);
+            let (before, post) = crash::cut_run(sim, workload, at, seed)?;
+            let c = before.power_cut.as_ref().ok_or(format!("{at:?}: the run was not cut"))?;
+            if c.oracle_checked_pages != logical || c.recovery_pages_read == 0 {
+                return Err(format!("{at:?}: {c:?}"));
+            }
+            let post = post.ok_or(format!("{at:?}: the run did not go on after recovery"))?;
+            if before.host.requests + c.requests_in_flight + post.host.requests != 3000 {
+                return Err(format!("{at:?}: requests before, in flight and after do not add up"));
+            }
+        }
+        Ok(())
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Channel systems and capabilities.
+
+#[test]
+fn every_channel_unit_keeps_the_oracle_in_a_channel_system() {
+    use ftlsim_core::multichannel::{ChannelSystem, McOptions};
+    each(&registered(|c| c.channel_unit), |f| {
+        for mode in ["fi", "cf"] {
+            let mut cfg = drive_for(f, 48, 16, "");
+            cfg.geometry.chips_per_channel = 1;
+            cfg.geometry.dies_per_chip = 1;
+            cfg = cfg
+                .with_overrides(&[
+                    ("multichannel.mode".into(), format!("\"{mode}\"")),
+                    ("multichannel.spare_threshold".into(), "8".into()),
+                    ("host.write_buffer_bytes".into(), "65536".into()),
+                    ("host.write_buffer_policy".into(), "\"fifo\"".into()),
+                ])
+                .map_err(|e| e.to_string())?;
+            let cfg = ftlsim_ftl::resolve(cfg).map_err(|e| e.to_string())?;
+            let mut sys = ChannelSystem::new(&cfg, &f.build, true).map_err(|e| e.to_string())?;
+            sys.precondition(1.0, false, 5).map_err(|e| e.to_string())?;
+            let spec =
+                WorkloadSpec::parse("read=0,size=512|4k|12k,align=512,requests=1500").map_err(|e| e.to_string())?;
+            let mut gen = Generator::new(&spec, sys.logical_bytes(), 5).map_err(|e| e.to_string())?.map(Ok);
+            let r = sys
+                .run(&mut gen, &McOptions { interval_ns: 0, check_every: 17 }, &mut NoObserver)
+                .map_err(|e| format!("{mode}: {e}"))?;
+            if r.host.requests != 1500 || r.gc.erases == 0 {
+                return Err(format!("{mode}: {} requests, {} erases", r.host.requests, r.gc.erases));
+            }
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn capabilities_agree_with_what_each_ftl_offers() {
+    let mut names = std::collections::HashSet::new();
+    each(&registered(|_| true), |f| {
+        if !names.insert(f.name) {
+            return Err("registered twice".into());
+        }
+        let cfg = ftlsim_ftl::resolve(drive_for(f, 32, 16, "")).map_err(|e| e.to_string())?;
+        let mut ftl = (f.build)(&cfg).map_err(|e| e.to_string())?;
+        let c = &f.capabilities;
+        if ftl.name() != f.name {
+            return Err(format!("its object calls itself {}", ftl.name()));
+        }
+        if c.recovers != ftl.recovery().is_some() {
+            return Err(format!("declares recovers = {} but its object disagrees", c.recovers));
+        }
+        if c.channel_unit && ftl.managed_gc().is_none() {
+            return Err("declares it runs as a channel unit but offers no managed GC".into());
+        }
+        for s in c.sections {
+            if !ftlsim_ftl::SECTIONS.iter().any(|k| &k.name == s) || !cfg.ftl.sections.contains_key(*s) {
+                return Err(format!("reads section [ftl.{s}], which the registry does not know or did not complete"));
+            }
+        }
+        if (c.open_blocks_per_plane)(&cfg) == 0 {
+            return Err("keeps no open block".into());
+        }
+        Ok(())
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// The suite catches a broken FTL.
+
+/// The page FTL with one line wrong: a trim does nothing (the page stays mapped).
+struct ForgetsTrims(Box<dyn Ftl>);
+
+impl Ftl for ForgetsTrims {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
+        self.0.read(ctx, lpn)
+    }
+    fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
+        self.0.write(ctx, lpn, version)
+    }
+    fn prefetch_write(&self, flash: &FlashArray, lpn: Lpn, stage: PrefetchStage) {
+        self.0.prefetch_write(flash, lpn, stage)
+    }
+    fn trim(&mut self, _ctx: &mut FlashCtx, _lpn: Lpn) -> Result<(), SimError> {
+        Ok(()) // the defect
+    }
+    fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
+        self.0.background_step(ctx)
+    }
+    fn gc_counts(&self) -> GcCounts {
+        self.0.gc_counts()
+    }
+    fn free_blocks(&self) -> u64 {
+        self.0.free_blocks()
+    }
+    fn mapping_sram_bytes(&self) -> u64 {
+        self.0.mapping_sram_bytes()
+    }
+    fn series(&self) -> Vec<SeriesValue> {
+        self.0.series()
+    }
+    fn check_invariants(&self, flash: &FlashArray) {
+        self.0.check_invariants(flash)
+    }
+    fn save_state(&self) -> Vec<u8> {
+        self.0.save_state()
+    }
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.0.load_state(bytes)
+    }
+}
+
+fn forgets_trims(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
+    Ok(Box::new(ForgetsTrims(ftlsim_ftl::build(cfg)?)))
+}
+
+#[test]
+fn a_deliberately_broken_ftl_is_caught() {
+    let page = ftlsim_ftl::info("page").unwrap();
+    let broken = FtlInfo { build: forgets_trims, ..*page };
+    let e = oracle_everywhere(&broken, 6).expect_err("an FTL that ignores trims must fail the oracle");
+    assert!(e.contains("data oracle: read of lpn"), "{e}");
+    // The check it failed is the one every registered FTL passes (the first test above).
+    oracle_everywhere(page, 2).unwrap();
+}
