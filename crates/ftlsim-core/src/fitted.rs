@@ -21,10 +21,23 @@ use crate::error::TraceError;
 use crate::host::{IoOp, MAX_REQUEST_BYTES};
 use crate::scheduler::SIM_TIME_LIMIT_NS;
 use crate::trace::RecordReader;
-use crate::workload::FittedLayout;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
+
+/// Where a fitted workload's touched extents land on the addressed span (`layout=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FittedLayout {
+    /// Side by side in address order, each at its own size (the footprint keeps its size, as
+    /// a trace replayed with `--overflow compact`); shrunk only if they exceed the span.
+    #[default]
+    Compact,
+    /// The trace's whole address range scaled onto the span: extent `i` at the same relative
+    /// place (gaps between touched extents kept; a range larger than the span squeezes the
+    /// footprint into fewer pages).
+    Range,
+}
 
 /// Format version of the TOML file.
 pub const FIT_VERSION: u32 = 4;

@@ -540,6 +540,121 @@ impl BlockManager {
     }
 }
 
+/// A plane takes host pages without GC (dynamic allocation), and an incremental foreground
+/// trigger stops collecting, while it has at least this many free blocks: one for GC to
+/// relocate into, one for the host stream.
+pub const MIN_FREE_BLOCKS: u32 = 2;
+
+/// Where each plane's collection stands, for FTLs whose GC moves a page at a time and may
+/// stop between pages (idle-time GC, GC driven from outside through
+/// [`crate::ftl::ManagedGc`]): the job suspended on each plane, and a drained victim a
+/// cycle-filling follower left for a later erase while it copies from the next-best victim
+/// (seed 004 Sec. 3.3.2). The page and demand-based FTLs share it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlaneGc {
+    jobs: Vec<Option<GcJob>>,
+    parked: Vec<Option<GcJob>>,
+}
+
+/// Where a cycle-filling follower's copy comes from ([`PlaneGc::prepare_copy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyFrom {
+    /// No copy can follow: no victim with data, or a drained victim that cannot be parked.
+    Nothing,
+    /// The victim under way, which has pages left.
+    Current,
+    /// The next-best victim, taken now; the drained one is parked for a later erase.
+    Next,
+}
+
+impl PlaneGc {
+    /// No collection under way on any of `planes` planes.
+    pub fn new(planes: u32) -> PlaneGc {
+        PlaneGc { jobs: vec![None; planes as usize], parked: vec![None; planes as usize] }
+    }
+
+    /// The collection to step on `plane`: the one suspended there, else a new one on its best
+    /// victim ([`BlockManager::next_job`]).
+    pub fn next_job(
+        &mut self,
+        bm: &mut BlockManager,
+        flash: &FlashArray,
+        plane: PlaneId,
+        must_advance: bool,
+    ) -> Option<GcJob> {
+        bm.next_job(&mut self.jobs[plane as usize], flash, plane, must_advance)
+    }
+
+    /// Suspend `job` on `plane` until its next step.
+    pub fn suspend(&mut self, plane: PlaneId, job: GcJob) {
+        let slot = &mut self.jobs[plane as usize];
+        assert!(slot.is_none(), "plane {plane} has a job suspended already");
+        *slot = Some(job);
+    }
+
+    /// A job is suspended on `plane`.
+    pub fn suspended(&self, plane: PlaneId) -> bool {
+        self.jobs[plane as usize].is_some()
+    }
+
+    /// A collection is part-way on `plane`: a job suspended or a victim parked.
+    pub fn active(&self, plane: PlaneId) -> bool {
+        self.jobs[plane as usize].is_some() || self.parked[plane as usize].is_some()
+    }
+
+    /// The victim parked on `plane`, taken for its erase.
+    pub fn take_parked(&mut self, plane: PlaneId) -> Option<GcJob> {
+        self.parked[plane as usize].take()
+    }
+
+    /// What the next step on `plane` does: a parked victim's erase first, then the suspended
+    /// job's or the best victim's ([`BlockManager::gc_next`]).
+    pub fn next_step(&mut self, bm: &mut BlockManager, flash: &FlashArray, plane: PlaneId) -> crate::ftl::GcNext {
+        if self.parked[plane as usize].is_some() {
+            return crate::ftl::GcNext::Erase;
+        }
+        bm.gc_next(&self.jobs[plane as usize], flash, plane)
+    }
+
+    /// Drop the job suspended on `plane` for a better victim (seed 004 Sec. 3.2.2,
+    /// [`BlockManager::repick`]); whether it switched.
+    pub fn repick(&mut self, bm: &mut BlockManager, flash: &FlashArray, plane: PlaneId) -> bool {
+        bm.repick(&mut self.jobs[plane as usize], flash, plane)
+    }
+
+    /// Ready a cycle-filling follower's copy on `plane` (seed 004 Sec. 3.3.2): the victim
+    /// under way if it has pages left; if it is drained, park it and take the next-best
+    /// victim that has data to copy, when `may_switch` (an FTL that validates one victim at
+    /// a time cannot) and no victim is parked already.
+    pub fn prepare_copy(
+        &mut self,
+        bm: &mut BlockManager,
+        flash: &FlashArray,
+        plane: PlaneId,
+        may_switch: bool,
+    ) -> CopyFrom {
+        let p = plane as usize;
+        let drained = self.jobs[p].as_ref().is_some_and(|j| flash.valid_count(j.victim) == 0);
+        if !drained {
+            return match bm.gc_next(&self.jobs[p], flash, plane) {
+                crate::ftl::GcNext::Copy => CopyFrom::Current,
+                _ => CopyFrom::Nothing,
+            };
+        }
+        if !may_switch || self.parked[p].is_some() {
+            return CopyFrom::Nothing;
+        }
+        match bm.peek_victim(flash, plane, false) {
+            Some(next) if flash.valid_count(next) > 0 => {
+                self.parked[p] = self.jobs[p].take();
+                self.jobs[p] = Some(bm.take_victim(next));
+                CopyFrom::Next
+            }
+            _ => CopyFrom::Nothing,
+        }
+    }
+}
+
 /// What one GC step did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GcStep {

@@ -9,6 +9,7 @@
 //! Keys and defaults: see [`WorkloadSpec::parse`] and docs/workloads.md.
 
 use crate::error::WorkloadError;
+pub use crate::fitted::FittedLayout;
 use crate::fitted::{FittedSampler, FittedWorkload};
 use crate::host::{IoOp, Request, MAX_REQUEST_BYTES};
 use crate::scheduler::{SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
@@ -50,20 +51,6 @@ pub enum Pattern {
         /// Runs start where the trace's did within 64 KiB windows (no `align=` given).
         own_alignment: bool,
     },
-}
-
-/// Where a fitted workload's touched extents land on the addressed span (`layout=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum FittedLayout {
-    /// Side by side in address order, each at its own size (the footprint keeps its size, as
-    /// a trace replayed with `--overflow compact`); shrunk only if they exceed the span.
-    #[default]
-    Compact,
-    /// The trace's whole address range scaled onto the span: extent `i` at the same relative
-    /// place (gaps between touched extents kept; a range larger than the span squeezes the
-    /// footprint into fewer pages).
-    Range,
 }
 
 /// When requests arrive.

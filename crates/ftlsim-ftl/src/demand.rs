@@ -29,7 +29,7 @@ use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, GcCounts, OpRef};
-use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
+use ftlsim_core::gc::{BlockManager, CopyFrom, GcJob, GcStep, PlaneGc, Relocate, MIN_FREE_BLOCKS};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
 use serde::{Deserialize, Serialize};
@@ -377,11 +377,8 @@ pub(crate) struct DemandState {
     job_start_used: Vec<u64>,
     bg_cursor: u32,
     pending_write_back: BTreeSet<u32>,
-    jobs: Vec<Option<GcJob>>,
-    /// Per plane: a drained victim a cycle-filling follower left for a later erase while it
-    /// copies from its next-best victim (seed 004 Sec. 3.3.2); erased by the next
-    /// `collect_step` there.
-    parked: Vec<Option<GcJob>>,
+    /// Each plane's collection under way (a suspended job, a parked victim).
+    plane_gc: PlaneGc,
     /// The FTL's registered name (not in snapshots: the FTL being loaded has it).
     #[serde(skip)]
     pub name: &'static str,
@@ -400,11 +397,6 @@ pub(crate) struct DemandState {
     pub ilog: Option<IlogOnFlash>,
 }
 
-/// A plane takes host pages without GC (dynamic allocation), and an incremental trigger
-/// stops collecting, while it has at least this many free blocks (`allocate_leaving_one`
-/// keeps the last one for GC).
-const MIN_FREE_BLOCKS: u32 = 2;
-
 impl DemandState {
     /// A plane is below the GC threshold: the next write would collect first.
     pub(crate) fn gc_due(&self) -> bool {
@@ -413,50 +405,37 @@ impl DemandState {
 
     /// What the next collection step on `plane` does (a parked victim's erase first).
     pub(crate) fn gc_next(&mut self, flash: &FlashArray, plane: PlaneId) -> ftlsim_core::ftl::GcNext {
-        if self.parked[plane as usize].is_some() {
-            return ftlsim_core::ftl::GcNext::Erase;
-        }
-        self.bm.gc_next(&self.jobs[plane as usize], flash, plane)
+        self.plane_gc.next_step(&mut self.bm, flash, plane)
     }
 
     /// Drop a suspended victim for a better one (seed 004 Sec. 3.2.2), with flags only (the
     /// other trackings validate one victim at a time).
     pub(crate) fn gc_repick(&mut self, flash: &FlashArray, plane: PlaneId) -> bool {
-        let p = plane as usize;
-        if self.tracking != InvalidTracking::Flags || !self.bm.repick(&mut self.jobs[p], flash, plane) {
+        if self.tracking != InvalidTracking::Flags || !self.plane_gc.repick(&mut self.bm, flash, plane) {
             return false;
         }
-        self.job_start_used[p] = self.gc_pages_used[p];
+        self.job_start_used[plane as usize] = self.gc_pages_used[plane as usize];
         true
     }
 
     /// A collection is part-way on `plane`.
     pub(crate) fn gc_job_active(&self, plane: PlaneId) -> bool {
-        self.jobs[plane as usize].is_some() || self.parked[plane as usize].is_some()
+        self.plane_gc.active(plane)
     }
 
-    /// A cycle-filling follower's copy: with the victim under way on `plane` drained, park it
-    /// and take the next-best victim that has data to copy. `false` when no copy can follow
-    /// (a victim parked already, no such victim, or invalid pages tracked otherwise than by
-    /// flags, whose validation follows one victim at a time).
+    /// A cycle-filling follower's copy (`PlaneGc::prepare_copy`): only with flags may a
+    /// drained victim be parked for the next-best one (the other trackings validate one
+    /// victim at a time); `false` when no copy can follow.
     fn prepare_copy(&mut self, flash: &FlashArray, plane: PlaneId) -> bool {
-        let p = plane as usize;
-        let drained = self.jobs[p].as_ref().is_some_and(|j| flash.valid_count(j.victim) == 0);
-        if !drained {
-            return self.bm.gc_next(&self.jobs[p], flash, plane) == ftlsim_core::ftl::GcNext::Copy;
-        }
-        if self.tracking != InvalidTracking::Flags || self.parked[p].is_some() {
-            return false;
-        }
-        match self.bm.peek_victim(flash, plane, false) {
-            Some(next) if flash.valid_count(next) > 0 => {
-                self.parked[p] = self.jobs[p].take();
-                self.jobs[p] = Some(self.bm.take_victim(next));
+        let may_switch = self.tracking == InvalidTracking::Flags;
+        match self.plane_gc.prepare_copy(&mut self.bm, flash, plane, may_switch) {
+            CopyFrom::Nothing => false,
+            CopyFrom::Current => true,
+            CopyFrom::Next => {
                 // The new victim's collection is booked from here (the parked one's moves are its own).
-                self.job_start_used[p] = self.gc_pages_used[p];
+                self.job_start_used[plane as usize] = self.gc_pages_used[plane as usize];
                 true
             }
-            _ => false,
         }
     }
 
@@ -514,8 +493,7 @@ impl DemandState {
             job_start_used: vec![0; g.planes() as usize],
             bg_cursor: 0,
             pending_write_back: BTreeSet::new(),
-            jobs: vec![None; g.planes() as usize],
-            parked: vec![None; g.planes() as usize],
+            plane_gc: PlaneGc::new(g.planes()),
             name,
             fetched: None,
             incremental: cfg.ftl.foreground_gc == ForegroundGc::Incremental,
@@ -640,7 +618,7 @@ impl DemandState {
         if !self.mode.per_chip {
             return plane;
         }
-        if let Some(q) = self.gc_unit(plane).find(|&q| self.jobs[q as usize].is_some()) {
+        if let Some(q) = self.gc_unit(plane).find(|&q| self.plane_gc.suspended(q)) {
             return q;
         }
         let mut best = (u32::MAX, plane);
@@ -763,7 +741,7 @@ impl DemandState {
 
     /// Note that a collection starts on `plane` (unless it resumes a suspended one).
     fn start_collection(&mut self, plane: PlaneId) {
-        if self.jobs[plane as usize].is_none() {
+        if !self.plane_gc.suspended(plane) {
             self.job_start_used[plane as usize] = self.gc_pages_used[plane as usize];
         }
     }
@@ -1059,7 +1037,7 @@ pub(crate) trait DemandFtl {
     fn collect_plane(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
         let s = self.state_mut();
         s.start_collection(plane);
-        let Some(mut job) = s.bm.next_job(&mut s.jobs[plane as usize], ctx.flash(), plane, true) else {
+        let Some(mut job) = s.plane_gc.next_job(&mut s.bm, ctx.flash(), plane, true) else {
             return Ok(false);
         };
         let prev = ctx.set_tag(Tag::Gc);
@@ -1214,7 +1192,7 @@ pub(crate) trait DemandFtl {
             }
             let q = s.unit_victim_plane(ctx.flash(), plane);
             s.start_collection(q);
-            let mut job = match s.bm.next_job(&mut s.jobs[q as usize], ctx.flash(), q, true) {
+            let mut job = match s.plane_gc.next_job(&mut s.bm, ctx.flash(), q, true) {
                 Some(j) => j,
                 None if s.bm.free_blocks(plane) > 0 => break,
                 None => {
@@ -1260,7 +1238,7 @@ pub(crate) trait DemandFtl {
         for i in 0..planes {
             let q = (cursor + i) % planes;
             let s = self.state();
-            let wanted = s.jobs[q as usize].is_some() || (s.bm.free_blocks(q) < t && !s.idle_stalled[q as usize]);
+            let wanted = s.plane_gc.suspended(q) || (s.bm.free_blocks(q) < t && !s.idle_stalled[q as usize]);
             if wanted && self.collect_step(ctx, q)? {
                 self.state_mut().bg_cursor = q;
                 return Ok(true);
@@ -1284,7 +1262,7 @@ pub(crate) trait DemandFtl {
 
     /// [`ftlsim_core::ftl::Ftl::gc_step`]: start or continue a collection on `plane`.
     fn collect_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        if let Some(mut job) = self.state_mut().parked[plane as usize].take() {
+        if let Some(mut job) = self.state_mut().plane_gc.take_parked(plane) {
             let prev = ctx.set_tag(Tag::Gc);
             self.state_mut().in_gc = true;
             let r = self.gc_job_step(ctx, &mut job);
@@ -1310,7 +1288,7 @@ pub(crate) trait DemandFtl {
     fn collect_job_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
         let s = self.state_mut();
         s.start_collection(plane);
-        let mut job = match s.bm.next_job(&mut s.jobs[plane as usize], ctx.flash(), plane, false) {
+        let mut job = match s.plane_gc.next_job(&mut s.bm, ctx.flash(), plane, false) {
             Some(j) => j,
             None => return Ok(false),
         };
@@ -1320,7 +1298,7 @@ pub(crate) trait DemandFtl {
         self.state_mut().in_gc = false;
         ctx.set_tag(prev);
         match r? {
-            GcStep::Moved => self.state_mut().jobs[plane as usize] = Some(job),
+            GcStep::Moved => self.state_mut().plane_gc.suspend(plane, job),
             GcStep::Erased => {
                 let s = self.state_mut();
                 s.gc.background_collections += 1;

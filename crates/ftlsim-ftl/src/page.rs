@@ -33,7 +33,7 @@ use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, GcNext, ManagedGc, PrefetchStage, Recovery, SeriesValue};
-use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
+use ftlsim_core::gc::{BlockManager, CopyFrom, GcJob, GcStep, PlaneGc, Relocate, MIN_FREE_BLOCKS};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::recovery;
 use ftlsim_core::scheduler::{scope_planes, Tag};
@@ -140,10 +140,8 @@ pub struct PageFtl<D: GcDestination = PlainGc> {
     threshold: u32,
     bg_threshold: u32,
     scope: GcScope,
-    jobs: Vec<Option<GcJob>>,
-    /// Per plane: a drained victim a cycle-filling follower left for a later erase while it
-    /// copies from its next-best victim ([`Ftl::gc_copy_step`]); erased by the next `gc_step`.
-    parked: Vec<Option<GcJob>>,
+    /// Each plane's collection under way (a suspended job, a parked victim).
+    plane_gc: PlaneGc,
     bg_cursor: u32,
     gc: GcCounts,
     gc_stream: u32,
@@ -157,11 +155,6 @@ pub struct PageFtl<D: GcDestination = PlainGc> {
     /// Where GC pages go and how they are copied.
     dest: D,
 }
-
-/// A plane takes host pages without GC (dynamic allocation), and an incremental trigger
-/// stops collecting, while it has at least this many free blocks: one for GC to relocate
-/// into, one for the host stream.
-const MIN_FREE_BLOCKS: u32 = 2;
 
 /// GC relocation inside the victim's plane into the GC stream the plan names.
 struct PlaneMover<'a, D: GcDestination> {
@@ -274,8 +267,7 @@ impl<D: GcDestination> PageFtl<D> {
             threshold: d.gc_threshold_blocks,
             bg_threshold: if cfg.ftl.background_gc { d.background_gc_threshold_blocks } else { 0 },
             scope: cfg.ftl.gc_scope.unwrap_or_default(),
-            jobs: vec![None; g.planes() as usize],
-            parked: vec![None; g.planes() as usize],
+            plane_gc: PlaneGc::new(g.planes()),
             bg_cursor: 0,
             gc: GcCounts::default(),
             gc_stream: streams,
@@ -417,7 +409,7 @@ impl<D: GcDestination> PageFtl<D> {
                         collections - 1
                     )));
                 }
-                let mut job = match self.bm.next_job(&mut self.jobs[q as usize], ctx.flash(), q, true) {
+                let mut job = match self.plane_gc.next_job(&mut self.bm, ctx.flash(), q, true) {
                     Some(j) => j,
                     // Nothing to reclaim: the write goes elsewhere unless this plane keeps a
                     // block for GC beyond the host's (taking the last one would leave GC,
@@ -538,7 +530,7 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
         let planes = self.geo.planes();
         for i in 0..planes {
             let q = (self.bg_cursor + i) % planes;
-            let wanted = self.jobs[q as usize].is_some() || self.bm.free_blocks(q) < self.bg_threshold;
+            let wanted = self.plane_gc.suspended(q) || self.bm.free_blocks(q) < self.bg_threshold;
             if wanted && ManagedGc::gc_step(self, ctx, q)? {
                 self.bg_cursor = q;
                 return Ok(true);
@@ -600,7 +592,7 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
 
 impl<D: GcDestination> ManagedGc for PageFtl<D> {
     fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        if let Some(mut parked) = self.parked[plane as usize].take() {
+        if let Some(mut parked) = self.plane_gc.take_parked(plane) {
             let prev = ctx.set_tag(Tag::Gc);
             let s = self.step(ctx, &mut parked, false)?;
             ctx.set_tag(prev);
@@ -608,13 +600,12 @@ impl<D: GcDestination> ManagedGc for PageFtl<D> {
             self.gc.background_collections += 1;
             return Ok(true);
         }
-        let mut job = match self.bm.next_job(&mut self.jobs[plane as usize], ctx.flash(), plane, false) {
-            Some(j) => j,
-            None => return Ok(false),
+        let Some(mut job) = self.plane_gc.next_job(&mut self.bm, ctx.flash(), plane, false) else {
+            return Ok(false);
         };
         let prev = ctx.set_tag(Tag::Gc);
         match self.step(ctx, &mut job, false)? {
-            GcStep::Moved => self.jobs[plane as usize] = Some(job),
+            GcStep::Moved => self.plane_gc.suspend(plane, job),
             GcStep::Erased => self.gc.background_collections += 1,
         }
         ctx.set_tag(prev);
@@ -626,44 +617,28 @@ impl<D: GcDestination> ManagedGc for PageFtl<D> {
     }
 
     fn gc_next(&mut self, flash: &FlashArray, plane: PlaneId) -> GcNext {
-        if self.parked[plane as usize].is_some() {
-            return GcNext::Erase;
-        }
-        self.bm.gc_next(&self.jobs[plane as usize], flash, plane)
+        self.plane_gc.next_step(&mut self.bm, flash, plane)
     }
 
     fn gc_copy_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        let p = plane as usize;
-        let drained = |job: &Option<GcJob>, f: &FlashArray| job.as_ref().is_some_and(|j| f.valid_count(j.victim) == 0);
-        if drained(&self.jobs[p], ctx.flash()) {
-            if self.parked[p].is_some() {
-                return Ok(false);
-            }
-            // The next-best victim, only if it has data to copy (else it is an erase too).
-            let Some(next) = self.bm.peek_victim(ctx.flash(), plane, false) else { return Ok(false) };
-            if ctx.flash().valid_count(next) == 0 {
-                return Ok(false);
-            }
-            self.parked[p] = self.jobs[p].take();
-            self.jobs[p] = Some(self.bm.take_victim(next));
-        } else if self.bm.gc_next(&self.jobs[p], ctx.flash(), plane) != GcNext::Copy {
+        if self.plane_gc.prepare_copy(&mut self.bm, ctx.flash(), plane, true) == CopyFrom::Nothing {
             return Ok(false);
         }
-        let mut job = self.bm.next_job(&mut self.jobs[p], ctx.flash(), plane, false).expect("a victim to copy from");
+        let mut job = self.plane_gc.next_job(&mut self.bm, ctx.flash(), plane, false).expect("a victim to copy from");
         let prev = ctx.set_tag(Tag::Gc);
         let s = self.step(ctx, &mut job, false)?;
         ctx.set_tag(prev);
         assert_eq!(s, GcStep::Moved, "a copy step erased victim {}", job.victim);
-        self.jobs[p] = Some(job);
+        self.plane_gc.suspend(plane, job);
         Ok(true)
     }
 
     fn gc_job_active(&self, plane: PlaneId) -> bool {
-        self.jobs[plane as usize].is_some() || self.parked[plane as usize].is_some()
+        self.plane_gc.active(plane)
     }
 
     fn gc_repick(&mut self, flash: &FlashArray, plane: PlaneId) -> bool {
-        self.bm.repick(&mut self.jobs[plane as usize], flash, plane)
+        self.plane_gc.repick(&mut self.bm, flash, plane)
     }
 }
 

@@ -28,7 +28,7 @@ use ftlsim_core::config::{Allocation, DriveConfig, GcCopy};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, OpRef, Recovery};
-use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate};
+use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate, MIN_FREE_BLOCKS};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
 use serde::{Deserialize, Serialize};
@@ -39,8 +39,6 @@ const GC_STREAM: u32 = 1;
 const IP_STREAM: u32 = 2;
 /// Table 6.1's CMT: 128 lines (32.73 KB).
 const DEFAULT_LINES: u64 = 128;
-/// A plane keeps this many free blocks for GC to relocate into.
-const MIN_FREE_BLOCKS: u32 = 2;
 
 /// What 3DFTL counts besides its lookups.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -61,7 +59,6 @@ pub struct ThreeDftl {
     next_plane: u32,
     threshold: u32,
     copyback: bool,
-    jobs: Vec<Option<GcJob>>,
     gc: GcCounts,
     counts: Counts,
     tracking: InvalidTracking,
@@ -201,7 +198,6 @@ impl ThreeDftl {
             next_plane: 0,
             threshold: d.gc_threshold_blocks,
             copyback: cfg.ftl.gc_copy == Some(GcCopy::Copyback),
-            jobs: vec![None; g.planes() as usize],
             gc: GcCounts::default(),
             counts: Counts::default(),
             tracking: cfg.ftl.invalid_tracking,
@@ -362,7 +358,7 @@ impl ThreeDftl {
         let mut collections = 0;
         while self.bm.free_blocks(plane) < self.threshold {
             collections += 1;
-            let Some(mut job) = self.bm.next_job(&mut self.jobs[plane as usize], ctx.flash(), plane, true) else {
+            let Some(mut job) = self.bm.next_job(&mut None, ctx.flash(), plane, true) else {
                 break;
             };
             if collections > self.geo.blocks_per_plane {
