@@ -364,10 +364,63 @@ impl<D: GcDestination> PageFtl<D> {
         Ok(s)
     }
 
+    /// Whether `plane` must collect before a host write.
+    ///
+    /// One GC stream: below `ftl.gc_threshold_blocks` free blocks. Each collection then gains
+    /// free blocks at a steady rate (the stream opens a block every `pages_per_block` moved
+    /// pages), and planes striped round-robin reach the threshold together: their GC runs in
+    /// step, and no plane idles while pages striped to a collecting one fill the buffer.
+    ///
+    /// Several GC streams (rcFTL's quota levels): a victim opens a new block whenever its own
+    /// stream's block is full, so a collection gains a free block or none by luck, and
+    /// free-block counts wander apart between planes. Counted in free blocks, GC then runs out
+    /// of step (issue 33: NTRX at 0K, planes busy 71% against the one-stream quota's 89%). So
+    /// such a plane counts what it can program, its free blocks and the room of its GC streams'
+    /// open blocks ([`Self::erased_pages`]), and collects only when its host block is full (when
+    /// one-stream planes reach their threshold), until that reaches the threshold plus the room
+    /// its open GC blocks are likely to hold, and at least the threshold in free blocks. A
+    /// collection's gain in erased pages does not depend on where its pages go, so planes stay
+    /// in step. Between host blocks only the floor holds: a free block for a victim's overflow.
+    fn short_of_space(&self, flash: &FlashArray, plane: PlaneId) -> bool {
+        let free = self.bm.free_blocks(plane);
+        if self.dest.gc_streams() == 1 {
+            return free < self.threshold;
+        }
+        let ppb = self.geo.pages_per_block;
+        let host_full =
+            (0..self.gc_stream).all(|s| self.bm.active(plane, s).is_none_or(|b| flash.write_pointer(b) >= ppb));
+        if !host_full {
+            return free < 1;
+        }
+        let (pages, open) = self.erased_pages(flash, plane);
+        // The open blocks' room, each uniform on [0, ppb], sums to n/2 blocks on average with
+        // a standard deviation of sqrt(n/12): two of them over the mean leave the threshold's
+        // free blocks in all but a few per cent of the collections, so few run on by luck.
+        let n = f64::from(open);
+        let goal = (f64::from(self.threshold) + n / 2.0 + (n / 3.0).sqrt()) * f64::from(ppb);
+        free < self.threshold || (pages as f64) < goal
+    }
+
+    /// Pages `plane` can program into GC's streams and its free blocks, and its open GC blocks.
+    fn erased_pages(&self, flash: &FlashArray, plane: PlaneId) -> (u64, u32) {
+        let ppb = self.geo.pages_per_block;
+        let mut room = u64::from(self.bm.free_blocks(plane)) * u64::from(ppb);
+        let mut open = 0;
+        for s in self.gc_stream..self.gc_stream + self.dest.gc_streams() {
+            // A stream keeps its block once it had one (full until its next page), so the
+            // count only grows: the goal does not jump as blocks fill and open.
+            if let Some(b) = self.bm.active(plane, s) {
+                room += u64::from(ppb - flash.write_pointer(b));
+                open += 1;
+            }
+        }
+        (room, open)
+    }
+
     /// Foreground GC for a write about to land on `plane`. `Ok(false)` when the plane has
     /// no free block left and nothing to reclaim (every closed block fully valid).
     fn ensure_space(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        if self.bm.free_blocks(plane) >= self.threshold {
+        if !self.short_of_space(ctx.flash(), plane) {
             return Ok(true);
         }
         let prev = ctx.set_tag(Tag::Gc);
@@ -381,7 +434,7 @@ impl<D: GcDestination> PageFtl<D> {
             // can happen at most once per block of the plane before one gains.
             let mut collections = 0;
             let mut collected = 0u32;
-            while self.bm.free_blocks(q) < self.threshold {
+            while self.short_of_space(ctx.flash(), q) {
                 if self.incremental && collections > 0 && self.bm.free_blocks(q) >= MIN_FREE_BLOCKS {
                     break;
                 }
