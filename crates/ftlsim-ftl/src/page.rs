@@ -94,6 +94,11 @@ pub trait GcDestination: Clone + Serialize + DeserializeOwned {
     /// A snapshot was loaded into this policy: take back the loading config's settings from
     /// `configured`, the policy built for it.
     fn take_settings(&mut self, _configured: &Self) {}
+    /// Foreground GC paced by erased pages rather than free blocks (several GC streams;
+    /// [`PageFtl::short_of_space`]).
+    fn paces_by_erased_pages(&self) -> bool {
+        false
+    }
 }
 
 /// The plain page FTL's GC: one GC stream per plane, pages moved as `ftl.gc_copy` says.
@@ -375,7 +380,7 @@ impl<D: GcDestination> PageFtl<D> {
     /// stream's block is full, so a collection gains a free block or none by luck, and
     /// free-block counts wander apart between planes. Counted in free blocks, GC then runs out
     /// of step (issue 33: NTRX at 0K, planes busy 71% against the one-stream quota's 89%). So
-    /// such a plane counts what it can program, its free blocks and the room of its GC streams'
+    /// a destination that asks for it ([`GcDestination::paces_by_erased_pages`]) counts what it can program, its free blocks and the room of its GC streams'
     /// open blocks ([`Self::erased_pages`]), and collects only when its host block is full (when
     /// one-stream planes reach their threshold), until that reaches the threshold plus the room
     /// its open GC blocks are likely to hold, and at least the threshold in free blocks. A
@@ -383,7 +388,7 @@ impl<D: GcDestination> PageFtl<D> {
     /// in step. Between host blocks only the floor holds: a free block for a victim's overflow.
     fn short_of_space(&self, flash: &FlashArray, plane: PlaneId) -> bool {
         let free = self.bm.free_blocks(plane);
-        if self.dest.gc_streams() == 1 {
+        if !self.dest.paces_by_erased_pages() {
             return free < self.threshold;
         }
         let ppb = self.geo.pages_per_block;

@@ -31,6 +31,7 @@ use ftlsim_core::error::ConfigError;
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{SeriesKind, SeriesValue};
 use ftlsim_core::geometry::{BlockId, Ppn};
+use ftlsim_core::metrics::r6;
 use ftlsim_core::reliability::{ReliabilityModel, PE_BOUNDS};
 use serde::{Deserialize, Serialize};
 
@@ -38,9 +39,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RcftlOptions {
-    /// Copy-back quota levels kept, each an open block per plane (seed 003 Fig. 5; at least
-    /// 2: Q_init and 0).
-    pub quota_levels: u32,
+    /// Copy-back quota levels kept, each an open block per plane (seed 003 Fig. 5): at most
+    /// this many (at least 2: Q_init and 0), or `"all"` reachable ones, as the paper keeps.
+    pub quota_levels: QuotaLevels,
     /// The data-migration mode selector (seed 003 Sec. IV-B): background GC copies back only
     /// while the write-behind buffer's mean utilisation is above `mode_threshold`, else
     /// off-chip (resetting quotas). Off: rCPB whenever the quota allows ("rcFTL-", L159).
@@ -48,11 +49,18 @@ pub struct RcftlOptions {
     pub mode_selector: bool,
     /// The selector's utilisation threshold, 0-1 (L122: 50%; copy-back when strictly above).
     pub mode_threshold: f64,
+    /// What foreground GC counts ([`GcPacing`]; the paper does not say).
+    pub gc_pacing: GcPacing,
 }
 
 impl Default for RcftlOptions {
     fn default() -> Self {
-        RcftlOptions { quota_levels: 8, mode_selector: true, mode_threshold: 0.5 }
+        RcftlOptions {
+            quota_levels: QuotaLevels::AtMost(8),
+            mode_selector: true,
+            mode_threshold: 0.5,
+            gc_pacing: GcPacing::ErasedPages,
+        }
     }
 }
 
@@ -60,8 +68,8 @@ impl Options for RcftlOptions {
     const SECTION: &'static str = "rcftl";
 
     fn check(&self, _cfg: &DriveConfig) -> Result<(), ConfigError> {
-        if self.quota_levels < 2 {
-            return Err(invalid("rcftl", "quota_levels", self.quota_levels, "must be at least 2 (Q_init and 0)"));
+        if let QuotaLevels::AtMost(n @ 0..=1) = self.quota_levels {
+            return Err(invalid("rcftl", "quota_levels", n, "must be at least 2 (Q_init and 0), or \"all\""));
         }
         if !(0.0..=1.0).contains(&self.mode_threshold) {
             return Err(invalid(
@@ -73,6 +81,66 @@ impl Options for RcftlOptions {
         }
         Ok(())
     }
+}
+
+/// The quota levels rcFTL keeps (`[ftl.rcftl] quota_levels`): a count or `"all"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuotaLevels {
+    /// Q_init, the highest reachable levels below it and 0, this many at most (>= 2).
+    AtMost(u32),
+    /// Every reachable level (26 under Table I's 1-year half).
+    All,
+}
+
+impl QuotaLevels {
+    fn max(self) -> usize {
+        match self {
+            QuotaLevels::AtMost(n) => n as usize,
+            QuotaLevels::All => usize::MAX,
+        }
+    }
+}
+
+impl Serialize for QuotaLevels {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            QuotaLevels::AtMost(n) => s.serialize_u32(*n),
+            QuotaLevels::All => s.serialize_str("all"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for QuotaLevels {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Count(i64),
+            Word(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Count(n) => u32::try_from(n)
+                .map(QuotaLevels::AtMost)
+                .map_err(|_| D::Error::custom(format!("quota_levels = {n}: expected a count of levels or \"all\""))),
+            Raw::Word(w) if w == "all" => Ok(QuotaLevels::All),
+            Raw::Word(w) => {
+                Err(D::Error::custom(format!("quota_levels = \"{w}\": expected a count of levels or \"all\"")))
+            }
+        }
+    }
+}
+
+/// What rcFTL's foreground GC counts to decide when a plane collects and how much.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GcPacing {
+    /// Erased pages, at host-block boundaries (issue 33; `PageFtl::short_of_space`): planes
+    /// stay in step under round-robin striping.
+    ErasedPages,
+    /// Free blocks below `ftl.gc_threshold_blocks`, as the one-stream FTLs: a collection gains
+    /// a block or none by luck, planes fall out of step (the counterfactual of issue 33).
+    FreeBlocks,
 }
 
 /// How a victim's pages move.
@@ -97,6 +165,29 @@ pub struct BlockQuotas {
     pub victims_copyback: u64,
     /// The mode selector (decides between copy-back and off-chip where the quota allows both).
     pub selector: ModeSelector,
+    /// What foreground GC counts.
+    pub pacing: GcPacing,
+    /// Blocks per plane, and the spare ones (beyond the logical space), for the open blocks'
+    /// cost in the metrics.
+    #[serde(default)]
+    plane_blocks: (u32, f64),
+}
+
+/// The levels kept under `model`, at most `max_levels` (>= 2), highest first: Q_init, the
+/// highest reachable ones below it, and 0.
+fn kept_levels(model: &ReliabilityModel, max_levels: usize) -> Vec<u16> {
+    assert!(max_levels >= 2, "Q_init and 0 at least");
+    // The deductions any block may make at any wear the table covers.
+    let mut ds: Vec<u16> = (0..3u8)
+        .flat_map(|class| PE_BOUNDS.iter().map(move |&pe| (class, pe)))
+        .filter_map(|(class, pe)| model.deduction(class, pe))
+        .collect();
+    ds.sort_unstable();
+    ds.dedup();
+    let mut levels: Vec<u16> =
+        reachable(model.q_init(), &ds).into_iter().filter(|&l| l > 0).take(max_levels - 1).collect();
+    levels.push(0);
+    levels
 }
 
 /// Every quota reachable from `q_init` by spending any of `deductions` repeatedly.
@@ -119,24 +210,14 @@ impl BlockQuotas {
     /// Quotas for `blocks` blocks under `model`, at most `max_levels` levels (>= 2): Q_init,
     /// the highest reachable ones below it, and 0.
     pub fn new(model: &ReliabilityModel, blocks: u32, max_levels: usize, selector: ModeSelector) -> BlockQuotas {
-        assert!(max_levels >= 2, "Q_init and 0 at least");
-        let q = model.q_init();
-        // The deductions any block may make at any wear the table covers.
-        let mut ds: Vec<u16> = (0..3u8)
-            .flat_map(|class| PE_BOUNDS.iter().map(move |&pe| (class, pe)))
-            .filter_map(|(class, pe)| model.deduction(class, pe))
-            .collect();
-        ds.sort_unstable();
-        ds.dedup();
-        let all = reachable(q, &ds);
-        let mut levels: Vec<u16> = all.iter().copied().filter(|&l| l > 0).take(max_levels - 1).collect();
-        levels.push(0);
         BlockQuotas {
-            levels,
-            block_q: vec![q; blocks as usize],
+            levels: kept_levels(model, max_levels),
+            block_q: vec![model.q_init(); blocks as usize],
             victims_offchip_by_quota: 0,
             victims_copyback: 0,
             selector,
+            pacing: GcPacing::ErasedPages,
+            plane_blocks: (0, 0.0),
         }
     }
 
@@ -220,7 +301,14 @@ impl BlockQuotas {
     /// rcFTL's metrics by name (docs/metrics.md).
     pub fn put_metrics(&self, m: &mut serde_json::Map<String, serde_json::Value>) {
         m.insert("rcftl_quota_levels".into(), self.levels.len().into());
-        m.insert("rcftl_open_blocks_per_plane".into(), (self.levels.len() + 1).into());
+        let open = self.levels.len() + 1;
+        m.insert("rcftl_open_blocks_per_plane".into(), open.into());
+        let (blocks, spare) = self.plane_blocks;
+        if blocks > 0 {
+            m.insert("rcftl_open_blocks_plane_share".into(), r6(open as f64 / f64::from(blocks)).into());
+            m.insert("rcftl_open_blocks_spare_share".into(), r6(open as f64 / spare).into());
+        }
+        m.insert("rcftl_gc_pacing".into(), serde_json::to_value(self.pacing).expect("a name"));
         let (copyback, offchip) = self.victims_by_mode();
         m.insert("rcftl_victims_copyback".into(), copyback.into());
         m.insert("rcftl_victims_offchip".into(), offchip.into());
@@ -313,13 +401,24 @@ impl GcDestination for BlockQuotas {
 
     fn take_settings(&mut self, configured: &BlockQuotas) {
         self.selector.take_settings(&configured.selector);
+        self.pacing = configured.pacing;
+        self.plane_blocks = configured.plane_blocks;
+    }
+
+    fn paces_by_erased_pages(&self) -> bool {
+        self.pacing == GcPacing::ErasedPages
     }
 }
 
 /// Open blocks per plane (registry capability): one per host stream and one per quota level
-/// (the levels kept are at most `[ftl.rcftl] quota_levels`).
+/// kept (`[ftl.rcftl] quota_levels`, at most the reachable ones).
 pub fn open_blocks_per_plane(cfg: &DriveConfig) -> u32 {
-    cfg.ftl.write_streams + RcftlOptions::of(cfg).map_or(RcftlOptions::default().quota_levels, |o| o.quota_levels)
+    let max = RcftlOptions::of(cfg).unwrap_or_default().quota_levels.max();
+    let levels = match cfg.reliability.as_ref().map(ReliabilityModel::new) {
+        Some(Ok(model)) => kept_levels(&model, max).len(),
+        _ => max.min(64),
+    };
+    cfg.ftl.write_streams + levels as u32
 }
 
 /// rcFTL on `cfg`'s drive (the registry makes sure it has the reliability model), at most
@@ -341,7 +440,11 @@ pub fn build(cfg: &DriveConfig) -> Result<PageFtl<BlockQuotas>, ConfigError> {
         None
     };
     let selector = ModeSelector::new(cfg.geometry.planes(), o.mode_threshold, off_because);
-    let quotas = BlockQuotas::new(&model, cfg.geometry.blocks(), o.quota_levels as usize, selector);
+    let mut quotas = BlockQuotas::new(&model, cfg.geometry.blocks(), o.quota_levels.max(), selector);
+    quotas.pacing = o.gc_pacing;
+    let g = &cfg.geometry;
+    let spare = f64::from(g.blocks_per_plane) - f64::from(d.logical_pages) / f64::from(g.planes() * g.pages_per_block);
+    quotas.plane_blocks = (g.blocks_per_plane, spare);
     PageFtl::with_destination(cfg, "rcftl", quotas)
 }
 
