@@ -223,7 +223,7 @@ fn the_per_page_table_closes_every_block_and_costs_waf() {
 /// one; they copy back nearly the same pages. Counted in free blocks, rcFTL's collections
 /// gained a block or none by luck, its planes fell out of the step in which round-robin
 /// striping keeps one-stream planes, and a plane collected while the write-behind buffer
-/// filled with pages striped to it and the others idled: 0.85 of the per-page quota's
+/// filled with pages striped to it and the others idled: 0.84 of the per-page quota's
 /// throughput here, planes busy 80% against 94%. Paced by erased pages it keeps within a few
 /// per cent (the `rcftl` preset on 16 planes, NTRX's stand-in, every level with room).
 #[test]
