@@ -9,7 +9,8 @@
 //!   about sqrt(mean / 2) pages). Only a plane with no free block and nothing to reclaim
 //!   (possible on tiny drives with little slack) hands the write to the next plane.
 //!   One open block per plane for host writes, one for GC;
-//! - foreground GC when a plane's free blocks fall below `ftl.gc_threshold_blocks`,
+//! - foreground GC when a plane's free blocks fall below `ftl.gc_threshold_blocks` (rcFTL's
+//!   several GC streams pace it by erased pages instead: [`PageFtl::short_of_space`]),
 //!   collecting whole victims ([`GcJob`] run to completion) on every plane of the GC scope
 //!   that is below the threshold, and holding the scope's host I/O until it ends;
 //! - background GC in host idle time, one page copy per step, on planes below the
@@ -379,13 +380,15 @@ impl<D: GcDestination> PageFtl<D> {
     /// Several GC streams (rcFTL's quota levels): a victim opens a new block whenever its own
     /// stream's block is full, so a collection gains a free block or none by luck, and
     /// free-block counts wander apart between planes. Counted in free blocks, GC then runs out
-    /// of step (issue 33: NTRX at 0K, planes busy 71% against the one-stream quota's 89%). So
+    /// of step (issue 33: NTRX at 0K, planes busy 71% against the one-stream quota's 90%). So
     /// a destination that asks for it ([`GcDestination::paces_by_erased_pages`]) counts what it can program, its free blocks and the room of its GC streams'
     /// open blocks ([`Self::erased_pages`]), and collects only when its host block is full (when
     /// one-stream planes reach their threshold), until that reaches the threshold plus the room
     /// its open GC blocks are likely to hold, and at least the threshold in free blocks. A
     /// collection's gain in erased pages does not depend on where its pages go, so planes stay
-    /// in step. Between host blocks only the floor holds: a free block for a victim's overflow.
+    /// in step. Between host blocks a plane collects only once it has no free block left.
+    /// `ftl.foreground_gc = "incremental"` still collects one victim per boundary; idle-time
+    /// GC, dynamic placement and channel systems (`gc_due`) keep counting free blocks.
     fn short_of_space(&self, flash: &FlashArray, plane: PlaneId) -> bool {
         let free = self.bm.free_blocks(plane);
         if !self.dest.paces_by_erased_pages() {
@@ -401,8 +404,10 @@ impl<D: GcDestination> PageFtl<D> {
         // The open blocks' room, each uniform on [0, ppb], sums to n/2 blocks on average with
         // a standard deviation of sqrt(n/12): two of them over the mean leave the threshold's
         // free blocks in all but a few per cent of the collections, so few run on by luck.
+        // Capped at the threshold plus the open GC blocks, which the config's room check
+        // (`with_destination`) guarantees a plane can hold erased beside its data.
         let n = f64::from(open);
-        let goal = (f64::from(self.threshold) + n / 2.0 + (n / 3.0).sqrt()) * f64::from(ppb);
+        let goal = (f64::from(self.threshold) + (n / 2.0 + (n / 3.0).sqrt()).min(n)) * f64::from(ppb);
         free < self.threshold || (pages as f64) < goal
     }
 
@@ -535,6 +540,14 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
             ftlsim_core::metrics::r6(b.victims as f64 / b.triggers.max(1) as f64).into(),
         );
         m.insert("gc_burst_max_victims".into(), b.longest.into());
+        if self.dest.gc_streams() > 1 {
+            let open = (0..self.geo.planes()).map(|p| {
+                (self.gc_stream..self.gc_stream + self.dest.gc_streams())
+                    .filter(|&s| self.bm.active(p, s).is_some())
+                    .count()
+            });
+            m.insert("gc_open_blocks_max".into(), open.max().unwrap_or(0).into());
+        }
         self.dest.put_metrics(&mut m);
         m
     }

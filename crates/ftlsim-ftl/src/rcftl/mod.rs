@@ -169,7 +169,6 @@ pub struct BlockQuotas {
     pub pacing: GcPacing,
     /// Blocks per plane, and the spare ones (beyond the logical space), for the open blocks'
     /// cost in the metrics.
-    #[serde(default)]
     plane_blocks: (u32, f64),
 }
 
