@@ -108,6 +108,21 @@ fn runs_are_deterministic_and_the_limits_need_the_model() {
         500,
     );
     assert_eq!(metric(&r.unwrap().1, "rcftl_quota_levels"), 26);
+    // "all" keeps the same 26, and the capability counts them (and the host stream), not 40.
+    util::set(&mut cfg, "ftl.rcftl.quota_levels", "all");
+    let f = ftlsim_ftl::info("rcftl").unwrap();
+    assert_eq!((f.capabilities.open_blocks_per_plane)(&cfg), 27);
+    let r = run_oracle(
+        cfg.clone(),
+        &util::Mix { seed: 5, open_loop: false, read: 0.2, trim: 0.0, pattern: "uniform", fill: 1.0 },
+        500,
+    );
+    assert_eq!(metric(&r.unwrap().1, "rcftl_quota_levels"), 26);
+    for (bad, says) in [("most", "expected a count of levels or \"all\""), ("-3", "expected a count of levels")] {
+        let e = cfg.with_overrides(&[("ftl.rcftl.quota_levels".into(), bad.into())]).and_then(ftlsim_ftl::resolve);
+        let e = e.expect_err(bad).to_string();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
     let e = cfg.with_overrides(&[("ftl.rcftl.quota_levels".into(), "1".into())]).and_then(ftlsim_ftl::resolve);
     let e = e.expect_err("refused").to_string();
     assert!(e.contains("ftl.rcftl.quota_levels = 1"), "{e}");
@@ -228,9 +243,10 @@ fn the_per_page_table_closes_every_block_and_costs_waf() {
 /// per cent (the `rcftl` preset on 16 planes, NTRX's stand-in, every level with room).
 #[test]
 fn per_block_quotas_keep_the_per_page_quotas_throughput() {
-    let run = |ftl: &str| {
+    let run = |ftl: &str, pacing: &str| {
         let sets: Vec<(String, String)> = [
             ("ftl.name", ftl),
+            ("ftl.rcftl.gc_pacing", pacing),
             ("geometry.channels", "4"),
             ("geometry.chips_per_channel", "4"),
             ("geometry.blocks_per_plane", "128"),
@@ -253,7 +269,7 @@ fn per_block_quotas_keep_the_per_page_quotas_throughput() {
         let mut gen = Generator::new(&spec, sim.derived().logical_bytes, 1).unwrap().map(Ok);
         sim.run(&mut gen, &RunOptions::default(), &mut NoObserver).unwrap()
     };
-    let (per_page, rcftl) = (run("rcftl-per-page"), run("rcftl"));
+    let (per_page, rcftl) = (run("rcftl-per-page", "erased_pages"), run("rcftl", "erased_pages"));
     let busy = |r: &Report| r.channels.plane_host_share + r.channels.plane_gc_share;
     let ratio = rcftl.performance.throughput_mb_per_s / per_page.performance.throughput_mb_per_s;
     assert!(
@@ -267,4 +283,8 @@ fn per_block_quotas_keep_the_per_page_quotas_throughput() {
     assert!(busy(&rcftl) > busy(&per_page) - 0.03, "planes busy {:.3} against {:.3}", busy(&rcftl), busy(&per_page));
     let copybacks = |r: &Report| metric(r, "gc_copybacks") as f64 / r.gc.pages_moved as f64;
     assert!(copybacks(&rcftl) > 0.9 && copybacks(&per_page) > 0.9, "both copy back nearly every move at 0K");
+    // The counterfactual stays at hand: counted in free blocks, the planes fall out of step.
+    let old = run("rcftl", "free_blocks");
+    let ratio = old.performance.throughput_mb_per_s / per_page.performance.throughput_mb_per_s;
+    assert!(ratio < 0.9 && busy(&old) < busy(&per_page) - 0.1, "free-block pacing: {ratio:.3}, busy {:.3}", busy(&old));
 }
