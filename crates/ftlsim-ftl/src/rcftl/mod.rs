@@ -32,7 +32,7 @@ use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{SeriesKind, SeriesValue};
 use ftlsim_core::geometry::{BlockId, Ppn};
 use ftlsim_core::metrics::r6;
-use ftlsim_core::reliability::{ReliabilityModel, PE_BOUNDS};
+use ftlsim_core::reliability::{ReliabilityConfig, ReliabilityModel, PE_BOUNDS};
 use serde::{Deserialize, Serialize};
 
 /// rcFTL's options (`[ftl.rcftl]`).
@@ -413,11 +413,13 @@ impl GcDestination for BlockQuotas {
 /// kept (`[ftl.rcftl] quota_levels`, at most the reachable ones).
 pub fn open_blocks_per_plane(cfg: &DriveConfig) -> u32 {
     let max = RcftlOptions::of(cfg).unwrap_or_default().quota_levels.max();
-    let levels = match cfg.reliability.as_ref().map(ReliabilityModel::new) {
-        Some(Ok(model)) => kept_levels(&model, max).len(),
-        _ => max.min(64),
-    };
-    cfg.ftl.write_streams + levels as u32
+    // A config without a valid model is refused before rcFTL runs; until then the default
+    // model's levels stand in.
+    let model =
+        cfg.reliability.as_ref().and_then(|r| ReliabilityModel::new(r).ok()).unwrap_or_else(|| {
+            ReliabilityModel::new(&ReliabilityConfig::default()).expect("the default model is valid")
+        });
+    cfg.ftl.write_streams + kept_levels(&model, max).len() as u32
 }
 
 /// rcFTL on `cfg`'s drive (the registry makes sure it has the reliability model), at most
@@ -450,7 +452,7 @@ pub fn build(cfg: &DriveConfig) -> Result<PageFtl<BlockQuotas>, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ftlsim_core::reliability::{ReliabilityConfig, CTT_ONE_YEAR};
+    use ftlsim_core::reliability::CTT_ONE_YEAR;
 
     /// Table I's 1-year deductions reach 26 levels from 60 (the paper's Q_init): checked here so
     /// the docs' figure stays true.
