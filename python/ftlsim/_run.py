@@ -225,6 +225,7 @@ def run(
     fill: Optional[float] = None,
     fill_offset: float = 0.0,
     steady_state: bool = False,
+    overwrite_span: float = 0.0,
     seed: int = 1,
     overrides: Optional[Mapping[str, Any]] = None,
     load_state: Optional[PathLike] = None,
@@ -249,9 +250,9 @@ def run(
             (error | wrap | compact), ``speed``, ``qd``, ``reorder_window``, ``skip``,
             ``max_requests``, ``time_window`` ("10s..20s"), ``repeat``, ``skip_bad_lines``,
             ``blkparse_queue``.
-        fill, fill_offset, steady_state: preconditioning, as ``--fill``, ``--fill-offset``,
-            ``--steady-state``; ``fill=None`` takes the config's ``precondition.fill`` (1
-            unless the preset says otherwise).
+        fill, fill_offset, steady_state, overwrite_span: preconditioning, as ``--fill``,
+            ``--fill-offset``, ``--steady-state``, ``--overwrite-span``; ``fill=None`` takes
+            the config's ``precondition.fill`` (1 unless the preset says otherwise).
         seed: seed of the workload and preconditioning.
         overrides: config keys to set, ``{"ftl.gc_victim": "fifo"}`` (the CLI's ``--set``),
             validated as the TOML file is.
@@ -304,6 +305,7 @@ def run(
         fill=None if fill is None else _args.number("fill", fill),
         fill_offset=_args.number("fill_offset", fill_offset),
         steady_state=_args.flag("steady_state", steady_state),
+        overwrite_span=_args.number("overwrite_span", overwrite_span),
         load_state=_args.path("load_state", load_state),
         save_state=_args.path("save_state", save_state),
         interval=_args.count_or_text("interval", interval, '"10ms"'),

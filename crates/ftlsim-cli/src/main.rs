@@ -87,6 +87,11 @@ pub struct RunArgs {
     /// After the fill, overwrite randomly until write amplification settles.
     #[arg(long)]
     steady_state: bool,
+    /// Share of the logical space, from the fill's start, the steady-state overwrites address
+    /// (a workload's region aged on a drive otherwise holding cold data) [default: 0, the whole
+    /// fill]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, requires = "steady_state")]
+    overwrite_span: f64,
     /// Save the drive after preconditioning to this file (a drive snapshot).
     ///
     /// The snapshot holds the flash and FTL state, the config and the preconditioning it
@@ -97,7 +102,7 @@ pub struct RunArgs {
     ///
     /// The snapshot must come from the same geometry, over-provisioning, NAND and FTL
     /// settings; timing and host settings may differ. Default: precondition as asked.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["fill", "fill_offset", "steady_state", "save_state"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["fill", "fill_offset", "steady_state", "overwrite_span", "save_state"])]
     load_state: Option<PathBuf>,
     /// Directory for results.json, timeseries.csv and config.toml.
     #[arg(long, default_value = "out")]
@@ -168,6 +173,7 @@ impl RunArgs {
             fill: self.fill,
             fill_offset: self.fill_offset,
             steady_state: self.steady_state,
+            overwrite_span: self.overwrite_span,
             load_state: self.load_state.clone(),
             save_state: self.save_state.clone(),
             interval_ns: parse_duration_ns("--interval", &self.interval)?,

@@ -328,6 +328,13 @@ pub trait Ftl {
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError>;
     /// Write a whole logical page holding `version`.
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError>;
+    /// Write `lpn` as data the drive held before the run began: a page the host reads that
+    /// was never written is given contents off the clock (`host.unmapped_read = "flash"`).
+    /// The page belongs where a drive in service would hold it, not in a staging area on its
+    /// way there (WAFTL's Buffer Zone, issue 34); the default is [`Ftl::write`].
+    fn prewrite(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
+        self.write(ctx, lpn, version)
+    }
     /// Write the whole logical pages `first..first + versions.len()` of one host request,
     /// page `first + i` holding `versions[i]`. A block-mapped FTL overrides it to rewrite
     /// each logical block once per request instead of once per page; page-at-a-time FTLs

@@ -53,3 +53,24 @@ fn does_not_settle_before_gc_has_run() {
     assert!(rep.window_waf.iter().all(|&w| w == 1.0), "{rep:?}");
     assert!(!rep.settled, "{rep:?}");
 }
+
+#[test]
+fn an_overwrite_span_ages_only_its_region_and_counts_passes_in_it() {
+    // A quarter of a full drive aged, the rest cold: the passes count in the quarter's pages,
+    // and a timed pass over the quarter then collects at the settled WAF, lower than the
+    // whole drive's (the cold three quarters fill the victims' room less).
+    let mut sim = ftlsim_ftl::simulator(small_config(128, 32, 0.12, ""), true).unwrap();
+    let span = Precondition { overwrite_span: 0.25, ..pre(1.0, 8.0) };
+    let rep = sim.precondition(&span).unwrap();
+    let logical = u64::from(sim.derived().logical_pages);
+    assert!(rep.settled, "{rep:?}");
+    assert_eq!(rep.fill_pages, logical);
+    let aged = logical / 4;
+    assert!((rep.overwrite_passes - rep.overwrite_pages as f64 / aged as f64).abs() < 1e-5, "{rep:?}");
+    let mut whole = ftlsim_ftl::simulator(small_config(128, 32, 0.12, ""), false).unwrap();
+    let all = whole.precondition(&pre(1.0, 8.0)).unwrap();
+    assert!(rep.final_waf < all.final_waf, "region {} vs whole drive {}", rep.final_waf, all.final_waf);
+    let bad = Precondition { overwrite_span: 0.5, ..pre(0.25, 1.0) };
+    let e = ftlsim_ftl::simulator(small_config(128, 32, 0.12, ""), false).unwrap().precondition(&bad).unwrap_err();
+    assert!(e.to_string().contains("precondition.overwrite_span"), "{e}");
+}

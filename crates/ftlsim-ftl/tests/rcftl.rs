@@ -161,6 +161,7 @@ fn the_mode_selector_sends_quiet_background_victims_off_chip() {
             max_overwrite_passes: 1.0,
             seed: 3,
             fill_offset: 0.0,
+            overwrite_span: 0.0,
         })
         .unwrap();
         let spec =

@@ -120,6 +120,7 @@ pub fn run_demand_with(
         max_overwrite_passes: 1.0,
         seed,
         fill_offset: 0.0,
+        overwrite_span: 0.0,
     })
     .map_err(|e| e.to_string())?;
     let arrival = if open_loop { "poisson:400us" } else { "closed:8" };
@@ -188,6 +189,7 @@ pub fn oracle_on(mut sim: Simulator, m: &Mix, requests: u64) -> Result<(Simulato
         max_overwrite_passes: 1.0,
         seed: m.seed,
         fill_offset: 0.0,
+        overwrite_span: 0.0,
     })
     .map_err(|e| e.to_string())?;
     let arrival = if m.open_loop { "poisson:300us" } else { "closed:8" };

@@ -124,6 +124,9 @@ pub struct RunSpec {
     pub fill_offset: f64,
     /// Overwrite randomly after the fill until write amplification settles.
     pub steady_state: bool,
+    /// Share of the logical space, from the fill's start, the overwrites address; 0 = all
+    /// of the fill.
+    pub overwrite_span: f64,
     /// Load the drive from this snapshot instead of preconditioning it.
     pub load_state: Option<PathBuf>,
     /// Save the drive to this snapshot after preconditioning.
@@ -155,6 +158,7 @@ impl Default for RunSpec {
             fill: None,
             fill_offset: 0.0,
             steady_state: false,
+            overwrite_span: 0.0,
             load_state: None,
             save_state: None,
             interval_ns: 100_000_000,
@@ -232,6 +236,7 @@ impl RunSpec {
             fill: self.fill.unwrap_or(cfg.precondition.fill),
             fill_offset: self.fill_offset,
             steady_state: self.steady_state,
+            overwrite_span: self.overwrite_span,
             seed: self.seed,
             ..Precondition::default()
         };

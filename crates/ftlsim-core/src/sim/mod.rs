@@ -293,7 +293,7 @@ impl Simulator {
             *acc = acc.wrapping_sub(now);
         }
         let mut ctx = FlashCtx::new(&mut self.dev.flash, &mut self.dev.ops, &mut m.flash, false);
-        let written = self.ftl.write(&mut ctx, lpn, version);
+        let written = self.ftl.prewrite(&mut ctx, lpn, version);
         // Kept apart even when the write failed part way (a power cut tears it): the
         // subtraction above is completed either way.
         for (acc, &now) in m.plane_programs.iter_mut().zip(self.dev.flash.plane_programs()) {

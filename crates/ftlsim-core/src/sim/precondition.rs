@@ -31,6 +31,11 @@ pub struct Precondition {
     pub fill_offset: f64,
     /// Overwrite the filled range uniformly at random until WAF settles.
     pub steady_state: bool,
+    /// Share of the logical space, from the fill's start, that the steady-state overwrites
+    /// address (a workload's region aged on a drive otherwise holding cold data); 0 = the
+    /// whole filled range. Passes and windows count in its pages.
+    #[serde(default)]
+    pub overwrite_span: f64,
     /// Cap on random overwrites, as a multiple of the filled pages.
     pub max_overwrite_passes: f64,
     /// Seed of the overwrite addresses.
@@ -39,7 +44,14 @@ pub struct Precondition {
 
 impl Default for Precondition {
     fn default() -> Self {
-        Precondition { fill: 0.0, fill_offset: 0.0, steady_state: false, max_overwrite_passes: 4.0, seed: 0 }
+        Precondition {
+            fill: 0.0,
+            fill_offset: 0.0,
+            steady_state: false,
+            overwrite_span: 0.0,
+            max_overwrite_passes: 4.0,
+            seed: 0,
+        }
     }
 }
 
@@ -109,11 +121,20 @@ impl Simulator {
             )
             .into());
         }
+        if !(0.0..=p.fill).contains(&p.overwrite_span) {
+            return Err(crate::error::invalid(
+                "precondition.overwrite_span",
+                p.overwrite_span,
+                format!("must be in [0, fill] = [0, {}]: the overwrites address filled pages", p.fill),
+            )
+            .into());
+        }
         let logical = u64::from(self.d.logical_pages);
         let filled = (logical as f64 * p.fill) as u64;
         let start = ((logical as f64 * p.fill_offset) as u64).min(logical - filled);
+        let aged = if p.overwrite_span > 0.0 { ((logical as f64 * p.overwrite_span) as u64).clamp(1, filled) } else { filled };
         let mut rep = PreconditionReport { fill_pages: filled, ..Default::default() };
-        let cap = if p.steady_state { (filled as f64 * p.max_overwrite_passes) as u64 } else { 0 };
+        let cap = if p.steady_state { (aged as f64 * p.max_overwrite_passes) as u64 } else { 0 };
         let most = filled + cap;
         let t0 = Instant::now();
         for lpn in start..start + filled {
@@ -130,7 +151,7 @@ impl Simulator {
         self.wall.fill_s += t0.elapsed().as_secs_f64();
         if cap > 0 {
             let t0 = Instant::now();
-            self.overwrite_until_steady(p, start, filled, cap, &mut rep, obs)?;
+            self.overwrite_until_steady(p, start, aged, cap, &mut rep, obs)?;
             self.wall.steady_state_s += t0.elapsed().as_secs_f64();
         }
         self.ftl.settle(&mut self.dev.ctx(false))?;
@@ -138,26 +159,27 @@ impl Simulator {
         Ok(rep)
     }
 
-    /// Overwrite `start..start + filled` uniformly at random in windows of half a pass until
-    /// the WAF settles (module header) or `cap` pages were written.
+    /// Overwrite `start..start + pages` (the filled range, or its first `overwrite_span`)
+    /// uniformly at random in windows of half a pass until the WAF settles (module header) or
+    /// `cap` pages were written.
     fn overwrite_until_steady(
         &mut self,
         p: &Precondition,
         start: u64,
-        filled: u64,
+        pages: u64,
         cap: u64,
         rep: &mut PreconditionReport,
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(p.seed ^ 0x5eed_c0de);
-        let window = ((filled as f64 * WINDOW_PASSES) as u64).max(1024).min(cap);
+        let window = ((pages as f64 * WINDOW_PASSES) as u64).max(1024).min(cap);
         rep.window_pages = window;
         // Addresses are drawn AHEAD writes early so the FTL can prefetch their state; the
         // sequence of addresses is the same.
         const AHEAD: u64 = 16;
         let mut ring = [0 as Lpn; AHEAD as usize];
         for r in ring.iter_mut() {
-            *r = (start + rng.gen_range(0..filled)) as Lpn;
+            *r = (start + rng.gen_range(0..pages)) as Lpn;
         }
         let mut i = 0u64;
         let mut last: Option<(f64, bool)> = None;
@@ -166,7 +188,7 @@ impl Simulator {
             let collections = self.ftl.gc_counts().collections();
             for _ in 0..window {
                 let lpn = ring[(i % AHEAD) as usize];
-                let next = (start + rng.gen_range(0..filled)) as Lpn;
+                let next = (start + rng.gen_range(0..pages)) as Lpn;
                 ring[(i % AHEAD) as usize] = next;
                 self.ftl.prefetch_write(&self.dev.flash, next, PrefetchStage::Map);
                 self.ftl.prefetch_write(
@@ -176,7 +198,7 @@ impl Simulator {
                 );
                 i += 1;
                 if i.is_multiple_of(65_536) {
-                    obs.precondition(filled + i, filled + cap);
+                    obs.precondition(pages + i, pages + cap);
                     if obs.interrupted() {
                         return Err(SimError::Interrupted);
                     }
@@ -186,7 +208,7 @@ impl Simulator {
                 self.ftl_write(lpn, v, false)?;
             }
             rep.overwrite_pages += window;
-            obs.precondition(filled + rep.overwrite_pages, filled + cap);
+            obs.precondition(pages + rep.overwrite_pages, pages + cap);
             if obs.interrupted() {
                 return Err(SimError::Interrupted);
             }
@@ -194,8 +216,8 @@ impl Simulator {
             let this = (waf, self.ftl.gc_counts().collections() > collections);
             rep.window_waf.push(r6(waf));
             rep.final_waf = r6(waf);
-            rep.overwrite_passes = r6(rep.overwrite_pages as f64 / filled as f64);
-            if rep.overwrite_pages as f64 >= MIN_PASSES * filled as f64
+            rep.overwrite_passes = r6(rep.overwrite_pages as f64 / pages as f64);
+            if rep.overwrite_pages as f64 >= MIN_PASSES * pages as f64
                 && last.is_some_and(|l| PreconditionReport::steady(l, this))
             {
                 rep.settled = true;

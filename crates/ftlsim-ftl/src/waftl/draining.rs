@@ -4,8 +4,8 @@
 //! done in one go, it copies the whole zone (65,536 pages at 256 MB) inside one request, a
 //! stall of tens of seconds on the paper's serial drive that its sub-millisecond response
 //! times cannot contain. Here the full zone's block nodes wait in this set while a fresh zone
-//! takes the writes; they move out one node at a time in idle time and, paced, with the
-//! writes into the new zone: the share of the drained zone still waiting never exceeds the
+//! takes the writes; they move out one page at a time (`[ftl.waftl] migration_step`) in idle
+//! time and, paced, with the writes into the new zone: the share of the drained zone still waiting never exceeds the
 //! share of the new zone still free (`behind`), so it is empty by the time the new one fills.
 //! Reads look here after the new zone and before the data blocks; a host write or trim of a
 //! page still here supersedes it (`remove`).
@@ -56,11 +56,22 @@ impl DrainingZone {
         self.pages
     }
 
-    /// The next node to migrate (the lowest logical block).
-    pub fn pop(&mut self) -> Option<(u32, BlockNode)> {
-        let (lbn, node) = self.nodes.pop_first()?;
+    /// The next node to migrate: the lowest logical block. It stays here while its pages move
+    /// one at a time (each leaves with `remove`), so reads and writes still find them.
+    pub fn first(&self) -> Option<u32> {
+        self.nodes.first_key_value().map(|(&lbn, _)| lbn)
+    }
+
+    /// The node of `lbn`, if it still holds pages.
+    pub fn node(&self, lbn: u32) -> Option<&BlockNode> {
+        self.nodes.get(&lbn)
+    }
+
+    /// Take the node of `lbn` out whole (a plan that moves or drops it at once).
+    pub fn take_node(&mut self, lbn: u32) -> Option<BlockNode> {
+        let node = self.nodes.remove(&lbn)?;
         self.pages -= node.page_count();
-        Some((lbn, node))
+        Some(node)
     }
 
     /// The drained zone's copy of `lpn`, if any.
@@ -114,11 +125,11 @@ mod tests {
         assert_eq!(d.pages(), 8);
         assert!(!d.behind(0, 16), "nothing written yet: no hurry");
         assert!(d.behind(1, 16), "1/16 written, 8/8 waiting");
-        d.pop();
+        d.take_node(0);
         assert_eq!(d.pages(), 4);
         assert!(!d.behind(8, 16), "half waiting, half free");
         assert!(d.behind(9, 16));
-        d.pop();
+        d.take_node(1);
         assert!(d.is_empty());
         assert!(!d.behind(16, 16), "empty never lags");
     }
@@ -132,7 +143,8 @@ mod tests {
         assert_eq!(d.remove(5), None);
         assert_eq!(d.pages(), 2);
         d.remove(9);
-        assert_eq!(d.pop().map(|(lbn, n)| (lbn, n.page_count())), Some((1, 1)));
+        assert_eq!(d.first(), Some(1));
+        assert_eq!(d.take_node(1).map(|n| n.page_count()), Some(1));
         assert!(d.is_empty(), "lbn 2's node went with its last page");
         // Superseded pages count as done for the pace: 3 at the start, none left.
         assert!(!d.behind(1, 4));

@@ -27,7 +27,7 @@ use super::draining::DrainingZone;
 use super::erase_queue::EraseQueue;
 use super::idle::IdlePredictor;
 use super::mapping_size;
-use super::options::{WaftlOptions, ZoneMigration};
+use super::options::{MigrationStep, Prewrite, ReadMissCopy, WaftlOptions, ZoneMigration};
 use super::threshold::{DynamicThreshold, Threshold};
 use super::zone::{plan, BlockNode, Bzmt, Home, Plan};
 use crate::block::pools::skip_to;
@@ -39,7 +39,7 @@ use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, Recovery, SeriesKind, SeriesValue};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
-use ftlsim_core::scheduler::SimTime;
+use ftlsim_core::scheduler::{SimTime, Tag};
 use serde::{Deserialize, Serialize};
 
 /// GMT value of a page-mapped logical block (the paper's -1).
@@ -60,6 +60,12 @@ struct Counts {
     new_to_bmb: u64,
     dropped_clean: u64,
     read_miss_copies: u64,
+    /// Read misses not copied: `read_miss_copy` left them out.
+    read_misses_not_copied: u64,
+    /// Pages programmed by migration (zone pages and a replaced BMB's pages moved home).
+    migration_programs: u64,
+    /// Never-written pages a read asked for, put at home before the run (`prewrite`).
+    prewrites_home: u64,
     offline_erases: u64,
     online_erases: u64,
     offline_interruptions: u64,
@@ -71,6 +77,26 @@ struct Counts {
     nodes_migrated_at_full_zone: u64,
     /// BMB rewrites a power cut stopped part-way, finished by recovery.
     rewrites_finished_by_recovery: u64,
+}
+
+/// A block node part-way through its migration: its pages move one per step while the node
+/// stays in the draining zone, so that reads and writes still find those not yet moved.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct InFlight {
+    lbn: u32,
+    to: Destination,
+    /// A BMB's next offset (its pages go in offset order).
+    next_off: u32,
+}
+
+/// Where a node in flight goes.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+enum Destination {
+    /// The page-mapped part (the GMT entry says so from the node's start).
+    Pmb,
+    /// The BMB `new`, replacing `old` if any (the GMT points at `new` once every offset is
+    /// passed).
+    Bmb { new: BlockId, old: Option<BlockId> },
 }
 
 /// Why a block node of a full zone migrates now.
@@ -109,7 +135,12 @@ pub struct Waftl {
     zone_blocks_per_plane: u32,
     /// A full zone whose block nodes still move out (incremental migration).
     draining: DrainingZone,
+    /// The draining zone's node whose pages are moving.
+    in_flight: Option<InFlight>,
     migration: ZoneMigration,
+    migration_step: MigrationStep,
+    read_miss_copy: ReadMissCopy,
+    prewrite: Prewrite,
     /// Lent blocks with no valid page, waiting for an erase (Dirty Buffer Zones, replaced BMBs).
     to_erase: EraseQueue,
     threshold: Threshold,
@@ -198,7 +229,11 @@ impl Waftl {
             zone_cursor: 0,
             zone_blocks_per_plane: per_plane,
             draining: DrainingZone::new(ppb),
+            in_flight: None,
             migration: w.migration,
+            migration_step: w.migration_step,
+            read_miss_copy: w.read_miss_copy,
+            prewrite: w.prewrite,
             to_erase: EraseQueue::new(g.planes()),
             threshold: match w.dynamic_d {
                 Some(dd) => Threshold::Dynamic(DynamicThreshold::new(dd, ppb)),
@@ -262,7 +297,7 @@ impl Waftl {
             + self.zone.get(self.zone_cursor).map_or(0, |&b| u64::from(ctx.flash().write_pointer(b)));
         let capacity = self.zone.len() as u64 * u64::from(self.ppb);
         while self.draining.behind(used, capacity) {
-            self.migrate_node(ctx, MigrationCause::Paced)?;
+            self.migration_step(ctx, MigrationCause::Paced)?;
         }
         loop {
             if let Some(&b) = self.zone.get(self.zone_cursor) {
@@ -356,9 +391,13 @@ impl Waftl {
         Ok(None)
     }
 
+    /// Erase a lent block with no valid page (GC work: a Dirty Buffer Zone's, a replaced BMB).
     fn erase_lent(&mut self, ctx: &mut FlashCtx, b: BlockId) -> Result<(), SimError> {
         debug_assert_eq!(ctx.flash().valid_count(b), 0, "block {b} erased with valid pages");
-        ctx.erase(b)?;
+        let prev = ctx.set_tag(Tag::Gc);
+        let erased = ctx.erase(b);
+        ctx.set_tag(prev);
+        erased?;
         self.pm.block_manager().give_back(ctx.flash(), b);
         Ok(())
     }
@@ -367,73 +406,99 @@ impl Waftl {
     /// next zone (incremental) or all move now (foreground). A zone still draining when the
     /// next one fills finishes first.
     fn zone_full(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
-        while !self.draining.is_empty() {
-            self.migrate_node(ctx, MigrationCause::ZoneFull)?;
+        while self.migrating() {
+            self.migration_step(ctx, MigrationCause::ZoneFull)?;
         }
+        self.finish_if_drained(ctx.flash());
         self.counts.migrations += 1;
         let popular = self.bzmt.most_popular();
         let nodes = std::mem::replace(&mut self.bzmt, Bzmt::new(self.ppb)).take();
         self.draining.start(nodes, std::mem::take(&mut self.zone), popular);
-        if self.draining.is_empty() {
-            self.drained();
-        }
+        self.finish_if_drained(ctx.flash());
         if self.migration == ZoneMigration::Foreground {
-            while !self.draining.is_empty() {
-                self.migrate_node(ctx, MigrationCause::ZoneFull)?;
+            while self.migrating() {
+                self.migration_step(ctx, MigrationCause::ZoneFull)?;
             }
+            self.finish_if_drained(ctx.flash());
         }
         Ok(())
     }
 
-    /// Algorithm 1 for the draining zone's next block node; the zone's blocks wait for their
-    /// erase once the last node has moved.
-    fn migrate_node(&mut self, ctx: &mut FlashCtx, cause: MigrationCause) -> Result<(), SimError> {
-        let (lbn, node) = self.draining.pop().expect("a node to migrate");
-        match cause {
-            MigrationCause::Idle => self.counts.nodes_migrated_idle += 1,
-            MigrationCause::Paced => self.counts.nodes_migrated_paced += 1,
-            MigrationCause::ZoneFull => self.counts.nodes_migrated_at_full_zone += 1,
-        }
-        let p = plan(self.home(lbn), &node, self.draining.popular == Some(lbn), self.threshold.pages());
-        self.apply(ctx, lbn, &node, p)?;
-        if self.draining.is_empty() {
-            for &b in &self.draining.blocks {
-                assert_eq!(ctx.flash().valid_count(b), 0, "zone block {b} still holds valid pages after migration");
+    /// A draining zone has a node left to move, or one part-way.
+    fn migrating(&self) -> bool {
+        self.in_flight.is_some() || !self.draining.is_empty()
+    }
+
+    /// One unit of migration (`[ftl.waftl] migration_step`): one page copy of the node under
+    /// way, starting the next node when none is (a node whose plan moves no page, a clean
+    /// node dropped, completes at once); or a whole node. GC-tagged: it is the FTL's own work,
+    /// not the host's (issue 34), so a request waits for it only as it waits for GC.
+    fn migration_step(&mut self, ctx: &mut FlashCtx, cause: MigrationCause) -> Result<(), SimError> {
+        let prev = ctx.set_tag(Tag::Gc);
+        let done = self.migrate_page(ctx, cause);
+        if done.is_ok() && self.migration_step == MigrationStep::BlockNode {
+            while self.in_flight.is_some() {
+                self.migrate_page(ctx, cause)?;
             }
-            self.drained();
+        }
+        ctx.set_tag(prev);
+        self.finish_if_drained(ctx.flash());
+        done
+    }
+
+    /// Start the next node if none is under way, then move one of its pages.
+    fn migrate_page(&mut self, ctx: &mut FlashCtx, cause: MigrationCause) -> Result<(), SimError> {
+        if self.in_flight.is_none() {
+            let Some(lbn) = self.draining.first() else { return Ok(()) };
+            match cause {
+                MigrationCause::Idle => self.counts.nodes_migrated_idle += 1,
+                MigrationCause::Paced => self.counts.nodes_migrated_paced += 1,
+                MigrationCause::ZoneFull => self.counts.nodes_migrated_at_full_zone += 1,
+            }
+            self.start_node(ctx, lbn)?;
+        }
+        let Some(f) = self.in_flight else { return Ok(()) };
+        match f.to {
+            Destination::Pmb => {
+                let page = self.draining.node(f.lbn).and_then(|n| n.pages().next());
+                match page {
+                    Some((off, zp)) => {
+                        let lpn = f.lbn * self.ppb + off;
+                        self.migrate_to_pmb(ctx, lpn, zp.ppn)?;
+                        self.draining.remove(lpn);
+                    }
+                    None => self.in_flight = None,
+                }
+            }
+            Destination::Bmb { new, old } => self.bmb_page(ctx, f.lbn, new, old)?,
         }
         Ok(())
     }
 
-    /// Every node of the draining zone has moved: its blocks wait for their erase, and the
-    /// dynamic threshold learns from the migration.
-    fn drained(&mut self) {
-        for b in std::mem::take(&mut self.draining.blocks) {
-            self.to_erase.push(self.geo.plane_of_block(b), b);
-        }
-        if let Threshold::Dynamic(d) = &mut self.threshold {
-            let avg = self.pages_seen.checked_div(self.runs_seen).unwrap_or(1).max(1) as u32;
-            d.update(avg);
-        }
-    }
-
-    fn apply(&mut self, ctx: &mut FlashCtx, lbn: u32, node: &BlockNode, p: Plan) -> Result<(), SimError> {
+    /// Algorithm 1's plan for the draining zone's node of `lbn`, and the work that takes no
+    /// page copy: dropping clean pages, the GMT entry of a block turning page-mapped, lending
+    /// a BMB.
+    fn start_node(&mut self, ctx: &mut FlashCtx, lbn: u32) -> Result<(), SimError> {
+        let node = self.draining.node(lbn).expect("the draining zone's first node");
+        let count = node.page_count();
+        let p = plan(self.home(lbn), node, self.draining.popular == Some(lbn), self.threshold.pages());
+        let pmb = Some(InFlight { lbn, to: Destination::Pmb, next_off: 0 });
         match p {
             Plan::Drop => {
                 self.counts.dropped_clean += 1;
-                for (_, zp) in node.pages() {
+                for (_, zp) in self.draining.take_node(lbn).expect("the node").pages() {
                     ctx.invalidate(zp.ppn)?;
                 }
             }
             Plan::UpdatePmb => {
                 self.counts.pmb_updates += 1;
-                for (off, zp) in node.pages() {
-                    if zp.dirty {
-                        self.migrate_to_pmb(ctx, lbn * self.ppb + off, zp.ppn)?;
-                    } else {
-                        ctx.invalidate(zp.ppn)?;
-                    }
+                let clean: Vec<(u32, Ppn)> =
+                    node.pages().filter(|(_, zp)| !zp.dirty).map(|(off, zp)| (off, zp.ppn)).collect();
+                for (off, ppn) in clean {
+                    ctx.invalidate(ppn)?;
+                    self.draining.remove(lbn * self.ppb + off);
                 }
+                self.in_flight = pmb;
             }
             Plan::NewToPmb { most_popular } => {
                 if most_popular {
@@ -442,30 +507,44 @@ impl Waftl {
                     self.counts.new_to_pmb += 1;
                 }
                 if let Threshold::Dynamic(d) = &mut self.threshold {
-                    d.record_new_block(node.page_count());
+                    d.record_new_block(count);
                 }
                 self.set_gmt(lbn, PAGE_MAPPED);
-                for (off, zp) in node.pages() {
-                    self.migrate_to_pmb(ctx, lbn * self.ppb + off, zp.ppn)?;
-                }
+                self.in_flight = pmb;
             }
             Plan::NewToBmb => {
                 self.counts.new_to_bmb += 1;
                 if let Threshold::Dynamic(d) = &mut self.threshold {
-                    d.record_new_block(node.page_count());
+                    d.record_new_block(count);
                     d.record_bmb(false);
                 }
-                self.write_bmb(ctx, lbn, node, None)?;
+                self.start_bmb(ctx, lbn, None)?;
             }
             Plan::RewriteBmb { old } => {
                 self.counts.bmb_rewrites += 1;
                 if let Threshold::Dynamic(d) = &mut self.threshold {
                     d.record_bmb(true);
                 }
-                self.write_bmb(ctx, lbn, node, Some(old))?;
+                self.start_bmb(ctx, lbn, Some(old))?;
             }
         }
         Ok(())
+    }
+
+    /// Every node of the draining zone has moved (or been superseded by writes): its blocks
+    /// wait for their erase, and the dynamic threshold learns from the migration.
+    fn finish_if_drained(&mut self, flash: &FlashArray) {
+        if self.migrating() || self.draining.blocks.is_empty() {
+            return;
+        }
+        for b in std::mem::take(&mut self.draining.blocks) {
+            assert_eq!(flash.valid_count(b), 0, "zone block {b} still holds valid pages after migration");
+            self.to_erase.push(self.geo.plane_of_block(b), b);
+        }
+        if let Threshold::Dynamic(d) = &mut self.threshold {
+            let avg = self.pages_seen.checked_div(self.runs_seen).unwrap_or(1).max(1) as u32;
+            d.update(avg);
+        }
     }
 
     /// Move the zone page `zone_ppn` of `lpn` into the page-mapped part.
@@ -473,6 +552,7 @@ impl Waftl {
         self.online_erase(ctx)?;
         let oob = ctx.read(zone_ppn)?;
         ctx.invalidate(zone_ppn)?;
+        self.counts.migration_programs += 1;
         self.pm.write(ctx, lpn, oob.version)
     }
 
@@ -497,38 +577,49 @@ impl Waftl {
         Ok(())
     }
 
-    /// A BMB for `lbn`: the zone's pages and, from `old` (a BMB being replaced), the rest,
-    /// each at its offset; `old` then waits for its erase.
-    fn write_bmb(
-        &mut self,
-        ctx: &mut FlashCtx,
-        lbn: u32,
-        node: &BlockNode,
-        old: Option<BlockId>,
-    ) -> Result<(), SimError> {
+    /// Lend the BMB for `lbn` (replacing `old`, if any); its pages then come one per step
+    /// (`bmb_page`). With no block to lend the logical block turns page-mapped at once.
+    fn start_bmb(&mut self, ctx: &mut FlashCtx, lbn: u32, old: Option<BlockId>) -> Result<(), SimError> {
         let preferred = old.map_or(lbn % self.geo.planes(), |b| self.geo.plane_of_block(b));
-        let Some(new) = self.lend(ctx, preferred, false)? else {
-            return self.bmb_to_pmb(ctx, lbn, node, old);
-        };
-        let first = self.geo.first_page(new);
-        let mut zone: Vec<Option<Ppn>> = vec![None; self.ppb as usize];
-        for (off, zp) in node.pages() {
-            zone[off as usize] = Some(zp.ppn);
+        match self.lend(ctx, preferred, false)? {
+            Some(new) => self.in_flight = Some(InFlight { lbn, to: Destination::Bmb { new, old }, next_off: 0 }),
+            None => {
+                let node = self.draining.take_node(lbn).expect("the node");
+                self.bmb_to_pmb(ctx, lbn, &node, old)?;
+            }
         }
-        for off in 0..self.ppb {
-            let src = match (zone[off as usize], old) {
-                (Some(z), _) => Some(z),
+        Ok(())
+    }
+
+    /// The next page of the BMB `new` being written for `lbn`: from the zone, else from
+    /// `old` (the BMB it replaces), at its offset. Past the last offset, `old` waits for its
+    /// erase and the GMT points at `new`.
+    fn bmb_page(&mut self, ctx: &mut FlashCtx, lbn: u32, new: BlockId, old: Option<BlockId>) -> Result<(), SimError> {
+        let f = self.in_flight.as_mut().expect("a BMB under way");
+        while f.next_off < self.ppb {
+            let off = f.next_off;
+            f.next_off += 1;
+            let lpn = lbn * self.ppb + off;
+            let src = match (self.draining.lookup(lpn), old) {
+                (Some(z), _) => Some((z.ppn, true)),
                 (None, Some(o)) => {
                     let p = self.geo.first_page(o) + off;
-                    (off < ctx.flash().write_pointer(o) && ctx.flash().is_valid(p)).then_some(p)
+                    (off < ctx.flash().write_pointer(o) && ctx.flash().is_valid(p)).then_some((p, false))
                 }
                 (None, None) => None,
             };
-            let Some(src) = src else { continue };
+            let Some((src, in_zone)) = src else { continue };
             skip_to(ctx, new, off)?;
-            copy_home(ctx, src, first + off)?;
+            copy_home(ctx, src, self.geo.first_page(new) + off)?;
+            self.counts.migration_programs += 1;
             ctx.invalidate(src)?;
+            if in_zone {
+                self.draining.remove(lpn);
+            }
+            return Ok(());
         }
+        self.in_flight = None;
+        debug_assert!(self.draining.node(lbn).is_none(), "lbn {lbn}: zone pages left behind its BMB");
         if let Some(o) = old {
             for p in ctx.flash().valid_pages(o).collect::<Vec<_>>() {
                 ctx.invalidate(p)?;
@@ -543,6 +634,14 @@ impl Waftl {
             self.set_gmt(lbn, new);
         }
         Ok(())
+    }
+
+    /// The BMB under way for `lbn` and the offsets it has passed, if any.
+    fn bmb_in_flight(&self, lbn: u32) -> Option<(BlockId, u32)> {
+        match self.in_flight {
+            Some(InFlight { lbn: l, to: Destination::Bmb { new, .. }, next_off }) if l == lbn => Some((new, next_off)),
+            _ => None,
+        }
     }
 
     /// The plane for a lent block (a BMB, a zone block): `preferred` if it has a free block
@@ -604,6 +703,13 @@ impl Waftl {
     /// The page of `lpn` outside the zone, if any, and whether it is in a BMB.
     fn outside(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
         let (lbn, off) = (lpn / self.ppb, lpn % self.ppb);
+        if let Some((new, _)) = self.bmb_in_flight(lbn).filter(|&(_, passed)| off < passed) {
+            // Moved into the BMB under way (or nothing was there to move); the old BMB's copy,
+            // if still valid, is older than the zone copy that went to `new`.
+            let p = self.geo.first_page(new) + off;
+            let held = off < ctx.flash().write_pointer(new) && ctx.flash().is_valid(p);
+            return if held { Ok(Some(ctx.read_mapped(p, lpn, None)?)) } else { Ok(None) };
+        }
         match self.home(lbn) {
             Home::Unmapped => Ok(None),
             Home::PageMapped => self.pm.read(ctx, lpn),
@@ -637,7 +743,17 @@ impl Waftl {
 
     /// Valid pages in lent blocks (the zones' and the BMBs').
     fn lent_valid(&self, flash: &FlashArray) -> u64 {
-        let zone: u64 = self.zone.iter().chain(&self.draining.blocks).map(|&b| u64::from(flash.valid_count(b))).sum();
+        let in_flight = self.in_flight.and_then(|f| match f.to {
+            Destination::Bmb { new, .. } => Some(new),
+            Destination::Pmb => None,
+        });
+        let zone: u64 = self
+            .zone
+            .iter()
+            .chain(&self.draining.blocks)
+            .chain(&in_flight)
+            .map(|&b| u64::from(flash.valid_count(b)))
+            .sum();
         let bmbs: u64 =
             self.gmt.iter().filter(|&&b| b != NONE && b != PAGE_MAPPED).map(|&b| u64::from(flash.valid_count(b))).sum();
         zone + bmbs
@@ -658,18 +774,66 @@ impl Ftl for Waftl {
         }
         let found = self.outside(ctx, lpn)?;
         if let Some(version) = found {
-            // A read miss is copied into the zone (L137), a clean page.
+            // A read miss counts as an access of its block (L127) and is copied into the zone
+            // as a clean page (L137) where `read_miss_copy` says so. The copy is WAFTL's own
+            // work after the read, not the host's: GC-tagged, so the read completes with its
+            // data (issue 34).
             self.bzmt.touch(lpn);
-            let ppn = self.zone_page(ctx)?;
-            ctx.program(ppn, Oob { lpn, version, kind: PageKind::Staged })?;
-            self.bzmt.log_read_miss(lpn, ppn);
-            self.counts.read_miss_copies += 1;
+            let copy = match self.read_miss_copy {
+                ReadMissCopy::All => true,
+                ReadMissCopy::ZoneBlocks => self.bzmt.holds_written(lpn / self.ppb),
+                ReadMissCopy::Off => false,
+            };
+            if copy {
+                let read = ctx.last_op();
+                let prev = ctx.set_tag(Tag::Gc);
+                let copied = self.zone_page(ctx).and_then(|ppn| {
+                    ctx.program_after(ppn, Oob { lpn, version, kind: PageKind::Staged }, read)?;
+                    Ok(ppn)
+                });
+                ctx.set_tag(prev);
+                self.bzmt.log_read_miss(lpn, copied?);
+                self.counts.read_miss_copies += 1;
+            } else {
+                self.counts.read_misses_not_copied += 1;
+            }
         }
         Ok(found)
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
         self.write_run(ctx, lpn, &[version])
+    }
+
+    /// A never-written page goes home (`[ftl.waftl] prewrite = "home"`): at its offset in
+    /// the logical block's BMB when that offset is still free, else into the page-mapped part
+    /// (a BMB whose offset is passed turns page-mapped first, as when no BMB can be lent).
+    fn prewrite(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
+        if self.prewrite == Prewrite::Zone {
+            return self.write(ctx, lpn, version);
+        }
+        let (lbn, off) = (lpn / self.ppb, lpn % self.ppb);
+        while self.in_flight.is_some_and(|f| f.lbn == lbn) {
+            self.migration_step(ctx, MigrationCause::Idle)?;
+        }
+        self.counts.prewrites_home += 1;
+        self.online_erase(ctx)?;
+        match self.home(lbn) {
+            Home::BlockMapped(b) if off >= ctx.flash().write_pointer(b) => {
+                skip_to(ctx, b, off)?;
+                ctx.program(self.geo.first_page(b) + off, Oob { lpn, version, kind: PageKind::Data })?;
+                Ok(())
+            }
+            Home::BlockMapped(b) => {
+                self.bmb_to_pmb(ctx, lbn, &BlockNode::default(), Some(b))?;
+                self.pm.write(ctx, lpn, version)
+            }
+            Home::Unmapped => {
+                self.set_gmt(lbn, PAGE_MAPPED);
+                self.pm.write(ctx, lpn, version)
+            }
+            Home::PageMapped => self.pm.write(ctx, lpn, version),
+        }
     }
 
     fn write_run(&mut self, ctx: &mut FlashCtx, first: Lpn, versions: &[u32]) -> Result<(), SimError> {
@@ -687,6 +851,12 @@ impl Ftl for Waftl {
             ctx.invalidate(zp.ppn)?;
         }
         let (lbn, off) = (lpn / self.ppb, lpn % self.ppb);
+        if let Some((new, _)) = self.bmb_in_flight(lbn).filter(|&(_, passed)| off < passed) {
+            let p = self.geo.first_page(new) + off;
+            if off < ctx.flash().write_pointer(new) && ctx.flash().is_valid(p) {
+                ctx.invalidate(p)?;
+            }
+        }
         match self.home(lbn) {
             Home::Unmapped => Ok(()),
             Home::PageMapped => self.pm.trim(ctx, lpn),
@@ -717,10 +887,10 @@ impl Ftl for Waftl {
                 return Ok(true);
             }
         }
-        if self.draining.is_empty() {
+        if !self.migrating() {
             return Ok(false);
         }
-        self.migrate_node(ctx, MigrationCause::Idle)?;
+        self.migration_step(ctx, MigrationCause::Idle)?;
         Ok(true)
     }
 
@@ -758,8 +928,8 @@ impl Ftl for Waftl {
     /// After preconditioning: the draining zone moves out and every waiting block is erased,
     /// as a long idle period would do.
     fn settle(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
-        while !self.draining.is_empty() {
-            self.migrate_node(ctx, MigrationCause::Idle)?;
+        while self.migrating() {
+            self.migration_step(ctx, MigrationCause::Idle)?;
         }
         while let Some(b) = self.to_erase.pop_any() {
             self.erase_lent(ctx, b)?;
@@ -779,6 +949,9 @@ impl Ftl for Waftl {
         m.insert("waftl_new_to_bmb".into(), c.new_to_bmb.into());
         m.insert("waftl_dropped_clean_blocks".into(), c.dropped_clean.into());
         m.insert("waftl_read_miss_copies".into(), c.read_miss_copies.into());
+        m.insert("waftl_read_misses_not_copied".into(), c.read_misses_not_copied.into());
+        m.insert("waftl_migration_programs".into(), c.migration_programs.into());
+        m.insert("waftl_prewrites_home".into(), c.prewrites_home.into());
         m.insert("waftl_offline_erases".into(), c.offline_erases.into());
         m.insert("waftl_online_erases".into(), c.online_erases.into());
         m.insert("waftl_offline_interruptions".into(), c.offline_interruptions.into());
@@ -826,6 +999,13 @@ impl Ftl for Waftl {
             for p in flash.valid_pages(b) {
                 let lpn = lbn as u32 * self.ppb + self.geo.page_in_block(p);
                 assert_eq!(flash.owner(p), lpn, "BMB {b} of lbn {lbn}: page {p} holds another lpn");
+            }
+        }
+        if let Some(InFlight { lbn, to: Destination::Bmb { new, .. }, next_off }) = self.in_flight {
+            for p in flash.valid_pages(new) {
+                let off = self.geo.page_in_block(p);
+                assert!(off < next_off, "BMB {new} under way: page {p} beyond the offsets passed");
+                assert_eq!(flash.owner(p), lbn * self.ppb + off, "BMB {new} under way: page {p} holds another lpn");
             }
         }
         for b in self.to_erase.iter() {

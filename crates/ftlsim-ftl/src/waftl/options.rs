@@ -22,6 +22,12 @@ pub struct WaftlOptions {
     pub idle_alpha: f64,
     /// When a full zone's block nodes move out (the paper does not say; docs/waftl.md).
     pub migration: ZoneMigration,
+    /// How much of a migration one step does (issue 34; the paper does not say).
+    pub migration_step: MigrationStep,
+    /// Which read misses are copied into the zone (L137; docs/waftl.md).
+    pub read_miss_copy: ReadMissCopy,
+    /// Where a never-written page a read asks for is put before the run (issue 34).
+    pub prewrite: Prewrite,
 }
 
 impl Default for WaftlOptions {
@@ -32,6 +38,9 @@ impl Default for WaftlOptions {
             dynamic_d: None,
             idle_alpha: 0.5,
             migration: ZoneMigration::default(),
+            migration_step: MigrationStep::default(),
+            read_miss_copy: ReadMissCopy::default(),
+            prewrite: Prewrite::default(),
         }
     }
 }
@@ -48,6 +57,51 @@ pub enum ZoneMigration {
     /// All of Algorithm 1 in the request that finds the zone full (the whole zone copied before
     /// that request completes).
     Foreground,
+}
+
+/// The unit of migration work between two chances for a host request to go first
+/// (`[ftl.waftl] migration_step`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MigrationStep {
+    /// One page copy (or one block lent) per step, like GC: a request arriving waits for at
+    /// most the page operation under way.
+    #[default]
+    Page,
+    /// A whole block node (up to a block of page copies) per step: the counterfactual of
+    /// issue 34 (before it, every migration was one).
+    BlockNode,
+}
+
+/// Which reads the zone misses are copied into it (`[ftl.waftl] read_miss_copy`). L137: "To
+/// increase opportunities to form sequential writes, reading missed data will be written into
+/// Buffer Zone".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadMissCopy {
+    /// Only pages of a logical block the zone already holds written pages of: only those
+    /// copies can join a sequential write (the block's BMB rewrite); a clean copy of any
+    /// other block is dropped at migration unused (Algorithm 1).
+    #[default]
+    ZoneBlocks,
+    /// Every read the zone does not serve (the counterfactual: 1.76 M copies on a read-heavy
+    /// trace, issue 34).
+    All,
+    /// None.
+    Off,
+}
+
+/// Where WAFTL puts a never-written page a read asks for (`[ftl.waftl] prewrite`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Prewrite {
+    /// At home, as a drive in service holds data written long ago: in a page-mapped block,
+    /// or at its offset in the logical block's BMB when that offset is still free.
+    #[default]
+    Home,
+    /// Into the Buffer Zone like a host write (the counterfactual of issue 34: its later
+    /// migration is timed, its zone page counted).
+    Zone,
 }
 
 impl Options for WaftlOptions {

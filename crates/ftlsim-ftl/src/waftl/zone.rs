@@ -128,6 +128,12 @@ impl Bzmt {
         self.nodes.get(&(lpn / self.ppb))?.page(lpn % self.ppb)
     }
 
+    /// Whether the zone holds a page the host wrote of logical block `lbn`: a read miss of
+    /// that block copied in can join its BMB rewrite (`[ftl.waftl] read_miss_copy`).
+    pub fn holds_written(&self, lbn: u32) -> bool {
+        self.nodes.get(&lbn).is_some_and(|n| n.pages.values().any(|p| p.dirty))
+    }
+
     /// Logical pages held (a page rewritten in the zone counts once).
     pub fn pages(&self) -> u32 {
         self.pages
