@@ -87,9 +87,9 @@ pub struct RunArgs {
     /// After the fill, overwrite randomly until write amplification settles.
     #[arg(long)]
     steady_state: bool,
-    /// Share of the logical space, from the fill's start, the steady-state overwrites address
-    /// (a workload's region aged on a drive otherwise holding cold data) [default: 0, the whole
-    /// fill]
+    /// Share of the logical space, from its start, the steady-state overwrites address instead
+    /// of the fill (with --fill-offset of the same share: a workload's region written by random
+    /// writes and aged beside cold data) [default: 0, the fill]
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, requires = "steady_state")]
     overwrite_span: f64,
     /// Save the drive after preconditioning to this file (a drive snapshot).

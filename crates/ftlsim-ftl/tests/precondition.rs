@@ -70,7 +70,12 @@ fn an_overwrite_span_ages_only_its_region_and_counts_passes_in_it() {
     let mut whole = ftlsim_ftl::simulator(small_config(128, 32, 0.12, ""), false).unwrap();
     let all = whole.precondition(&pre(1.0, 8.0)).unwrap();
     assert!(rep.final_waf < all.final_waf, "region {} vs whole drive {}", rep.final_waf, all.final_waf);
-    let bad = Precondition { overwrite_span: 0.5, ..pre(0.25, 1.0) };
+    // A region written by random writes alone beside a sequential fill: every page of it is
+    // written once the overwrites settle but a few.
+    let mut beside = ftlsim_ftl::simulator(small_config(128, 32, 0.12, ""), false).unwrap();
+    let r = beside.precondition(&Precondition { fill_offset: 0.25, overwrite_span: 0.25, ..pre(0.75, 8.0) }).unwrap();
+    assert!(r.settled && r.overwrite_passes >= 1.0, "{r:?}");
+    let bad = Precondition { overwrite_span: 1.5, ..pre(0.25, 1.0) };
     let e = ftlsim_ftl::simulator(small_config(128, 32, 0.12, ""), false).unwrap().precondition(&bad).unwrap_err();
     assert!(e.to_string().contains("precondition.overwrite_span"), "{e}");
 }

@@ -124,8 +124,7 @@ pub struct RunSpec {
     pub fill_offset: f64,
     /// Overwrite randomly after the fill until write amplification settles.
     pub steady_state: bool,
-    /// Share of the logical space, from the fill's start, the overwrites address; 0 = all
-    /// of the fill.
+    /// Share of the logical space, from its start, the overwrites address; 0 = the fill.
     pub overwrite_span: f64,
     /// Load the drive from this snapshot instead of preconditioning it.
     pub load_state: Option<PathBuf>,

@@ -31,9 +31,11 @@ pub struct Precondition {
     pub fill_offset: f64,
     /// Overwrite the filled range uniformly at random until WAF settles.
     pub steady_state: bool,
-    /// Share of the logical space, from the fill's start, that the steady-state overwrites
-    /// address (a workload's region aged on a drive otherwise holding cold data); 0 = the
-    /// whole filled range. Passes and windows count in its pages.
+    /// Share of the logical space, from its start, that the steady-state overwrites address
+    /// instead of the filled range; 0 = the filled range. Passes and windows count in its
+    /// pages. With `fill_offset` equal to it, a workload's region is written by random writes
+    /// alone (as the workload itself would have written it: WAFTL then holds it page-mapped)
+    /// and aged, beside cold data written sequentially.
     #[serde(default)]
     pub overwrite_span: f64,
     /// Cap on random overwrites, as a multiple of the filled pages.
@@ -121,20 +123,21 @@ impl Simulator {
             )
             .into());
         }
-        if !(0.0..=p.fill).contains(&p.overwrite_span) {
-            return Err(crate::error::invalid(
-                "precondition.overwrite_span",
-                p.overwrite_span,
-                format!("must be in [0, fill] = [0, {}]: the overwrites address filled pages", p.fill),
-            )
-            .into());
+        if !(0.0..=1.0).contains(&p.overwrite_span) {
+            return Err(
+                crate::error::invalid("precondition.overwrite_span", p.overwrite_span, "must be in [0, 1]").into()
+            );
         }
         let logical = u64::from(self.d.logical_pages);
         let filled = (logical as f64 * p.fill) as u64;
         let start = ((logical as f64 * p.fill_offset) as u64).min(logical - filled);
-        let aged = if p.overwrite_span > 0.0 { ((logical as f64 * p.overwrite_span) as u64).clamp(1, filled) } else { filled };
+        let (aged_from, aged) = if p.overwrite_span > 0.0 {
+            (0, ((logical as f64 * p.overwrite_span) as u64).clamp(1, logical))
+        } else {
+            (start, filled)
+        };
         let mut rep = PreconditionReport { fill_pages: filled, ..Default::default() };
-        let cap = if p.steady_state { (aged as f64 * p.max_overwrite_passes) as u64 } else { 0 };
+        let cap = if p.steady_state && aged > 0 { (aged as f64 * p.max_overwrite_passes) as u64 } else { 0 };
         let most = filled + cap;
         let t0 = Instant::now();
         for lpn in start..start + filled {
@@ -151,7 +154,7 @@ impl Simulator {
         self.wall.fill_s += t0.elapsed().as_secs_f64();
         if cap > 0 {
             let t0 = Instant::now();
-            self.overwrite_until_steady(p, start, aged, cap, &mut rep, obs)?;
+            self.overwrite_until_steady(p, aged_from, aged, cap, &mut rep, obs)?;
             self.wall.steady_state_s += t0.elapsed().as_secs_f64();
         }
         self.ftl.settle(&mut self.dev.ctx(false))?;
@@ -159,8 +162,8 @@ impl Simulator {
         Ok(rep)
     }
 
-    /// Overwrite `start..start + pages` (the filled range, or its first `overwrite_span`)
-    /// uniformly at random in windows of half a pass until the WAF settles (module header) or
+    /// Overwrite `start..start + pages` (the filled range, or the first `overwrite_span` of
+    /// the logical space) uniformly at random in windows of half a pass until the WAF settles (module header) or
     /// `cap` pages were written.
     fn overwrite_until_steady(
         &mut self,

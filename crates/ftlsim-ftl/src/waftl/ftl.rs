@@ -30,6 +30,7 @@ use super::mapping_size;
 use super::options::{MigrationStep, Prewrite, ReadMissCopy, WaftlOptions, ZoneMigration};
 use super::threshold::{DynamicThreshold, Threshold};
 use super::zone::{plan, BlockNode, Bzmt, Home, Plan};
+use super::zone_log::{Next, ZoneLog};
 use crate::block::pools::skip_to;
 use crate::demand::GcMode;
 use crate::dftl::{Dftl, Flavour};
@@ -129,9 +130,8 @@ pub struct Waftl {
     run_blocks: Vec<u8>,
     run_mapped: (u64, u64),
     bzmt: Bzmt,
-    /// The zone's blocks in write order, and the one being written.
-    zone: Vec<BlockId>,
-    zone_cursor: usize,
+    /// The zone's blocks, written round the planes.
+    zone: ZoneLog,
     zone_blocks_per_plane: u32,
     /// A full zone whose block nodes still move out (incremental migration).
     draining: DrainingZone,
@@ -225,8 +225,7 @@ impl Waftl {
             run_blocks: vec![0; d.logical_pages.div_ceil(ppb) as usize],
             run_mapped: (0, 0),
             bzmt: Bzmt::new(ppb),
-            zone: Vec::new(),
-            zone_cursor: 0,
+            zone: ZoneLog::new(ppb, g.planes(), per_plane * g.planes()),
             zone_blocks_per_plane: per_plane,
             draining: DrainingZone::new(ppb),
             in_flight: None,
@@ -291,51 +290,28 @@ impl Waftl {
         }
     }
 
-    /// The next zone page, migrating the zone first when it is full.
+    /// The next zone page (round the planes), migrating the zone first when it is full and
+    /// lending a block when a plane's open one is.
     fn zone_page(&mut self, ctx: &mut FlashCtx) -> Result<Ppn, SimError> {
-        let used = self.zone_cursor as u64 * u64::from(self.ppb)
-            + self.zone.get(self.zone_cursor).map_or(0, |&b| u64::from(ctx.flash().write_pointer(b)));
-        let capacity = self.zone.len() as u64 * u64::from(self.ppb);
-        while self.draining.behind(used, capacity) {
+        while self.draining.behind(self.zone.used(), self.zone.capacity()) {
             self.migration_step(ctx, MigrationCause::Paced)?;
         }
         loop {
-            if let Some(&b) = self.zone.get(self.zone_cursor) {
-                let wp = ctx.flash().write_pointer(b);
-                if wp < self.ppb {
-                    return Ok(self.geo.first_page(b) + wp);
-                }
-                self.zone_cursor += 1;
-                continue;
-            }
-            if !self.zone.is_empty() {
-                self.zone_full(ctx)?;
-            }
-            self.new_zone(ctx)?;
-        }
-    }
-
-    /// Erase what waits for it and lend a new zone, youngest blocks first, spread over the
-    /// planes (a plane short of room gives its share to the roomiest).
-    fn new_zone(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
-        let mut zone = Vec::with_capacity((self.zone_blocks_per_plane * self.geo.planes()) as usize);
-        'lend: for _ in 0..self.zone_blocks_per_plane {
-            for preferred in 0..self.geo.planes() {
-                match self.lend(ctx, preferred, true)? {
-                    Some(b) => zone.push(b),
+            match self.zone.next(&self.geo, ctx.flash()) {
+                Next::Page(p) => return Ok(p),
+                Next::Lend(slot) => match self.lend(ctx, slot, true)? {
+                    Some(b) => self.zone.opened(slot, b),
                     // The drive is short of room (block-mapped data below a full block leaves
                     // pages unused): a smaller zone, migrated sooner, rather than a halt.
-                    None if !zone.is_empty() => {
+                    None if !self.zone.is_empty() => {
                         self.counts.short_zones += 1;
-                        break 'lend;
+                        self.zone.cut_short();
                     }
                     None => return Err(self.no_room(ctx.flash())),
-                }
+                },
+                Next::Full => self.zone_full(ctx)?,
             }
         }
-        self.zone = zone;
-        self.zone_cursor = 0;
-        Ok(())
     }
 
     /// The error of a drive with no block to lend and nothing to reclaim on any plane.
@@ -413,7 +389,7 @@ impl Waftl {
         self.counts.migrations += 1;
         let popular = self.bzmt.most_popular();
         let nodes = std::mem::replace(&mut self.bzmt, Bzmt::new(self.ppb)).take();
-        self.draining.start(nodes, std::mem::take(&mut self.zone), popular);
+        self.draining.start(nodes, self.zone.take(), popular);
         self.finish_if_drained(ctx.flash());
         if self.migration == ZoneMigration::Foreground {
             while self.migrating() {
@@ -749,6 +725,7 @@ impl Waftl {
         });
         let zone: u64 = self
             .zone
+            .blocks
             .iter()
             .chain(&self.draining.blocks)
             .chain(&in_flight)
@@ -781,7 +758,10 @@ impl Ftl for Waftl {
             self.bzmt.touch(lpn);
             let copy = match self.read_miss_copy {
                 ReadMissCopy::All => true,
-                ReadMissCopy::ZoneBlocks => self.bzmt.holds_written(lpn / self.ppb),
+                ReadMissCopy::ZoneBlocks => {
+                    let lbn = lpn / self.ppb;
+                    self.home(lbn) != Home::PageMapped && self.bzmt.holds_written(lbn)
+                }
                 ReadMissCopy::Off => false,
             };
             if copy {
@@ -925,9 +905,13 @@ impl Ftl for Waftl {
         self.run_mapped = (0, 0);
     }
 
-    /// After preconditioning: the draining zone moves out and every waiting block is erased,
-    /// as a long idle period would do.
+    /// After preconditioning: the zone and the zone draining move out and every waiting block
+    /// is erased, so that the run starts with the data in data blocks (issue 34: a drive in
+    /// service, not one whose preconditioning left its last zone for the run to migrate).
     fn settle(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        if !self.zone.is_empty() {
+            self.zone_full(ctx)?;
+        }
         while self.migrating() {
             self.migration_step(ctx, MigrationCause::Idle)?;
         }
@@ -1024,7 +1008,7 @@ impl Ftl for Waftl {
         }
         assert_eq!(self.run_mapped, (run_pmb, run_bmb), "the run's GMT counts drifted");
         assert_eq!(
-            self.zone.iter().map(|&b| u64::from(flash.valid_count(b))).sum::<u64>(),
+            self.zone.blocks.iter().map(|&b| u64::from(flash.valid_count(b))).sum::<u64>(),
             u64::from(self.bzmt.pages()),
             "zone valid pages and BZMT pages disagree"
         );

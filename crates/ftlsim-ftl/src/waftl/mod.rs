@@ -6,6 +6,7 @@
 //!   DFTL whose CMT is the CPMT, migration, online and offline GC, endurance-aware lending);
 //! - `draining`: a full zone draining behind the new one (incremental migration);
 //! - `zone`: the BZMT with block popularity and Algorithm 1's plan (Sec. III-C, L127-187);
+//! - `zone_log`: the zone's blocks, a log striped over the planes and lent a block at a time;
 //! - `threshold`: the static and dynamic migration threshold, with an online estimator for
 //!   Eqs. 1-2;
 //! - `idle`: the idle-time predictor of Eqs. 3-4 (Sec. III-D);
@@ -19,6 +20,7 @@ pub mod mapping_size;
 mod options;
 pub mod threshold;
 pub mod zone;
+pub mod zone_log;
 
 pub use ftl::Waftl;
 pub use options::{WaftlOptions, ZoneMigration};

@@ -1,7 +1,7 @@
 //! WAFTL's options (`[ftl.waftl]`, seed 002 Secs. III-IV; docs/waftl.md).
 
 use crate::options::{invalid, Options};
-use ftlsim_core::config::DriveConfig;
+use ftlsim_core::config::{DriveConfig, GcPreemption};
 use ftlsim_core::error::ConfigError;
 use serde::{Deserialize, Serialize};
 
@@ -79,9 +79,11 @@ pub enum MigrationStep {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReadMissCopy {
-    /// Only pages of a logical block the zone already holds written pages of: only those
-    /// copies can join a sequential write (the block's BMB rewrite); a clean copy of any
-    /// other block is dropped at migration unused (Algorithm 1).
+    /// Only pages of a logical block the zone already holds written pages of and that is not
+    /// page-mapped: only those copies can join a sequential write (the block's BMB rewrite,
+    /// or a new block's count towards the threshold); Algorithm 1 drops a clean copy of any
+    /// other block at migration unused (lines 11-15 move only a page-mapped block's dirty
+    /// pages; line 4 drops a BMB's node with no dirty page).
     #[default]
     ZoneBlocks,
     /// Every read the zone does not serve (the counterfactual: 1.76 M copies on a read-heavy
@@ -128,6 +130,16 @@ impl Options for WaftlOptions {
         }
         if let Some(d) = self.dynamic_d.filter(|d| !(*d > 0.0 && *d < 1.0)) {
             return Err(invalid("waftl", "dynamic_d", d, "must be in (0, 1)"));
+        }
+        if cfg.ftl.gc_preemption == GcPreemption::Reads {
+            return Err(ConfigError::Invalid {
+                key: "ftl.gc_preemption".into(),
+                value: "\"reads\"".into(),
+                rule: "cannot go with waftl: a migration copies a zone page on one plane to its BMB on another, and \
+                       the deferred GC work is kept per plane (WAFTL's migration is preemptible at every page \
+                       instead: [ftl.waftl] migration_step)"
+                    .into(),
+            });
         }
         if !(self.idle_alpha > 0.0 && self.idle_alpha <= 1.0) {
             return Err(invalid("waftl", "idle_alpha", self.idle_alpha, "must be in (0, 1]"));

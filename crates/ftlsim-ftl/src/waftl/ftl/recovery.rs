@@ -187,8 +187,8 @@ impl Waftl {
         for &(_, z) in &live {
             kept_zone[g.block_of(z) as usize] = true;
         }
-        // The block being written when the power went (only the newest zone block is ever
-        // partly written) stays the zone's cursor.
+        // The newest zone block, if partly written, stays open (the zone's other open blocks,
+        // one per plane, are kept if they hold live pages and erased like any block if not).
         let newest = (0..g.blocks()).filter(|&b| s.zone[b as usize]).max_by_key(|&b| ctx.flash().open_seq(b));
         if let Some(b) = newest.filter(|&b| ctx.flash().write_pointer(b) < ppb) {
             kept_zone[b as usize] = true;
@@ -207,8 +207,7 @@ impl Waftl {
             let map = if in_zone[g.block_of(p) as usize] { &mut self.bzmt } else { &mut older };
             map.log_write(lpn, p);
         }
-        self.zone = zone.to_vec();
-        self.zone_cursor = zone.iter().position(|&b| ctx.flash().write_pointer(b) < ppb).unwrap_or(zone.len());
+        self.zone.restore(zone, &g, ctx.flash());
         if !draining.is_empty() {
             self.draining.start(older.take(), draining.to_vec(), None);
         }
