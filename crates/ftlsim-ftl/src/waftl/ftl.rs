@@ -250,6 +250,21 @@ impl Waftl {
         })
     }
 
+    /// A migration of the measured run starts on `lbn`: if the run accessed it, it counts
+    /// among the blocks the run migrated (Fig. 15's shares), with its mapping as it is; the
+    /// migration's `set_gmt` then moves it to its new kind.
+    fn note_run_migration(&mut self, lbn: u32) {
+        let flags = &mut self.run_blocks[lbn as usize];
+        if *flags & RUN_ACCESSED != 0 && *flags & RUN_MIGRATED == 0 {
+            *flags |= RUN_MIGRATED;
+            match self.gmt[lbn as usize] {
+                NONE => {}
+                PAGE_MAPPED => self.run_mapped.0 += 1,
+                _ => self.run_mapped.1 += 1,
+            }
+        }
+    }
+
     /// Point `lbn`'s GMT entry at `v`, keeping the count of each kind, over the drive and
     /// over the blocks the measured run migrated.
     fn set_gmt(&mut self, lbn: u32, v: u32) {
@@ -455,6 +470,7 @@ impl Waftl {
     /// page copy: dropping clean pages, the GMT entry of a block turning page-mapped, lending
     /// a BMB.
     fn start_node(&mut self, ctx: &mut FlashCtx, lbn: u32) -> Result<(), SimError> {
+        self.note_run_migration(lbn);
         let node = self.draining.node(lbn).expect("the draining zone's first node");
         let count = node.page_count();
         let p = plan(self.home(lbn), node, self.draining.popular == Some(lbn), self.threshold.pages());
@@ -532,9 +548,11 @@ impl Waftl {
         self.pm.write(ctx, lpn, oob.version)
     }
 
-    /// Online GC's first step (Sec. III-D) before the page-mapped part allocates: erase the
-    /// waiting blocks of every plane close to its GC threshold (its own GC cannot reclaim
-    /// them: they are lent).
+    /// Online GC's first step (Sec. III-D) before the page-mapped part allocates: on every
+    /// plane close to its GC threshold, erase waiting blocks until it is above it again
+    /// (L233: "Online garbage collection erases invalid blocks until free block number reaches
+    /// the threshold"; the page-mapped part's own GC cannot reclaim them: they are lent). The
+    /// rest wait for idle time.
     fn online_erase(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
         if self.to_erase.is_empty() {
             return Ok(());
@@ -545,7 +563,8 @@ impl Waftl {
             .filter(|&p| self.pm.block_manager().free_blocks(p) <= self.gc_threshold + 1)
             .collect();
         for p in low {
-            while let Some(b) = self.to_erase.pop_plane(p) {
+            while self.pm.block_manager().free_blocks(p) <= self.gc_threshold + 1 {
+                let Some(b) = self.to_erase.pop_plane(p) else { break };
                 self.erase_lent(ctx, b)?;
                 self.counts.online_erases += 1;
             }
