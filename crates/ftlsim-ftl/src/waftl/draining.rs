@@ -67,6 +67,18 @@ impl DrainingZone {
         self.nodes.get(&lbn)
     }
 
+    /// Take the lowest page of `lbn`'s node out (the node goes with its last page).
+    pub fn take_first_page(&mut self, lbn: u32) -> Option<(u32, ZonePage)> {
+        let node = self.nodes.get_mut(&lbn)?;
+        let taken = node.pop_first();
+        if node.page_count() == 0 {
+            self.nodes.remove(&lbn);
+        }
+        let taken = taken?;
+        self.pages -= 1;
+        Some(taken)
+    }
+
     /// Take the node of `lbn` out whole (a plan that moves or drops it at once).
     pub fn take_node(&mut self, lbn: u32) -> Option<BlockNode> {
         let node = self.nodes.remove(&lbn)?;

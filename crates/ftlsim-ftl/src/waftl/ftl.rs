@@ -86,8 +86,6 @@ struct Counts {
 struct InFlight {
     lbn: u32,
     to: Destination,
-    /// A BMB's next offset (its pages go in offset order).
-    next_off: u32,
 }
 
 /// Where a node in flight goes.
@@ -95,9 +93,9 @@ struct InFlight {
 enum Destination {
     /// The page-mapped part (the GMT entry says so from the node's start).
     Pmb,
-    /// The BMB `new`, replacing `old` if any (the GMT points at `new` once every offset is
-    /// passed).
-    Bmb { new: BlockId, old: Option<BlockId> },
+    /// The BMB `new`, replacing `old` if any, written in offset order up to `next_off` (the
+    /// GMT points at `new` once every offset is passed).
+    Bmb { new: BlockId, old: Option<BlockId>, next_off: u32 },
 }
 
 /// Why a block node of a full zone migrates now.
@@ -132,7 +130,6 @@ pub struct Waftl {
     bzmt: Bzmt,
     /// The zone's blocks, written round the planes.
     zone: ZoneLog,
-    zone_blocks_per_plane: u32,
     /// A full zone whose block nodes still move out (incremental migration).
     draining: DrainingZone,
     /// The draining zone's node whose pages are moving.
@@ -226,7 +223,6 @@ impl Waftl {
             run_mapped: (0, 0),
             bzmt: Bzmt::new(ppb),
             zone: ZoneLog::new(ppb, g.planes(), per_plane * g.planes()),
-            zone_blocks_per_plane: per_plane,
             draining: DrainingZone::new(ppb),
             in_flight: None,
             migration: w.migration,
@@ -450,18 +446,11 @@ impl Waftl {
         }
         let Some(f) = self.in_flight else { return Ok(()) };
         match f.to {
-            Destination::Pmb => {
-                let page = self.draining.node(f.lbn).and_then(|n| n.pages().next());
-                match page {
-                    Some((off, zp)) => {
-                        let lpn = f.lbn * self.ppb + off;
-                        self.migrate_to_pmb(ctx, lpn, zp.ppn)?;
-                        self.draining.remove(lpn);
-                    }
-                    None => self.in_flight = None,
-                }
-            }
-            Destination::Bmb { new, old } => self.bmb_page(ctx, f.lbn, new, old)?,
+            Destination::Pmb => match self.draining.take_first_page(f.lbn) {
+                Some((off, zp)) => self.migrate_to_pmb(ctx, f.lbn * self.ppb + off, zp.ppn)?,
+                None => self.in_flight = None,
+            },
+            Destination::Bmb { new, old, .. } => self.bmb_page(ctx, f.lbn, new, old)?,
         }
         Ok(())
     }
@@ -474,7 +463,7 @@ impl Waftl {
         let node = self.draining.node(lbn).expect("the draining zone's first node");
         let count = node.page_count();
         let p = plan(self.home(lbn), node, self.draining.popular == Some(lbn), self.threshold.pages());
-        let pmb = Some(InFlight { lbn, to: Destination::Pmb, next_off: 0 });
+        let pmb = Some(InFlight { lbn, to: Destination::Pmb });
         match p {
             Plan::Drop => {
                 self.counts.dropped_clean += 1;
@@ -557,17 +546,15 @@ impl Waftl {
         if self.to_erase.is_empty() {
             return Ok(());
         }
-        let low: Vec<u32> = self
-            .to_erase
-            .planes_waiting()
-            .filter(|&p| self.pm.block_manager().free_blocks(p) <= self.gc_threshold + 1)
-            .collect();
-        for p in low {
-            while self.pm.block_manager().free_blocks(p) <= self.gc_threshold + 1 {
-                let Some(b) = self.to_erase.pop_plane(p) else { break };
-                self.erase_lent(ctx, b)?;
-                self.counts.online_erases += 1;
-            }
+        // Plane by plane in order, as long as one waiting plane is low (no list per call: this
+        // runs before every page the page-mapped part writes).
+        let low = self.gc_threshold + 1;
+        loop {
+            let next = self.to_erase.planes_waiting().find(|&p| self.pm.block_manager().free_blocks(p) <= low);
+            let Some(p) = next else { break };
+            let b = self.to_erase.pop_plane(p).expect("a waiting plane has a block");
+            self.erase_lent(ctx, b)?;
+            self.counts.online_erases += 1;
         }
         Ok(())
     }
@@ -577,7 +564,9 @@ impl Waftl {
     fn start_bmb(&mut self, ctx: &mut FlashCtx, lbn: u32, old: Option<BlockId>) -> Result<(), SimError> {
         let preferred = old.map_or(lbn % self.geo.planes(), |b| self.geo.plane_of_block(b));
         match self.lend(ctx, preferred, false)? {
-            Some(new) => self.in_flight = Some(InFlight { lbn, to: Destination::Bmb { new, old }, next_off: 0 }),
+            Some(new) => {
+                self.in_flight = Some(InFlight { lbn, to: Destination::Bmb { new, old, next_off: 0 } });
+            }
             None => {
                 let node = self.draining.take_node(lbn).expect("the node");
                 self.bmb_to_pmb(ctx, lbn, &node, old)?;
@@ -590,27 +579,27 @@ impl Waftl {
     /// `old` (the BMB it replaces), at its offset. Past the last offset, `old` waits for its
     /// erase and the GMT points at `new`.
     fn bmb_page(&mut self, ctx: &mut FlashCtx, lbn: u32, new: BlockId, old: Option<BlockId>) -> Result<(), SimError> {
-        let f = self.in_flight.as_mut().expect("a BMB under way");
-        while f.next_off < self.ppb {
-            let off = f.next_off;
-            f.next_off += 1;
+        let Some(InFlight { to: Destination::Bmb { next_off, .. }, .. }) = self.in_flight.as_mut() else {
+            unreachable!("a BMB under way")
+        };
+        while *next_off < self.ppb {
+            let off = *next_off;
+            *next_off += 1;
             let lpn = lbn * self.ppb + off;
-            let src = match (self.draining.lookup(lpn), old) {
-                (Some(z), _) => Some((z.ppn, true)),
+            // The zone's copy leaves the draining zone as it is taken.
+            let src = match (self.draining.remove(lpn), old) {
+                (Some(z), _) => Some(z.ppn),
                 (None, Some(o)) => {
                     let p = self.geo.first_page(o) + off;
-                    (off < ctx.flash().write_pointer(o) && ctx.flash().is_valid(p)).then_some((p, false))
+                    (off < ctx.flash().write_pointer(o) && ctx.flash().is_valid(p)).then_some(p)
                 }
                 (None, None) => None,
             };
-            let Some((src, in_zone)) = src else { continue };
+            let Some(src) = src else { continue };
             skip_to(ctx, new, off)?;
             copy_home(ctx, src, self.geo.first_page(new) + off)?;
             self.counts.migration_programs += 1;
             ctx.invalidate(src)?;
-            if in_zone {
-                self.draining.remove(lpn);
-            }
             return Ok(());
         }
         self.in_flight = None;
@@ -634,7 +623,7 @@ impl Waftl {
     /// The BMB under way for `lbn` and the offsets it has passed, if any.
     fn bmb_in_flight(&self, lbn: u32) -> Option<(BlockId, u32)> {
         match self.in_flight {
-            Some(InFlight { lbn: l, to: Destination::Bmb { new, .. }, next_off }) if l == lbn => Some((new, next_off)),
+            Some(InFlight { lbn: l, to: Destination::Bmb { new, next_off, .. } }) if l == lbn => Some((new, next_off)),
             _ => None,
         }
     }
@@ -1004,7 +993,7 @@ impl Ftl for Waftl {
                 assert_eq!(flash.owner(p), lpn, "BMB {b} of lbn {lbn}: page {p} holds another lpn");
             }
         }
-        if let Some(InFlight { lbn, to: Destination::Bmb { new, .. }, next_off }) = self.in_flight {
+        if let Some(InFlight { lbn, to: Destination::Bmb { new, next_off, .. } }) = self.in_flight {
             for p in flash.valid_pages(new) {
                 let off = self.geo.page_in_block(p);
                 assert!(off < next_off, "BMB {new} under way: page {p} beyond the offsets passed");

@@ -65,6 +65,11 @@ impl BlockNode {
         self.pages.remove(&off)
     }
 
+    /// Forget the zone page of the lowest offset; returns it with its offset.
+    pub fn pop_first(&mut self) -> Option<(u32, ZonePage)> {
+        self.pages.pop_first()
+    }
+
     /// Dirty pages in the zone.
     pub fn dirty_pages(&self) -> u32 {
         self.pages.values().filter(|p| p.dirty).count() as u32

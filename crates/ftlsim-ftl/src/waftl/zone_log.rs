@@ -51,6 +51,11 @@ impl ZoneLog {
         ZoneLog { ppb, size, blocks: Vec::new(), open: vec![NONE; planes as usize], next: 0, used: 0, short: false }
     }
 
+    /// Blocks the full zone holds.
+    pub fn size_blocks(&self) -> u32 {
+        self.size
+    }
+
     /// Pages the full zone holds.
     pub fn capacity(&self) -> u64 {
         u64::from(self.size) * u64::from(self.ppb)

@@ -195,7 +195,7 @@ impl Waftl {
         }
         let mut kept: Vec<BlockId> = (0..g.blocks()).filter(|&b| kept_zone[b as usize]).collect();
         kept.sort_by_key(|&b| ctx.flash().open_seq(b));
-        let z = (self.zone_blocks_per_plane * g.planes()) as usize;
+        let z = self.zone.size_blocks() as usize;
         let (zone, draining) = zone_split(&kept, z);
         let mut in_zone = vec![false; g.blocks() as usize];
         for &b in zone {
