@@ -113,6 +113,20 @@ pub struct MultichannelConfig {
     /// N_s: a channel starts early GC only with at most this many spare (free) blocks
     /// (Sec. 3.3.3; 200 in Sec. 4.1).
     pub spare_threshold: u32,
+    /// GC that a page's write needs (FAST's partial merge when the page breaks its SW
+    /// block's run) runs as mandatory GC steps before the write, which managers see; `false`
+    /// leaves it on the write's path (a counterfactual).
+    pub write_due_gc: bool,
+    /// CF: a round whose initiator is done goes on while another unit is in mandatory GC;
+    /// `false` ends it with its initiator (a counterfactual).
+    pub round_handover: bool,
+    /// CF: a follower whose own mandatory GC interrupted it goes back to the round; `false`
+    /// leaves it out until the next round (a counterfactual).
+    pub follower_rejoin: bool,
+    /// CF: a follower that has matched every initiator step so far takes another step of
+    /// the same type while the initiator's step is still under way; `false` makes it wait
+    /// for the initiator's next step (a counterfactual).
+    pub fill_steps: bool,
 }
 
 impl Default for MultichannelConfig {
@@ -122,6 +136,10 @@ impl Default for MultichannelConfig {
             preemption: true,
             buffer: BufferSharing::Shared,
             spare_threshold: 200,
+            write_due_gc: true,
+            round_handover: true,
+            follower_rejoin: true,
+            fill_steps: true,
         }
     }
 }

@@ -408,6 +408,20 @@ pub trait ManagedGc {
     /// garbage first ("mandatory" GC, seed 004 Sec. 3.2.1). A manager steps GC until this is
     /// false before it writes, so that mandatory GC is seen by the other channels.
     fn gc_due(&self) -> bool;
+    /// Whether writing `lpn` next would collect garbage first: [`ManagedGc::gc_due`], or GC
+    /// that only this page's write needs (FAST's partial merge when `lpn` breaks the
+    /// sequential log block's run). An FTL with such GC arms it here, so that `gc_due`,
+    /// `gc_next` and `gc_step` then perform it as steps a manager sees, before the write
+    /// (seed 004 Sec. 3.3: cycle filling starts on any mandatory GC). Default: `gc_due`.
+    fn gc_due_for(&mut self, _flash: &FlashArray, _lpn: Lpn) -> bool {
+        self.gc_due()
+    }
+    /// Spare blocks, as seed 004's N_s counts them (Table I, L168: "the runtime total number
+    /// of spare blocks in each channel"): the free space, in blocks, the FTL can still write
+    /// host data to before it must collect. A page-mapped FTL's free blocks; a hybrid FTL's
+    /// free log space, since its free blocks beyond the log take no host data (so N_s means
+    /// the same whatever the log's size).
+    fn spare_blocks(&self, flash: &FlashArray) -> u64;
     /// What the next [`ManagedGc::gc_step`] on `plane` would do (cycle filling matches the
     /// initiator's operation type, seed 004 Sec. 3.3.2). `&mut`: finding the best victim may
     /// advance the victim index's cursor.

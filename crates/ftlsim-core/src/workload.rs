@@ -137,15 +137,34 @@ pub struct WorkloadSpec {
     pub span: f64,
     /// Alignment of request offsets, bytes (multiple of 512).
     pub align_bytes: u64,
+    /// Offset of the aligned slots from the span's start, bytes (below `align_bytes`, a
+    /// multiple of 512): a partition that starts mid-page, as Windows XP's at sector 63.
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub shift_bytes: u64,
     /// Share of requests that start where the previous one ended (a sequential
     /// continuation, as WAFTL's Table III counts "Seq."); the others are placed by the
     /// pattern. 0 unless `seq` is given (and then in results.json).
     #[serde(skip_serializing_if = "is_zero")]
     pub seq_share: f64,
+    /// Weight of this part's requests in a mixture (`weight=`; 1 unless given).
+    #[serde(skip_serializing_if = "is_one")]
+    pub weight: f64,
+    /// Further parts of a mixture (`SPEC; SPEC; ...`): each request comes from one part,
+    /// drawn by weight; the first part's arrival and length rule the whole.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<WorkloadSpec>,
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
 }
 
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn is_zero_u64(x: &u64) -> bool {
+    *x == 0
 }
 
 impl Default for WorkloadSpec {
@@ -159,7 +178,10 @@ impl Default for WorkloadSpec {
             limit: Limit::Requests(200_000),
             span: 1.0,
             align_bytes: 4096,
+            shift_bytes: 0,
             seq_share: 0.0,
+            weight: 1.0,
+            mix: Vec::new(),
         }
     }
 }
@@ -242,9 +264,34 @@ impl WorkloadSpec {
     /// Keys: `pattern` = `uniform` | `sequential` | `hotcold:TRAFFIC:SPACE` | `zipf:THETA`;
     /// `read`, `trim` = share; `size` = `SIZE` or `SIZE@WEIGHT|SIZE@WEIGHT...`;
     /// `arrival` = `closed:QD` | `fixed:DURATION` | `poisson:DURATION` | `think:QD:SHARE:DURATION`; `qd` = N (closed loop);
-    /// `requests` = N; `duration` = DURATION; `span` = share; `align` = SIZE; `seq` = share of
-    /// requests continuing the previous one.
+    /// `requests` = N; `duration` = DURATION; `span` = share; `align` = SIZE; `shift` = SIZE
+    /// (slots start this far into the span); `seq` = share of requests continuing the
+    /// previous one.
+    ///
+    /// A mixture is parts separated by `;`, each a spec with an optional `weight=W` (default
+    /// 1): every request comes from one part, drawn by weight, placed by that part's keys.
+    /// The first part's arrival and length rule the whole; the others may not set them.
     pub fn parse(spec: &str) -> Result<WorkloadSpec, WorkloadError> {
+        let mut parts = spec.split(';');
+        let mut w = WorkloadSpec::parse_part(parts.next().unwrap_or(""))?;
+        for part in parts {
+            for key in ["requests", "duration", "arrival", "qd", "rate", "speed", "file", "layout"] {
+                let given = part.split(',').any(|kv| kv.split_once('=').is_some_and(|(k, _)| k.trim() == key))
+                    || (key == "file" && part.contains("file:"));
+                if given {
+                    return Err(err(
+                        key,
+                        part.trim(),
+                        "a mixture's later parts only place requests (pattern, read, trim, size, span, align, shift,                          seq, weight); arrival and length are the first part's",
+                    ));
+                }
+            }
+            w.mix.push(WorkloadSpec::parse_part(part)?);
+        }
+        Ok(w)
+    }
+
+    fn parse_part(spec: &str) -> Result<WorkloadSpec, WorkloadError> {
         let mut w = WorkloadSpec::default();
         let (mut arrival_given, mut read_given, mut trim_given) = (false, false, false);
         let (mut rate, mut speed): (Option<f64>, Option<f64>) = (None, None);
@@ -263,7 +310,7 @@ impl WorkloadSpec {
             let part = part.as_str();
             let (k, v) = part
                 .split_once('=')
-                .ok_or_else(|| err("spec", part, "expected key=value (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, seq, file, rate, speed, layout)"))?;
+                .ok_or_else(|| err("spec", part, "expected key=value (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, shift, seq, weight, file, rate, speed, layout)"))?;
             let (k, v) = (k.trim(), v.trim());
             match k {
                 "pattern" => {
@@ -343,6 +390,13 @@ impl WorkloadSpec {
                     w.span = s
                 }
                 "seq" => w.seq_share = parse_share(k, v)?,
+                "weight" => {
+                    let x: f64 = v.parse().map_err(|_| err(k, v, "expected a number > 0"))?;
+                    if !(x > 0.0 && x.is_finite()) {
+                        return Err(err(k, v, "must be > 0"));
+                    }
+                    w.weight = x;
+                }
                 "align" => {
                     let a = parse_bytes(k, v)?;
                     if a % 512 != 0 {
@@ -351,17 +405,38 @@ impl WorkloadSpec {
                     w.align_bytes = a;
                     align_given = true;
                 }
+                "shift" => {
+                    let a = parse_bytes(k, v)?;
+                    if a % 512 != 0 {
+                        return Err(err(k, v, "must be a multiple of 512 bytes"));
+                    }
+                    w.shift_bytes = a;
+                }
                 _ => {
                     return Err(err(
                         "spec",
                         k,
-                        "unknown key (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, seq, file, rate, speed, layout)",
+                        "unknown key (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, shift, seq, weight, file, rate, speed, layout)",
                     ))
                 }
             }
         }
+        if w.shift_bytes >= w.align_bytes {
+            return Err(err(
+                "shift",
+                &w.shift_bytes.to_string(),
+                &format!("must be below align ({} bytes)", w.align_bytes),
+            ));
+        }
         if let Pattern::Fitted { own_alignment, .. } = &mut w.pattern {
             *own_alignment = !align_given;
+            if w.shift_bytes > 0 {
+                return Err(err(
+                    "shift",
+                    spec,
+                    "a fitted workload keeps the trace's own offsets; shift is for the patterns",
+                ));
+            }
             if w.seq_share > 0.0 {
                 return Err(err("seq", spec, "a fitted workload keeps the trace's own runs; seq is for the patterns"));
             }
@@ -575,6 +650,9 @@ fn parse_arrival(v: &str) -> Result<Arrival, WorkloadError> {
 #[derive(Debug, Clone)]
 pub struct Generator {
     spec: WorkloadSpec,
+    /// A mixture's later parts (placement only) and the cumulative weights of all parts.
+    parts: Vec<Generator>,
+    part_cdf: Vec<f64>,
     rng: Xoshiro256PlusPlus,
     slots: u64,
     size_cdf: Vec<(u64, f64)>,
@@ -594,7 +672,7 @@ impl Generator {
     pub fn new(spec: &WorkloadSpec, logical_bytes: u64, seed: u64) -> Result<Generator, WorkloadError> {
         let span_bytes = ((logical_bytes as f64 * spec.span) as u64) / spec.align_bytes * spec.align_bytes;
         let max_size = spec.sizes.iter().map(|s| s.0).max().unwrap_or(4096);
-        if max_size > span_bytes {
+        if max_size + spec.shift_bytes > span_bytes {
             return Err(match &spec.pattern {
                 Pattern::Fitted { file, .. } => err(
                     "file",
@@ -642,8 +720,26 @@ impl Generator {
             }
             _ => None,
         };
+        // A mixture's parts: their own placement streams; the first part draws which.
+        let parts = spec
+            .mix
+            .iter()
+            .enumerate()
+            .map(|(k, p)| Generator::new(p, logical_bytes, seed ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let total = spec.weight + spec.mix.iter().map(|p| p.weight).sum::<f64>();
+        let mut acc = 0.0;
+        let part_cdf = std::iter::once(spec.weight)
+            .chain(spec.mix.iter().map(|p| p.weight))
+            .map(|w| {
+                acc += w / total;
+                acc
+            })
+            .collect();
         Ok(Generator {
             spec: spec.clone(),
+            parts,
+            part_cdf,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             slots,
             size_cdf,
@@ -667,13 +763,13 @@ impl Generator {
     }
 
     fn offset(&mut self, size: u64) -> u64 {
-        let align = self.spec.align_bytes;
+        let (align, shift) = (self.spec.align_bytes, self.spec.shift_bytes);
         // Slots where a request of this size still fits inside the span.
-        let fit = (self.span_bytes - size) / align + 1;
+        let fit = (self.span_bytes - shift - size) / align + 1;
         let slot = match self.spec.pattern {
             Pattern::Uniform => self.rng.gen_range(0..fit),
             Pattern::Sequential => {
-                let s = if self.seq_next + size > self.span_bytes { 0 } else { self.seq_next };
+                let s = if self.seq_next + size > self.span_bytes { shift } else { self.seq_next.max(shift) };
                 self.seq_next = s + size;
                 return s;
             }
@@ -692,7 +788,7 @@ impl Generator {
             Pattern::Fitted { .. } => unreachable!("fitted requests come from their sampler"),
         };
         debug_assert!(slot < self.slots);
-        slot * align
+        slot * align + shift
     }
 }
 
@@ -733,16 +829,25 @@ impl Iterator for Generator {
             }
             _ => 0,
         };
+        let (op, offset, size) = match self.parts.is_empty() {
+            true => self.place(),
+            false => {
+                let u: f64 = self.rng.gen();
+                match self.part_cdf.iter().position(|&c| u < c).unwrap_or(self.parts.len()) {
+                    0 => self.place(),
+                    k => self.parts[k - 1].place(),
+                }
+            }
+        };
+        Some(Request { arrival_ns, think_ns, device: 0, offset_sector: offset / 512, sectors: (size / 512) as u32, op })
+    }
+}
+
+impl Generator {
+    /// The next request's operation, offset and size, bytes.
+    fn place(&mut self) -> (IoOp, u64, u64) {
         if let Some(f) = self.fitted.as_mut() {
-            let (op, offset, size) = f.next(&mut self.rng);
-            return Some(Request {
-                arrival_ns,
-                think_ns,
-                device: 0,
-                offset_sector: offset / 512,
-                sectors: (size / 512) as u32,
-                op,
-            });
+            return f.next(&mut self.rng);
         }
         let size = self.size();
         // A sequential continuation (`seq`) when it fits; the draw only with `seq` given, so
@@ -766,13 +871,58 @@ impl Iterator for Generator {
         } else {
             IoOp::Write
         };
-        Some(Request { arrival_ns, think_ns, device: 0, offset_sector: offset / 512, sectors: (size / 512) as u32, op })
+        (op, offset, size)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shift_places_every_write_at_the_partition_offset() {
+        // Windows XP's partition at sector 63: 4 KiB clusters start at sector 7 mod 8.
+        let spec = WorkloadSpec::parse("pattern=uniform,read=0,size=4k,align=4k,shift=3584,requests=5000").unwrap();
+        let span = 1u64 << 24;
+        for r in Generator::new(&spec, span, 3).unwrap() {
+            assert_eq!(r.offset_sector % 8, 7, "{r:?}");
+            assert!((r.offset_sector + u64::from(r.sectors)) * 512 <= span, "{r:?}");
+        }
+        let e = WorkloadSpec::parse("align=4k,shift=4k").unwrap_err();
+        assert_eq!(e.key, "shift");
+        assert!(WorkloadSpec::parse("shift=100").is_err());
+    }
+
+    #[test]
+    fn a_mixture_draws_each_request_from_one_part_by_weight() {
+        // Desktop's hot single pages on one channel's stripe beside its main stream.
+        let spec = WorkloadSpec::parse(
+            "pattern=uniform,read=0,size=64k,align=64k,requests=20000;weight=0.25,pattern=uniform,read=0,size=4k,align=32k,span=0.01",
+        )
+        .unwrap();
+        assert_eq!(spec.mix.len(), 1);
+        let span = 1u64 << 30;
+        let reqs: Vec<Request> = Generator::new(&spec, span, 5).unwrap().collect();
+        assert_eq!(reqs.len(), 20000, "the first part's length rules");
+        let hot: Vec<&Request> = reqs.iter().filter(|r| r.sectors == 8).collect();
+        let share = hot.len() as f64 / reqs.len() as f64;
+        assert!((share - 0.2).abs() < 0.01, "weight 0.25 of 1.25: {share}");
+        assert!(hot.iter().all(|r| r.offset_sector % 64 == 0 && r.offset_sector * 512 < span / 100));
+        assert!(reqs.iter().filter(|r| r.sectors == 128).all(|r| r.offset_sector % 128 == 0));
+        let again: Vec<Request> = Generator::new(&spec, span, 5).unwrap().collect();
+        assert_eq!(reqs, again, "deterministic");
+        for bad in [
+            "size=4k;requests=5",
+            "size=4k;qd=4",
+            "size=4k;arrival=closed:2",
+            "size=4k;file:x.toml",
+            "size=4k;weight=0",
+        ] {
+            assert!(WorkloadSpec::parse(bad).is_err(), "{bad}");
+        }
+        let e = WorkloadSpec::parse("size=4k;requests=5").unwrap_err();
+        assert_eq!(e.key, "requests");
+    }
 
     #[test]
     fn seq_continues_that_share_of_requests() {

@@ -193,6 +193,10 @@ macro_rules! demand_ftl_parts {
                 self.st.gc_due()
             }
 
+            fn spare_blocks(&self, _flash: &::ftlsim_core::flash::FlashArray) -> u64 {
+                ::ftlsim_core::ftl::Ftl::free_blocks(self)
+            }
+
             fn gc_next(
                 &mut self,
                 flash: &::ftlsim_core::flash::FlashArray,

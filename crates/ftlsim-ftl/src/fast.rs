@@ -149,6 +149,11 @@ pub struct FastFtl {
     /// The oldest RW block while a channel manager merges it away step by step
     /// ([`Ftl::gc_step`]); it stays the front of `rw` until it is erased.
     collecting: Option<BlockId>,
+    /// A channel manager is about to write a page that breaks the SW block's sequence
+    /// ([`ManagedGc::gc_due_for`]): the SW block's merge is its next GC step. Armed and
+    /// cleared within one flush decision, so never part of a snapshot.
+    #[serde(skip)]
+    sw_merge_due: bool,
 }
 
 /// FAST's options (`[ftl.fast]`).
@@ -215,6 +220,7 @@ impl FastFtl {
             gc: GcCounts::default(),
             merges: Merges::default(),
             collecting: None,
+            sw_merge_due: false,
         })
     }
 
@@ -402,7 +408,13 @@ impl FastFtl {
     fn collectable(&self) -> Option<BlockId> {
         let &front = self.rw.front()?;
         let open = self.rw_open.contains(&front) && self.collecting != Some(front);
-        (!open || self.gc_due()).then_some(front)
+        (!open || self.log_full()).then_some(front)
+    }
+
+    /// The log area is full: the next random write with no open RW block, or the next
+    /// sequential stream, merges the oldest RW block first.
+    fn log_full(&self) -> bool {
+        self.rw.len() as u32 >= self.max_rw && (self.rw_open.is_empty() || self.sw.is_some())
     }
 
     /// Append `lpn` to the RW blocks, opening or merging one as needed.
@@ -462,6 +474,7 @@ impl Ftl for FastFtl {
             let b = self.pools.alloc(None)?;
             ctx.program(self.geo.first_page(b), oob)?;
             self.sw = Some(Sw { lbn, block: b });
+            self.sw_merge_due = false;
             return Ok(());
         }
         if let Some(sw) = self.sw.filter(|s| s.lbn == lbn) {
@@ -615,19 +628,46 @@ impl Ftl for FastFtl {
 }
 
 impl ManagedGc for FastFtl {
-    /// A channel manager's step (seed 004): merges happen on the write path otherwise.
+    /// A channel manager's step (seed 004): the SW block's merge a write armed
+    /// ([`ManagedGc::gc_due_for`]), else one step of merging the oldest RW block away.
+    /// Merges happen on the write path otherwise.
     fn gc_step(&mut self, ctx: &mut FlashCtx, _plane: ftlsim_core::geometry::PlaneId) -> Result<bool, SimError> {
+        if std::mem::take(&mut self.sw_merge_due) && self.sw.is_some() {
+            self.merge_sw(ctx)?;
+            return Ok(true);
+        }
         self.merge_oldest_rw_step(ctx)
     }
 
-    /// The log area is full: the next random write (with no open RW block), or the next
-    /// sequential stream (the SW block joining full RW blocks), merges the oldest RW block
-    /// first.
+    /// The log area is full (the next random write with no open RW block, or the next
+    /// sequential stream, the SW block joining full RW blocks, merges the oldest RW block
+    /// first), or a write armed the SW block's merge.
     fn gc_due(&self) -> bool {
-        self.rw.len() as u32 >= self.max_rw && (self.rw_open.is_empty() || self.sw.is_some())
+        self.log_full() || (self.sw_merge_due && self.sw.is_some())
+    }
+
+    /// A write of `lpn` to the SW block's logical block that is not its next page breaks the
+    /// sequence: the SW block is merged first (a partial merge, or a full one after a TRIM).
+    fn gc_due_for(&mut self, flash: &FlashArray, lpn: Lpn) -> bool {
+        let (lbn, off) = (lpn / self.ppb, lpn % self.ppb);
+        if let Some(sw) = self.sw.filter(|s| s.lbn == lbn && off != 0) {
+            self.sw_merge_due |= off != flash.write_pointer(sw.block);
+        }
+        self.gc_due()
+    }
+
+    /// Free log space: RW blocks not yet taken and whole blocks' worth of free pages in the
+    /// open ones. Zero exactly when a random write must merge first; at most the log's size.
+    fn spare_blocks(&self, flash: &FlashArray) -> u64 {
+        let untaken = u64::from(self.max_rw.saturating_sub(self.rw.len() as u32));
+        let open: u64 = self.rw_open.iter().map(|&b| u64::from(self.ppb - flash.write_pointer(b))).sum();
+        untaken + open / u64::from(self.ppb)
     }
 
     fn gc_next(&mut self, flash: &FlashArray, _plane: ftlsim_core::geometry::PlaneId) -> GcNext {
+        if self.sw_merge_due && self.sw.is_some() {
+            return GcNext::Copy;
+        }
         match self.collectable() {
             None => GcNext::Nothing,
             Some(b) if flash.valid_count(b) == 0 => GcNext::Erase,

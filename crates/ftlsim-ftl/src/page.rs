@@ -687,6 +687,10 @@ impl<D: GcDestination> ManagedGc for PageFtl<D> {
         (0..self.geo.planes()).any(|p| self.bm.free_blocks(p) < self.threshold)
     }
 
+    fn spare_blocks(&self, _flash: &FlashArray) -> u64 {
+        Ftl::free_blocks(self)
+    }
+
     fn gc_next(&mut self, flash: &FlashArray, plane: PlaneId) -> GcNext {
         self.plane_gc.next_step(&mut self.bm, flash, plane)
     }

@@ -8,7 +8,7 @@ mod util;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::flash::FlashArray;
-use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
+use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl, GcNext, ManagedGc};
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, RunOptions};
@@ -462,4 +462,64 @@ fn sram_reproduces_thesis_table_5_3() {
     // The small drive: 96 blocks of 8 pages, 2 log blocks.
     let f = FastFtl::new(&cfg()).unwrap();
     assert_eq!(f.mapping_sram_bytes(), 96 * 4 + 2 * u64::from(PPB) * 8);
+}
+
+/// FAST's spare blocks for seed 004's N_s ([`ManagedGc::spare_blocks`]).
+fn spare(r: &Rig<FastFtl>) -> u64 {
+    r.ftl.spare_blocks(&r.flash)
+}
+
+#[test]
+fn fast_spare_blocks_are_its_free_log_space_whatever_the_log_size() {
+    // N_s must mean the same at every log size (seed 004 Table I, L168): a unit with k spare
+    // blocks can take k blocks of random writes before it must merge.
+    for pct in [4.0, 8.0, 9.0] {
+        let mut r = fast(Some(pct));
+        let max_rw = u64::from(r.ftl.log_blocks() - 1);
+        assert!(max_rw >= 2, "{pct}%: {max_rw} RW blocks");
+        for lbn in 0..8 {
+            for off in 0..PPB {
+                r.write(lpn(lbn, off));
+            }
+        }
+        assert_eq!(spare(&r), max_rw, "{pct}%: switch merges leave the log empty");
+        // Distinct pages at offsets 1.. (offset 0 would start a sequential stream).
+        let mut pages = (0..8).flat_map(|lbn| (1..PPB).map(move |off| lpn(lbn, off)));
+        for filled in 1..=max_rw {
+            for _ in 0..PPB {
+                r.write(pages.next().expect("enough distinct pages"));
+            }
+            assert_eq!(spare(&r), max_rw - filled, "{pct}%: {filled} RW blocks filled");
+            assert_eq!(r.ftl.gc_due(), filled == max_rw, "{pct}%: due exactly when no spare block is left");
+        }
+        r.check_all();
+    }
+}
+
+#[test]
+fn fast_a_write_breaking_the_sw_run_arms_its_partial_merge_as_a_gc_step() {
+    let mut r = fast(Some(8.0));
+    for off in 0..PPB {
+        r.write(lpn(2, off));
+    }
+    for off in 0..3 {
+        r.write(lpn(2, off));
+    }
+    assert_eq!(r.merges(), (1, 0, 0, 0));
+    assert!(!r.ftl.gc_due());
+    assert!(!r.ftl.gc_due_for(&r.flash, lpn(2, 3)), "the run's next page appends");
+    assert!(!r.ftl.gc_due_for(&r.flash, lpn(5, 3)), "another logical block goes to the RW log");
+    assert!(!r.ftl.gc_due_for(&r.flash, lpn(2, 0)), "a new stream reuses the SW block, no merge");
+    assert!(!r.ftl.gc_due());
+    assert!(r.ftl.gc_due_for(&r.flash, lpn(2, 1)), "a rewrite inside the run breaks it");
+    assert!(r.ftl.gc_due());
+    assert_eq!(r.ftl.gc_next(&r.flash, 0), GcNext::Copy);
+    let mut ctx = FlashCtx::new(&mut r.flash, &mut r.ops, &mut r.counts, true);
+    assert!(r.ftl.gc_step(&mut ctx, 0).unwrap());
+    assert_eq!(r.merges(), (1, 1, 0, 0), "the step is the partial merge");
+    assert_eq!(r.ftl.gc_counts().pages_moved, u64::from(PPB - 3));
+    assert!(!r.ftl.gc_due(), "armed once");
+    r.write(lpn(2, 1));
+    assert_eq!(r.merges(), (1, 1, 0, 0), "the write itself merges nothing");
+    r.check_all();
 }

@@ -283,6 +283,8 @@ mod property {
             policy in prop::sample::select(vec!["fifo", "lru", "bplru"]),
             partitioned in any::<bool>(),
             preemption in any::<bool>(),
+            // write_due_gc, round_handover, follower_rejoin, fill_steps (bits 0-3; all on mostly).
+            switches in prop::sample::select(vec![15u8, 15, 15, 0, 1, 2, 4, 8, 14, 13, 11, 7]),
             // Mostly full drives, so that GC, early GC and preemption run in most cases.
             fill in 0.6f64..=1.0,
             span in 0.3f64..=1.0,
@@ -297,6 +299,12 @@ mod property {
                 _ => ftlsim_core::config::WriteBufferPolicy::Fifo,
             };
             cfg.host.bplru_padding_pages = Some(6);
+            mc_set(&mut cfg, |m| {
+                m.write_due_gc = switches & 1 != 0;
+                m.round_handover = switches & 2 != 0;
+                m.follower_rejoin = switches & 4 != 0;
+                m.fill_steps = switches & 8 != 0;
+            });
             let mut sys = system(&cfg);
             sys.precondition(fill, seed % 2 == 0, seed).unwrap();
             let reqs = writes(sys.logical_bytes(), 800, seed, span);
@@ -317,6 +325,107 @@ fn no_unit_starts_early_gc_above_n_s() {
         assert_eq!((r.gc.early_steps, r.gc.cf_followers), (0, 0), "{mode}: {:?}", r.gc);
         if mode == "cf" {
             assert!(r.gc.cf_rounds > 0, "rounds are initiated, nobody follows");
+        }
+    }
+}
+
+/// One host page (8 sectors) of unit `unit`'s page `unit_lpn` on [`config`]'s four
+/// single-plane channels (RAID-0: host page `unit_lpn * 4 + unit`).
+fn unit_page(unit: u64, unit_lpn: u64) -> Request {
+    Request {
+        arrival_ns: 0,
+        think_ns: 0,
+        device: 0,
+        offset_sector: (unit_lpn * 4 + unit) * 8,
+        sectors: 8,
+        op: IoOp::Write,
+    }
+}
+
+fn mc_set(cfg: &mut DriveConfig, f: impl FnOnce(&mut ftlsim_core::config::MultichannelConfig)) {
+    f(cfg.multichannel.as_mut().expect("a [multichannel] config"));
+}
+
+#[test]
+fn a_cf_round_starts_from_the_merge_a_write_needs() {
+    // After a sequential fill FAST's log is empty. Each logical block gets a run of ten pages
+    // in its SW block, then a rewrite of page 2 breaks the run: a partial merge copying six
+    // pages, less than the half block that starts a round from a write's path. The log never
+    // fills, so that merge is the only GC there is.
+    let reqs: Vec<Request> = (0..6u64)
+        .flat_map(|lbn| (0..10).chain([2]).flat_map(move |off| (0..4).map(move |u| unit_page(u, lbn * 16 + off))))
+        .collect();
+    let go = |write_due: bool| {
+        let mut cfg = config("cf", "fast", 1, 32768, "");
+        mc_set(&mut cfg, |m| m.write_due_gc = write_due);
+        let mut sys = system(&cfg);
+        sys.precondition(1.0, false, 1).unwrap();
+        let opts = McOptions { interval_ns: 0, check_every: 7 };
+        sys.run(&mut reqs.clone().into_iter().map(Ok), &opts, &mut NoObserver).unwrap()
+    };
+    let with = go(true);
+    assert_eq!(with.gc.ftl["fast_partial_merges"].as_u64(), Some(24), "{:?}", with.gc);
+    assert_eq!(with.gc.write_due_collections, 24, "each merge ran as a mandatory step before its write");
+    assert_eq!(with.gc.mandatory_steps, 24);
+    assert!(with.gc.cf_rounds >= 1 && with.gc.cf_write_path_rounds == 0, "{:?}", with.gc);
+    let without = go(false);
+    assert_eq!(without.gc.ftl["fast_partial_merges"].as_u64(), Some(24));
+    assert_eq!((without.gc.write_due_collections, without.gc.mandatory_steps, without.gc.cf_rounds), (0, 0, 0));
+}
+
+#[test]
+fn mandatory_gc_that_begins_mid_round_carries_the_round_on() {
+    let go = |handover: bool| {
+        let mut cfg = config("cf", "page", 1, 32768, "");
+        mc_set(&mut cfg, |m| m.round_handover = handover);
+        run(&cfg, 3000, 11)
+    };
+    let on = go(true);
+    assert!(on.gc.cf_round_extensions > 0, "{:?}", on.gc);
+    let off = go(false);
+    assert_eq!(off.gc.cf_round_extensions, 0);
+    assert!(
+        off.gc.cf_rounds > on.gc.cf_rounds,
+        "without handover a new round starts instead: {} vs {}",
+        off.gc.cf_rounds,
+        on.gc.cf_rounds
+    );
+}
+
+#[test]
+fn dftl_followers_reasons_for_leaving_are_counted_in_results_json() {
+    let go = |rejoin: bool| {
+        let mut cfg = config("cf", "dftl", 1, 32768, "");
+        mc_set(&mut cfg, |m| m.follower_rejoin = rejoin);
+        run(&cfg, 4000, 11)
+    };
+    let r = go(true);
+    let json = serde_json::to_value(&r).unwrap();
+    let exits = &json["gc"]["cf_follower_exits"];
+    let keys = ["round_ended", "write_path_merge_ended", "nothing_to_collect", "fell_due"];
+    let total: u64 = keys.iter().map(|k| exits[k].as_u64().unwrap_or_else(|| panic!("{k} in {exits}"))).sum();
+    // Every participation ends once, those under way at the end (at most one per unit) excepted.
+    let begun = r.gc.cf_followers + r.gc.cf_rejoins;
+    assert!(total <= begun && begun - total <= r.drive.units as u64, "{exits} of {begun}");
+    assert!(r.gc.cf_follower_exits.round_ended > 0, "{exits}");
+    // A follower at the GC threshold falls due when its GC opens a block; it goes back after.
+    assert!(r.gc.cf_follower_exits.fell_due > 0 && r.gc.cf_rejoins > 0, "{exits}");
+    assert_eq!(go(false).gc.cf_rejoins, 0);
+}
+
+#[test]
+fn idle_time_is_split_by_what_units_waited_for() {
+    for mode in ["fi", "gca", "cf"] {
+        let r = run(&config(mode, "page", 1, 32768, ""), 3000, 11);
+        let t = &r.channel_time;
+        let parts = t.idle.no_dirty_pages_share
+            + t.idle.buffer_not_full_share
+            + t.idle.follower_waiting_share
+            + t.idle.other_share
+            + t.halted_share;
+        assert!((parts - t.idle_share).abs() < 1e-9, "{mode}: {parts} vs {}", t.idle_share);
+        if mode == "fi" {
+            assert!(t.idle.no_dirty_pages_share > 0.0, "FI idles on buffer contention: {:?}", t.idle);
         }
     }
 }

@@ -180,6 +180,18 @@ impl ChannelBuffer {
         self.units[unit as usize].pages.get(&lpn).map(|e| e.version)
     }
 
+    /// The first page `unit`'s next victim would write (the lowest buffered page of a BPLRU
+    /// block), without taking it.
+    pub fn next_victim_lpn(&self, unit: u32) -> Option<Lpn> {
+        let q = &self.units[unit as usize];
+        let (_, &first) = q.order.first_key_value()?;
+        if self.policy != WriteBufferPolicy::Bplru {
+            return Some(first);
+        }
+        let base = first * self.block_pages;
+        (base..base + self.block_pages).find(|l| q.pages.contains_key(l))
+    }
+
     /// Take `unit`'s next victim into `out` (cleared first; in LPN order for a BPLRU block):
     /// its pages leave the buffer's index and keep their slots until [`ChannelBuffer::release`].
     /// Returns the BPLRU block's buffered page count (1 for a page policy), 0 when empty.

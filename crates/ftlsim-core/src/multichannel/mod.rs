@@ -39,7 +39,7 @@ use report::*;
 use std::collections::VecDeque;
 use unit::{Activity, Unit};
 
-pub use unit::{UnitCounts, UnitTime};
+pub use unit::{FollowerExits, UnitCounts, UnitTime};
 
 /// Makes a unit's FTL from the unit's config (`ftlsim_ftl::build`).
 pub type FtlBuilder = dyn Fn(&DriveConfig) -> Result<Box<dyn Ftl>, crate::error::ConfigError>;
@@ -108,6 +108,9 @@ pub struct ChannelSystem {
     oracle: Option<Vec<Vec<u32>>>,
     round: Option<Round>,
     rounds: u64,
+    /// Rounds passed on to a unit that fell due during them ([`ChannelSystem::pass_round_on`]).
+    round_extensions: u64,
+    write_path_rounds: u64,
     /// GC time on a write's path that initiates a CF round: half a block's page copies.
     round_min_gc_ns: u64,
     next_version: u32,
@@ -183,6 +186,8 @@ impl ChannelSystem {
             oracle,
             round: None,
             rounds: 0,
+            round_extensions: 0,
+            write_path_rounds: 0,
             round_min_gc_ns: u64::from(ppb / 2) * (cfg.timing.t_r_ns + cfg.timing.t_prog_ns),
             next_version: 1,
             victim: Vec::new(),
@@ -276,7 +281,10 @@ impl ChannelSystem {
             }
             same_instant = 0;
             match self.units.iter().filter(|u| u.activity != Activity::Idle).map(|u| u.free_at).min() {
-                Some(t) => now = t,
+                Some(t) => {
+                    self.book_idle(t - now, flush_allowed);
+                    now = t
+                }
                 None => {
                     return Err(SimError::Ftl(format!(
                         "channel system stalled at {now} ns: {} buffered pages, {} host pages waiting, no unit busy",
@@ -297,6 +305,25 @@ impl ChannelSystem {
         }
         self.check_invariants_if_verifying();
         Ok(report)
+    }
+
+    /// Idle units until the next event, `dt` from now, by what they wait for.
+    fn book_idle(&mut self, dt: u64, flush_allowed: bool) {
+        for (i, u) in self.units.iter_mut().enumerate() {
+            if u.activity != Activity::Idle {
+                continue;
+            }
+            let t = &mut u.time;
+            if u.following {
+                t.idle_follower_ns += dt;
+            } else if self.buffer.dirty(i as u32) > 0 {
+                if !flush_allowed {
+                    t.idle_buffer_not_full_ns += dt;
+                }
+            } else if !self.host.pending.is_empty() {
+                t.idle_no_dirty_ns += dt;
+            }
+        }
     }
 
     /// Activities that have ended by `now`: free their buffer slots.
@@ -426,41 +453,70 @@ impl ChannelSystem {
     }
 
     /// Pass 1: units whose FTL is out of free space collect (mandatory GC); under CF the
-    /// first of them initiates a round and the others with at most N_s spare blocks follow;
-    /// a round ends when its initiator is no longer out of space.
+    /// first of them initiates a round and the others with at most N_s spare blocks follow.
+    /// When the initiator is no longer out of space, a unit still in mandatory GC carries
+    /// the round on; with none left, it ends.
     fn decide_mandatory(&mut self, now: u64) -> Result<(), SimError> {
+        let ns = self.mc.spare_threshold;
+        for u in &mut self.units {
+            if u.collecting_mandatory && u.activity == Activity::Idle && !u.gc_due() {
+                u.collecting_mandatory = false;
+                // A follower whose own mandatory GC interrupted its early GC goes back to the
+                // round: Table I's stop condition (the initiator finishing) has not been met.
+                if std::mem::take(&mut u.rejoin) && self.round.is_some() && self.mc.follower_rejoin {
+                    let has_garbage = u.gc_next() != GcNext::Nothing;
+                    if cf_follows(u.spare_blocks(), ns, has_garbage) {
+                        u.following = true;
+                        u.round_steps = 0;
+                        u.counts.rejoins += 1;
+                    }
+                }
+            }
+        }
         if let Some(r) = &self.round {
-            let init = &mut self.units[r.initiator as usize];
-            if init.activity == Activity::Idle && !init.gc_due() {
-                self.end_round();
+            let init = &self.units[r.initiator as usize];
+            if init.activity == Activity::Idle && !init.collecting_mandatory {
+                self.pass_round_on(now);
             }
         }
         for i in 0..self.units.len() {
-            if self.units[i].activity != Activity::Idle || !self.units[i].gc_due() {
-                continue;
+            if self.units[i].activity == Activity::Idle && self.units[i].gc_due() {
+                self.mandatory_step(i, now)?;
             }
-            let i32_ = i as u32;
-            let u = &mut self.units[i];
-            u.early = false;
+        }
+        Ok(())
+    }
+
+    /// One step of mandatory GC on unit `i` (out of free space, or GC its next page's write
+    /// needs): it leaves any round it followed, and under CF initiates one if none is on.
+    fn mandatory_step(&mut self, i: usize, now: u64) -> Result<(), SimError> {
+        let u = &mut self.units[i];
+        if u.following {
             u.following = false;
-            if self.mc.mode == ChannelMode::Cf && self.round.is_none() {
-                self.start_round(i, None);
-            }
-            if let Some(r) = self.round.as_mut().filter(|r| r.initiator == i32_) {
-                // A write-path round whose initiator now collects step by step.
-                r.until = None;
-            }
-            let u = &mut self.units[i];
-            let kind = u.gc_next();
-            if !u.gc_step(now, false, false, &self.timing)? {
-                return Err(SimError::Ftl(format!(
-                    "unit {i}: out of free space with nothing to collect (every block fully valid); raise the over-provisioning"
-                )));
-            }
-            if let Some(r) = self.round.as_mut().filter(|r| r.initiator == i32_) {
-                r.kinds.push(kind);
-                r.ends.push(self.units[i].free_at);
-            }
+            u.rejoin = true;
+            u.counts.exits.fell_due += 1;
+        }
+        u.early = false;
+        u.collecting_mandatory = true;
+        if self.mc.mode == ChannelMode::Cf && self.round.is_none() {
+            self.start_round(i, None);
+        }
+        let initiator = self.round.as_ref().is_some_and(|r| r.initiator == i as u32);
+        if initiator {
+            // A write-path round whose initiator now collects step by step.
+            self.round.as_mut().expect("round checked").until = None;
+        }
+        let u = &mut self.units[i];
+        let kind = u.gc_next();
+        if !u.gc_step(now, false, false, &self.timing)? {
+            return Err(SimError::Ftl(format!(
+                "unit {i}: out of free space with nothing to collect (every block fully valid); raise the over-provisioning"
+            )));
+        }
+        u.last_kind = kind;
+        if let Some(r) = self.round.as_mut().filter(|_| initiator) {
+            r.kinds.push(kind);
+            r.ends.push(self.units[i].free_at);
         }
         Ok(())
     }
@@ -468,11 +524,18 @@ impl ChannelSystem {
     /// Unit `i` initiates mandatory GC: a CF round, with every other unit that has at most
     /// N_s spare blocks and something to collect as a follower.
     fn start_round(&mut self, i: usize, until: Option<u64>) {
-        let ns = self.mc.spare_threshold;
         self.rounds += 1;
+        self.write_path_rounds += u64::from(until.is_some());
         self.round = Some(Round { initiator: i as u32, kinds: Vec::new(), ends: Vec::new(), until });
+        self.recruit(i);
+    }
+
+    /// Every unit other than the initiator `i` that is not collecting, has at most N_s spare
+    /// blocks and something to collect follows the round (Table I, CF start).
+    fn recruit(&mut self, i: usize) {
+        let ns = self.mc.spare_threshold;
         for (j, v) in self.units.iter_mut().enumerate() {
-            if j != i && !v.gc_due() {
+            if j != i && !v.following && !v.collecting_mandatory && !v.gc_due() {
                 let has_garbage = v.gc_next() != GcNext::Nothing;
                 if cf_follows(v.spare_blocks(), ns, has_garbage) {
                     v.following = true;
@@ -483,13 +546,42 @@ impl ChannelSystem {
         }
     }
 
-    /// The CF round ends (the initiator's mandatory GC is over): followers stop at their
-    /// current step's end, a preemption point aligned with it.
+    /// The initiator's mandatory GC is over. If another unit is still in mandatory GC (it
+    /// fell due during the round), the round goes on with it as the initiator, as GCA's
+    /// condition (3) would keep early GC going; followers match its steps from the one under
+    /// way, and units that now qualify join. Otherwise the round ends.
+    fn pass_round_on(&mut self, now: u64) {
+        let next = self.units.iter().position(|u| u.collecting_mandatory).filter(|_| self.mc.round_handover);
+        let Some(next) = next else {
+            self.end_round();
+            return;
+        };
+        let u = &self.units[next];
+        let r = self.round.as_mut().expect("a round to pass on");
+        r.initiator = next as u32;
+        r.until = None;
+        r.kinds.clear();
+        r.ends.clear();
+        if u.activity == Activity::MandatoryGc && u.free_at > now {
+            r.kinds.push(u.last_kind);
+            r.ends.push(u.free_at);
+        }
+        self.round_extensions += 1;
+        for v in &mut self.units {
+            v.round_steps = 0;
+        }
+        self.recruit(next);
+    }
+
+    /// The CF round ends (no unit is in mandatory GC): followers stop at their current
+    /// step's end, a preemption point aligned with it.
     fn end_round(&mut self) {
         self.round = None;
         for u in &mut self.units {
+            u.rejoin = false;
             if u.following {
                 u.following = false;
+                u.counts.exits.round_ended += 1;
                 if u.gc_job_active() {
                     u.counts.preemptions += 1;
                 }
@@ -529,6 +621,13 @@ impl ChannelSystem {
                 }
             }
             if flush_allowed && dirty > 0 {
+                let lpn = self.buffer.next_victim_lpn(unit).expect("a unit with dirty pages has a victim");
+                if self.mc.write_due_gc && self.units[i].gc_due_for(lpn) {
+                    // GC this page's write needs goes first, as mandatory GC the others see.
+                    self.units[i].counts.write_due_collections += 1;
+                    self.mandatory_step(i, now)?;
+                    continue;
+                }
                 let n = self.buffer.take_victim(unit, &mut self.victim);
                 let u = &mut self.units[i];
                 u.flush(now, &self.victim, self.full_mask, self.pad, &self.timing)?;
@@ -584,20 +683,35 @@ impl ChannelSystem {
         };
         let u = &mut self.units[i];
         if let Some(until) = r.until {
-            if now >= until || u.gc_next() == GcNext::Nothing || !u.gc_step(now, true, false, &self.timing)? {
+            if now >= until {
                 u.following = false;
+                u.counts.exits.write_path_merge_ended += 1;
+                return Ok(false);
+            }
+            if u.gc_next() == GcNext::Nothing || !u.gc_step(now, true, false, &self.timing)? {
+                u.following = false;
+                u.counts.exits.nothing_to_collect += 1;
                 return Ok(false);
             }
             return Ok(true);
         }
         loop {
             let k = u.round_steps as usize;
-            if k >= r.kinds.len() {
-                // Matched every initiator step so far: wait for its next one.
-                return Ok(true);
-            }
-            let (kind, step_end) = (r.kinds[k], r.ends[k]);
-            u.round_steps += 1;
+            let (kind, step_end) = if k < r.kinds.len() {
+                u.round_steps += 1;
+                (r.kinds[k], r.ends[k])
+            } else {
+                match (r.kinds.last(), r.ends.last()) {
+                    // Matched every initiator step so far and the last is still under way:
+                    // fill it with another step of its type (its cycle, Sec. 3.3).
+                    (Some(&kind), Some(&end)) if end > now && self.mc.fill_steps => {
+                        u.counts.fill_steps += 1;
+                        (kind, end)
+                    }
+                    // Wait for the initiator's next step.
+                    _ => return Ok(true),
+                }
+            };
             if step_end <= now {
                 // That initiator step is over (the follower joined late or lagged): match the
                 // one under way, so the two stay aligned in time.
@@ -622,6 +736,7 @@ impl ChannelSystem {
             };
             if !started {
                 u.following = false;
+                u.counts.exits.nothing_to_collect += 1;
             }
             return Ok(started);
         }
@@ -764,6 +879,20 @@ impl ChannelSystem {
                 early_gc_share: share(early),
                 idle_share: share(idle.iter().sum()),
                 halted_share: share(halted),
+                idle: {
+                    let (nd, nf, fw) = (
+                        sum(&|u| u.time.idle_no_dirty_ns),
+                        sum(&|u| u.time.idle_buffer_not_full_ns),
+                        sum(&|u| u.time.idle_follower_ns),
+                    );
+                    let all_idle: u64 = idle.iter().sum();
+                    McIdle {
+                        no_dirty_pages_share: share(nd),
+                        buffer_not_full_share: share(nf),
+                        follower_waiting_share: share(fw),
+                        other_share: share(all_idle.saturating_sub(nd + nf + fw + halted)),
+                    }
+                },
                 per_unit_host_write_ns: self.units.iter().map(|u| u.time.host_ns).collect(),
                 per_unit_mandatory_gc_ns: self.units.iter().map(|u| u.time.mandatory_gc_ns).collect(),
                 per_unit_early_gc_ns: self.units.iter().map(|u| u.time.early_gc_ns).collect(),
@@ -775,7 +904,21 @@ impl ChannelSystem {
                 early_starts: c(&|x| x.early_starts),
                 preemptions: c(&|x| x.preemptions),
                 cf_rounds: self.rounds,
+                cf_write_path_rounds: self.write_path_rounds,
+                cf_round_extensions: self.round_extensions,
                 cf_followers: c(&|x| x.rounds_followed),
+                cf_rejoins: c(&|x| x.rejoins),
+                cf_fill_steps: c(&|x| x.fill_steps),
+                cf_follower_exits: self.units.iter().fold(FollowerExits::default(), |a, u| {
+                    let e = u.counts.exits;
+                    FollowerExits {
+                        round_ended: a.round_ended + e.round_ended,
+                        write_path_merge_ended: a.write_path_merge_ended + e.write_path_merge_ended,
+                        nothing_to_collect: a.nothing_to_collect + e.nothing_to_collect,
+                        fell_due: a.fell_due + e.fell_due,
+                    }
+                }),
+                write_due_collections: c(&|x| x.write_due_collections),
                 cf_halts: c(&|x| x.halts),
                 cf_next_victims: c(&|x| x.next_victims),
                 cf_type_mismatches: c(&|x| x.type_mismatches),

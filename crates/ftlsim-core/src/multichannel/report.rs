@@ -93,6 +93,9 @@ pub struct McChannelTime {
     pub idle_share: f64,
     /// CF followers halted while the initiator erased.
     pub halted_share: f64,
+    /// Idle time by what the unit waited for (shares of channel time; with `halted_share`
+    /// they add up to `idle_share`).
+    pub idle: McIdle,
     /// Per unit: host write, mandatory GC, early GC, idle, ns.
     pub per_unit_host_write_ns: Vec<u64>,
     /// Per unit mandatory GC, ns.
@@ -101,6 +104,21 @@ pub struct McChannelTime {
     pub per_unit_early_gc_ns: Vec<u64>,
     /// Per unit idle, ns.
     pub per_unit_idle_ns: Vec<u64>,
+}
+
+/// What idle units waited for, shares of channel time.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct McIdle {
+    /// No dirty page of its own while the host waited for room: buffer-space contention
+    /// (seed 004 Sec. 2.3).
+    pub no_dirty_pages_share: f64,
+    /// Dirty pages, but the buffer was not full (the model flushes only when the host waits
+    /// for room, or at the end).
+    pub buffer_not_full_share: f64,
+    /// A CF follower that had matched every initiator step so far, waiting for the next.
+    pub follower_waiting_share: f64,
+    /// Idle under a plane sibling's CF round (Sec. 3.3.3), or with nothing to do.
+    pub other_share: f64,
 }
 
 /// Garbage collection and the channel managers.
@@ -116,8 +134,25 @@ pub struct McGc {
     pub preemptions: u64,
     /// CF rounds (mandatory GC initiations).
     pub cf_rounds: u64,
+    /// CF rounds started by GC on a write's path that the manager could not step (at least
+    /// half a block's copies in one flush); part of `cf_rounds`.
+    pub cf_write_path_rounds: u64,
+    /// CF rounds passed on to a unit that fell due during them (the round went on).
+    pub cf_round_extensions: u64,
     /// CF follower participations.
     pub cf_followers: u64,
+    /// Follower steps taken, beyond the initiator's step count, while the initiator's step
+    /// was still under way (a follower's step shorter than the initiator's).
+    pub cf_fill_steps: u64,
+    /// Followers that went back to their round after their own mandatory GC (which had
+    /// interrupted their early GC) ended.
+    pub cf_rejoins: u64,
+    /// Why followers left their rounds; each participation (or rejoin) ends once, those under
+    /// way at the end of the run excepted.
+    pub cf_follower_exits: super::FollowerExits,
+    /// Mandatory GC begun before a flush because its page's write needed it (FAST's partial
+    /// merge when the page breaks the SW block's run).
+    pub write_due_collections: u64,
     /// CF follower steps halted while the initiator erased.
     pub cf_halts: u64,
     /// CF follower copies made from the next-best victim while the drained one waited.

@@ -35,6 +35,12 @@ pub struct UnitTime {
     pub early_gc_ns: u64,
     /// Halted as a CF follower (part of idle time).
     pub halted_ns: u64,
+    /// Idle with no dirty page while the host waited for room.
+    pub idle_no_dirty_ns: u64,
+    /// Idle with dirty pages while the buffer was not full.
+    pub idle_buffer_not_full_ns: u64,
+    /// Idle as a CF follower waiting for the initiator's next step.
+    pub idle_follower_ns: u64,
 }
 
 /// Counters of a unit.
@@ -67,6 +73,28 @@ pub struct UnitCounts {
     pub type_mismatches: u64,
     /// Suspended page-mapped collections resumed on a better victim (Sec. 3.2.2).
     pub repicks: u64,
+    /// CF follower steps filling an initiator step still under way.
+    pub fill_steps: u64,
+    /// Returns to a CF round after its own mandatory GC.
+    pub rejoins: u64,
+    /// Mandatory GC started before a flush because the page's write needed it
+    /// ([`ManagedGc::gc_due_for`]: FAST's partial merge of its SW block).
+    pub write_due_collections: u64,
+    /// Why CF followers left a round ([`FollowerExits`]).
+    pub exits: FollowerExits,
+}
+
+/// Why CF followers left their rounds (each follower episode ends once).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FollowerExits {
+    /// The round ended: no unit was in mandatory GC any more (Table I's stop condition).
+    pub round_ended: u64,
+    /// The write-path merge that started the round ended.
+    pub write_path_merge_ended: u64,
+    /// Nothing left to collect.
+    pub nothing_to_collect: u64,
+    /// The follower ran out of free space itself and went on as mandatory GC.
+    pub fell_due: u64,
 }
 
 /// A unit: flash, FTL, clock.
@@ -83,6 +111,12 @@ pub struct Unit {
     /// CF: a follower of the round under way, and the initiator's steps it has matched.
     pub(crate) following: bool,
     pub(crate) round_steps: u32,
+    /// In a mandatory-GC episode (from its first step until its FTL is no longer due).
+    pub(crate) collecting_mandatory: bool,
+    /// A follower whose own mandatory GC interrupted it: it rejoins the round afterwards.
+    pub(crate) rejoin: bool,
+    /// The kind of its last mandatory step (a round passed on to it matches from there).
+    pub(crate) last_kind: GcNext,
     /// Buffer slots held by the flush under way.
     pub(crate) in_flight: u32,
     pub(crate) time: UnitTime,
@@ -128,6 +162,9 @@ impl Unit {
             early: false,
             following: false,
             round_steps: 0,
+            collecting_mandatory: false,
+            rejoin: false,
+            last_kind: GcNext::Nothing,
             in_flight: 0,
             time: UnitTime::default(),
             counts: UnitCounts::default(),
@@ -145,9 +182,16 @@ impl Unit {
         (self.ftl.as_mut(), ctx)
     }
 
-    /// Spare (free) blocks, for N_s.
-    pub(crate) fn spare_blocks(&self) -> u64 {
-        self.ftl.free_blocks()
+    /// Spare blocks, for N_s ([`ManagedGc::spare_blocks`]).
+    pub(crate) fn spare_blocks(&mut self) -> u64 {
+        let flash = &self.flash;
+        self.ftl.managed_gc().expect("a unit's FTL has managed GC").spare_blocks(flash)
+    }
+
+    /// Writing `lpn` next would collect first ([`ManagedGc::gc_due_for`]; it arms that GC).
+    pub(crate) fn gc_due_for(&mut self, lpn: Lpn) -> bool {
+        let flash = &self.flash;
+        self.ftl.managed_gc().expect("a unit's FTL has managed GC").gc_due_for(flash, lpn)
     }
 
     /// Its FTL's managed GC (checked when the channel system was built).
