@@ -99,6 +99,17 @@ pub enum BufferSharing {
     Partitioned,
 }
 
+/// What a unit's spare blocks are, for N_s (`multichannel.spare_count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SpareCount {
+    /// Free space before GC is due ([`crate::ftl::ManagedGc::spare_blocks`]).
+    #[default]
+    FreeSpace,
+    /// The FTL's free blocks ([`crate::ftl::Ftl::free_blocks`]).
+    FreeBlocks,
+}
+
 /// `[multichannel]`: the channel system of seed 004 (docs/multichannel.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -113,6 +124,10 @@ pub struct MultichannelConfig {
     /// N_s: a channel starts early GC only with at most this many spare (free) blocks
     /// (Sec. 3.3.3; 200 in Sec. 4.1).
     pub spare_threshold: u32,
+    /// What N_s counts: `free_space` (the space a unit can still write host data to before
+    /// it must collect; FAST's free log) or `free_blocks` (the FTL's free blocks, which under
+    /// FAST depend on the log's size; a counterfactual).
+    pub spare_count: SpareCount,
     /// GC that a page's write needs (FAST's partial merge when the page breaks its SW
     /// block's run) runs as mandatory GC steps before the write, which managers see; `false`
     /// leaves it on the write's path (a counterfactual).
@@ -136,6 +151,7 @@ impl Default for MultichannelConfig {
             preemption: true,
             buffer: BufferSharing::Shared,
             spare_threshold: 200,
+            spare_count: SpareCount::FreeSpace,
             write_due_gc: true,
             round_handover: true,
             follower_rejoin: true,

@@ -12,7 +12,12 @@ use ftlsim_core::multichannel::{ChannelSystem, McOptions};
 use rand::{Rng, SeedableRng};
 
 fn config(mode: &str, ftl: &str, planes: u32, buffer_bytes: u64, extra: &str) -> DriveConfig {
-    let text = format!(
+    let text = config_text(mode, ftl, planes, buffer_bytes, extra);
+    DriveConfig::from_toml(&text, "test config").unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn config_text(mode: &str, ftl: &str, planes: u32, buffer_bytes: u64, extra: &str) -> String {
+    format!(
         r#"
 name = "mc-test"
 source = "test"
@@ -47,8 +52,7 @@ mode = "{mode}"
 spare_threshold = 47
 {extra}
 "#
-    );
-    DriveConfig::from_toml(&text, "test config").unwrap_or_else(|e| panic!("{e}\n{text}"))
+    )
 }
 
 /// `n` writes of 1-24 sectors at any sector offset (unaligned, so pages are concatenated in
@@ -427,5 +431,31 @@ fn idle_time_is_split_by_what_units_waited_for() {
         if mode == "fi" {
             assert!(t.idle.no_dirty_pages_share > 0.0, "FI idles on buffer contention: {:?}", t.idle);
         }
+    }
+}
+
+#[test]
+fn n_s_is_applied_identically_at_every_fast_log_size() {
+    // N_s counts free space before GC (FAST: free log), so one N_s means the same at a 4%,
+    // 8% or 9% log; counted as free blocks it depends on the log (the blocks beyond it).
+    let followers = |pct: f64, ns: u32, count: ftlsim_core::config::SpareCount| {
+        let text = config_text("cf", "fast", 1, 32768, "")
+            .replace("log_blocks_percent = 12.0", &format!("log_blocks_percent = {pct:?}"))
+            .replace("blocks_per_plane = 48", "blocks_per_plane = 200");
+        let mut cfg = DriveConfig::from_toml(&text, "test config").unwrap();
+        mc_set(&mut cfg, |m| {
+            m.spare_threshold = ns;
+            m.spare_count = count;
+        });
+        run(&cfg, 3000, 11).gc.cf_followers
+    };
+    use ftlsim_core::config::SpareCount::{FreeBlocks, FreeSpace};
+    for pct in [4.0, 8.0, 9.0] {
+        assert!(followers(pct, 3, FreeSpace) > 0, "{pct}%: units with at most 3 blocks of free log follow");
+        // 160 logical and 40 spare blocks a unit: the free blocks beyond the log are 31 at a
+        // 4% log (8 blocks), 23 at 8% and 21 at 9%; N_s = 25 then lets units follow only at
+        // the larger logs.
+        let by_free_blocks = followers(pct, 25, FreeBlocks);
+        assert_eq!(by_free_blocks > 0, pct > 4.0, "{pct}%: {by_free_blocks} followers counting free blocks");
     }
 }

@@ -465,7 +465,7 @@ impl ChannelSystem {
                 // round: Table I's stop condition (the initiator finishing) has not been met.
                 if std::mem::take(&mut u.rejoin) && self.round.is_some() && self.mc.follower_rejoin {
                     let has_garbage = u.gc_next() != GcNext::Nothing;
-                    if cf_follows(u.spare_blocks(), ns, has_garbage) {
+                    if cf_follows(u.spare_blocks(self.mc.spare_count), ns, has_garbage) {
                         u.following = true;
                         u.round_steps = 0;
                         u.counts.rejoins += 1;
@@ -533,11 +533,11 @@ impl ChannelSystem {
     /// Every unit other than the initiator `i` that is not collecting, has at most N_s spare
     /// blocks and something to collect follows the round (Table I, CF start).
     fn recruit(&mut self, i: usize) {
-        let ns = self.mc.spare_threshold;
+        let (ns, sc) = (self.mc.spare_threshold, self.mc.spare_count);
         for (j, v) in self.units.iter_mut().enumerate() {
             if j != i && !v.following && !v.collecting_mandatory && !v.gc_due() {
                 let has_garbage = v.gc_next() != GcNext::Nothing;
-                if cf_follows(v.spare_blocks(), ns, has_garbage) {
+                if cf_follows(v.spare_blocks(sc), ns, has_garbage) {
                     v.following = true;
                     v.round_steps = 0;
                     v.counts.rounds_followed += 1;
@@ -609,7 +609,7 @@ impl ChannelSystem {
             if u.early {
                 let has_garbage = u.gc_next() != GcNext::Nothing;
                 let active = u.gc_job_active();
-                if gca_stops(self.mc.preemption, dirty, active, u.spare_blocks(), ns, has_garbage) {
+                if gca_stops(self.mc.preemption, dirty, active, u.spare_blocks(self.mc.spare_count), ns, has_garbage) {
                     u.early = false;
                     if active && dirty > 0 {
                         u.counts.preemptions += 1;
@@ -649,7 +649,7 @@ impl ChannelSystem {
                     buffer_full: !self.host.pending.is_empty(),
                     dirty_pages: dirty,
                     other_in_mandatory_gc: other,
-                    spare_blocks: u.spare_blocks(),
+                    spare_blocks: u.spare_blocks(self.mc.spare_count),
                     spare_threshold: ns,
                     has_garbage: u.gc_next() != GcNext::Nothing,
                 };

@@ -2,7 +2,7 @@
 //! its time went (seed 004 Fig. 9: writing host data, collecting garbage, idling).
 
 use super::buffer::Dirty;
-use crate::config::Timing;
+use crate::config::{SpareCount, Timing};
 use crate::error::SimError;
 use crate::flash::FlashArray;
 use crate::ftl::{FlashCounts, FlashCtx, Ftl, GcNext, ManagedGc};
@@ -183,7 +183,10 @@ impl Unit {
     }
 
     /// Spare blocks, for N_s ([`ManagedGc::spare_blocks`]).
-    pub(crate) fn spare_blocks(&mut self) -> u64 {
+    pub(crate) fn spare_blocks(&mut self, count: SpareCount) -> u64 {
+        if count == SpareCount::FreeBlocks {
+            return self.ftl.free_blocks();
+        }
         let flash = &self.flash;
         self.ftl.managed_gc().expect("a unit's FTL has managed GC").spare_blocks(flash)
     }
