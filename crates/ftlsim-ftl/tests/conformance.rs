@@ -380,12 +380,16 @@ fn every_channel_unit_keeps_the_oracle_in_a_channel_system() {
                 .map_err(|e| e.to_string())?;
             let cfg = ftlsim_ftl::resolve(cfg).map_err(|e| e.to_string())?;
             let mut sys = ChannelSystem::new(&cfg, &f.build, true).map_err(|e| e.to_string())?;
-            sys.precondition(1.0, false, 5).map_err(|e| e.to_string())?;
+            sys.precondition(
+                &ftlsim_core::sim::Precondition { fill: 1.0, seed: 5, ..Default::default() },
+                &mut NoObserver,
+            )
+            .map_err(|e| e.to_string())?;
             let spec =
                 WorkloadSpec::parse("read=0,size=512|4k|12k,align=512,requests=1500").map_err(|e| e.to_string())?;
             let mut gen = Generator::new(&spec, sys.logical_bytes(), 5).map_err(|e| e.to_string())?.map(Ok);
             let r = sys
-                .run(&mut gen, &McOptions { interval_ns: 0, check_every: 17 }, &mut NoObserver)
+                .run(&mut gen, &McOptions { interval_ns: 0, check_every: 17, ..McOptions::default() }, &mut NoObserver)
                 .map_err(|e| format!("{mode}: {e}"))?;
             if r.host.requests != 1500 || r.gc.erases == 0 {
                 return Err(format!("{mode}: {} requests, {} erases", r.host.requests, r.gc.erases));

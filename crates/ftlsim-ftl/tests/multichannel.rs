@@ -9,6 +9,7 @@ use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::multichannel::report::McReport;
 use ftlsim_core::multichannel::{ChannelSystem, McOptions};
+use ftlsim_core::sim::Precondition;
 use rand::{Rng, SeedableRng};
 
 fn config(mode: &str, ftl: &str, planes: u32, buffer_bytes: u64, extra: &str) -> DriveConfig {
@@ -69,15 +70,20 @@ fn writes(logical_bytes: u64, n: usize, seed: u64, span: f64) -> Vec<Request> {
         .collect()
 }
 
+/// Preconditioning: `fill` of the unit pages, then with `steady` random overwrites.
+fn pre(fill: f64, steady: bool, seed: u64) -> Precondition {
+    Precondition { fill, steady_state: steady, seed, ..Precondition::default() }
+}
+
 fn system(cfg: &DriveConfig) -> ChannelSystem {
     ChannelSystem::new(cfg, &ftlsim_ftl::build, true).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn run(cfg: &DriveConfig, n: usize, seed: u64) -> McReport {
     let mut sys = system(cfg);
-    sys.precondition(1.0, false, seed).unwrap();
+    sys.precondition(&pre(1.0, false, seed), &mut NoObserver).unwrap();
     let reqs = writes(sys.logical_bytes(), n, seed, 1.0);
-    let opts = McOptions { interval_ns: 10_000_000, check_every: 97 };
+    let opts = McOptions { interval_ns: 10_000_000, check_every: 97, ..McOptions::default() };
     sys.run(&mut reqs.into_iter().map(Ok), &opts, &mut NoObserver).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -117,7 +123,7 @@ fn bplru_with_padding_keeps_the_oracle() {
         cfg.host.write_buffer_policy = ftlsim_core::config::WriteBufferPolicy::Bplru;
         cfg.host.bplru_padding_pages = Some(4);
         let mut sys = system(&cfg);
-        sys.precondition(1.0, false, 3).unwrap();
+        sys.precondition(&pre(1.0, false, 3), &mut NoObserver).unwrap();
         // Sequential bursts and random writes.
         let mut reqs = writes(sys.logical_bytes(), 800, 3, 1.0);
         for i in 0..200u64 {
@@ -130,7 +136,7 @@ fn bplru_with_padding_keeps_the_oracle() {
                 op: IoOp::Write,
             });
         }
-        let opts = McOptions { interval_ns: 0, check_every: 31 };
+        let opts = McOptions { interval_ns: 0, check_every: 31, ..McOptions::default() };
         let r = sys.run(&mut reqs.into_iter().map(Ok), &opts, &mut NoObserver).unwrap();
         assert!(r.buffer.blocks_flushed > 0 && r.buffer.padded_pages > 0, "{ftl}: {:?}", r.buffer);
     }
@@ -177,7 +183,7 @@ fn sync_reads_modifies_and_writes_super_pages() {
         .collect();
     let replay = |mode: &str| {
         let mut sys = system(&config(mode, "page", 1, 0, ""));
-        sys.precondition(1.0, false, 1).unwrap();
+        sys.precondition(&pre(1.0, false, 1), &mut NoObserver).unwrap();
         sys.run(&mut reqs.clone().into_iter().map(Ok), &McOptions::default(), &mut NoObserver).unwrap()
     };
     let r = replay("sync");
@@ -295,8 +301,8 @@ mod property {
             seed in any::<u64>(),
         ) {
             let sharing = if partitioned { "buffer = \"partitioned\"" } else { "" };
-            let pre = if preemption || mode == "cf" { "" } else { "preemption = false" };
-            let mut cfg = config(mode, ftl, planes, buffer_pages * 4096 * 8, &format!("{sharing}\n{pre}"));
+            let preemption_key = if preemption || mode == "cf" { "" } else { "preemption = false" };
+            let mut cfg = config(mode, ftl, planes, buffer_pages * 4096 * 8, &format!("{sharing}\n{preemption_key}"));
             cfg.host.write_buffer_policy = match policy {
                 "lru" => ftlsim_core::config::WriteBufferPolicy::Lru,
                 "bplru" => ftlsim_core::config::WriteBufferPolicy::Bplru,
@@ -310,9 +316,9 @@ mod property {
                 m.fill_steps = switches & 8 != 0;
             });
             let mut sys = system(&cfg);
-            sys.precondition(fill, seed % 2 == 0, seed).unwrap();
+            sys.precondition(&pre(fill, seed % 2 == 0, seed), &mut NoObserver).unwrap();
             let reqs = writes(sys.logical_bytes(), 800, seed, span);
-            let opts = McOptions { interval_ns: 5_000_000, check_every: 13 };
+            let opts = McOptions { interval_ns: 5_000_000, check_every: 13, ..McOptions::default() };
             let r = sys.run(&mut reqs.into_iter().map(Ok), &opts, &mut NoObserver).unwrap_or_else(|e| panic!("{e}"));
             prop_assert_eq!(r.host.requests, 800);
         }
@@ -363,8 +369,8 @@ fn a_cf_round_starts_from_the_merge_a_write_needs() {
         let mut cfg = config("cf", "fast", 1, 32768, "");
         mc_set(&mut cfg, |m| m.write_due_gc = write_due);
         let mut sys = system(&cfg);
-        sys.precondition(1.0, false, 1).unwrap();
-        let opts = McOptions { interval_ns: 0, check_every: 7 };
+        sys.precondition(&pre(1.0, false, 1), &mut NoObserver).unwrap();
+        let opts = McOptions { interval_ns: 0, check_every: 7, ..McOptions::default() };
         sys.run(&mut reqs.clone().into_iter().map(Ok), &opts, &mut NoObserver).unwrap()
     };
     let with = go(true);

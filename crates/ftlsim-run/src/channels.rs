@@ -7,39 +7,36 @@ use crate::{Drive, Outcome, RunObserver, RunPlan, RunSpec, Source};
 use ftlsim_core::error::SimError;
 use ftlsim_core::multichannel::{ChannelSystem, McOptions};
 
-/// What a channel-system run does not offer yet, refused by name.
+use crate::PowerCut;
+
+/// What a channel-system run does not offer, refused by name.
 fn refuse_unsupported(spec: &RunSpec) -> Result<(), SimError> {
-    let no = |what: &str| {
-        Err(SimError::Input(format!(
-            "{what}: not available for a [multichannel] drive (its channel system runs from a fill or a steady state)"
-        )))
-    };
-    if spec.power_cut.is_some() {
-        return no("--power-cut");
-    }
-    if spec.load_state.is_some() || spec.save_state.is_some() {
-        return no("drive snapshots (--load-state, --save-state)");
-    }
-    if spec.fill_offset != 0.0 {
-        return no("--fill-offset");
+    if let Some(PowerCut::Random(_)) = spec.power_cut {
+        return Err(SimError::Input(
+            "--power-cut random:N: not available for a [multichannel] drive (a channel-system run ends at its cut); \
+             give one cut: --power-cut N (the N-th request) or --power-cut TIME"
+                .into(),
+        ));
     }
     Ok(())
 }
 
-/// Run a planned spec whose config has `[multichannel]`.
+/// Run a planned spec whose config has `[multichannel]`: build, precondition or load a
+/// snapshot (and save one), replay, cut the power if asked, as a drive run does.
 pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result<Outcome, SimError> {
     refuse_unsupported(spec)?;
     let started = std::time::Instant::now();
     let mut sys = ChannelSystem::new(&p.cfg, &ftlsim_ftl::build, spec.verify)?;
+    let cut = match spec.power_cut {
+        Some(PowerCut::At(at)) => Some(at),
+        _ => None,
+    };
+    if cut.is_some() {
+        // Recovery reads program stamps from the spare areas; they are written from the start.
+        sys.keep_program_stamps();
+    }
     let built_s = started.elapsed().as_secs_f64();
     let pre = &p.precondition;
-    obs.notice(&format!(
-        "channel system: {} units ({}), preconditioning: fill {:.0}%{}",
-        sys.layout().units(),
-        p.cfg.multichannel.as_ref().map_or("", |m| m.mode.name()),
-        pre.fill * 100.0,
-        if pre.steady_state { " + steady state" } else { "" }
-    ));
     if let Some(m) = p.cfg.multichannel.as_ref().filter(|m| !m.mode.uses_spare_threshold()) {
         if m.spare_threshold != ftlsim_core::config::MultichannelConfig::default().spare_threshold {
             obs.notice(&format!(
@@ -51,9 +48,31 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         }
     }
     let t = std::time::Instant::now();
-    sys.precondition(pre.fill, pre.steady_state, spec.seed)?;
+    let precondition = match &spec.load_state {
+        Some(path) => {
+            let h = sys.load_state(path)?;
+            obs.notice(&format!(
+                "loaded channel-system state from {} (preconditioned: {})",
+                path.display(),
+                h.precondition
+            ));
+            serde_json::json!({ "loaded_from": path.display().to_string(), "saved_with": h.precondition })
+        }
+        None => {
+            sys.precondition(pre, obs)?;
+            let pre = serde_json::to_value(pre).expect("preconditioning serialises");
+            if let Some(path) = &spec.save_state {
+                sys.save_state(path, serde_json::json!({ "seed": spec.seed, "precondition": pre }))?;
+                obs.notice(&format!("saved channel-system state to {}", path.display()));
+            }
+            pre
+        }
+    };
+    if cut.is_some() && spec.clean_shutdown {
+        sys.clean_shutdown()?;
+    }
     let precondition_s = t.elapsed().as_secs_f64();
-    let opts = McOptions { interval_ns: spec.interval_ns, check_every: 0 };
+    let opts = McOptions { interval_ns: spec.interval_ns, check_every: 0, power_cut: cut };
     let logical = sys.logical_bytes();
     let t = std::time::Instant::now();
     let (report, trace_info) = match &spec.source {
@@ -64,7 +83,7 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         }
     };
     let replay_s = t.elapsed().as_secs_f64();
-    if report.host.requests == 0 {
+    if report.host.requests == 0 && report.power_cut.is_none() {
         return Err(SimError::Input(
             "the source gave no write request (a channel-system run replays writes only)".into(),
         ));
@@ -78,8 +97,15 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         "replay_requests_per_s": if replay_s > 0.0 { (requests as f64 / replay_s).round() } else { 0.0 },
         "peak_rss_bytes": crate::memory::peak_rss_bytes(),
     });
-    let pre = serde_json::to_value(pre).expect("preconditioning serialises");
-    let mut json = crate::result_json(p, spec.seed, pre, &report, wall);
+    let mut json = crate::result_json(p, spec.seed, precondition, &report, wall);
+    if let Some(at) = cut {
+        json["run"]["power_cut"] = serde_json::to_value(at).expect("cut serialises");
+        json["run"]["power_cut_reached"] = report.power_cut.is_some().into();
+        json["run"]["clean_shutdown"] = spec.clean_shutdown.into();
+        if report.power_cut.is_none() {
+            obs.notice("power cut: the run ended before the cut instant; nothing was cut");
+        }
+    }
     json["run"]["multichannel"] = serde_json::to_value(&p.cfg.multichannel).expect("config serialises");
     if let Drive::Preset(name) = &spec.drive {
         json["run"]["preset"] = name.clone().into();

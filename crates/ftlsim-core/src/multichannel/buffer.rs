@@ -218,6 +218,14 @@ impl ChannelBuffer {
         }
     }
 
+    /// Forget everything: the power went (the pages are lost, slots in flight included).
+    pub fn clear(&mut self) {
+        for q in &mut self.units {
+            *q = UnitQueue::default();
+        }
+        self.used = 0;
+    }
+
     /// The flush of `pages` of `unit` has ended: free their slots.
     pub fn release(&mut self, unit: u32, pages: u32) {
         let q = &mut self.units[unit as usize];

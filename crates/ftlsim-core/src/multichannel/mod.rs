@@ -23,13 +23,16 @@
 pub mod buffer;
 pub mod layout;
 pub mod manager;
+mod power_cut;
 pub mod report;
+mod snapshot;
 mod unit;
 
 use crate::config::{BufferSharing, ChannelMode, DriveConfig, MultichannelConfig, Timing, WriteBufferPolicy};
 use crate::error::SimError;
 use crate::flash::FlashArray;
 use crate::ftl::{Ftl, GcNext};
+use crate::geometry::Lpn;
 use crate::host::{IoOp, Request};
 use crate::metrics::{LatencyHistogram, Observer};
 use buffer::{Admit, ChannelBuffer, Dirty};
@@ -54,11 +57,13 @@ pub struct McOptions {
     pub interval_ns: u64,
     /// Check the buffer and every FTL against the flash every this many flushes (0: never).
     pub check_every: u64,
+    /// Cut the power here; the run ends at the cut and the units recover ([`power_cut`]).
+    pub power_cut: Option<crate::sim::CutAt>,
 }
 
 impl Default for McOptions {
     fn default() -> Self {
-        McOptions { interval_ns: 100_000_000, check_every: 0 }
+        McOptions { interval_ns: 100_000_000, check_every: 0, power_cut: None }
     }
 }
 
@@ -79,6 +84,12 @@ struct Round {
 #[derive(Debug, Default)]
 struct Host {
     pending: VecDeque<(Place, u128)>,
+    /// Pages of the request being admitted that are in the buffer (unacknowledged).
+    admitted: Vec<Place>,
+    /// Write requests issued.
+    issued: u64,
+    /// The power cut's request came: stop.
+    cut: bool,
     issued_ns: u64,
     /// Write-through: the admitted request waits for its pages' programs.
     awaiting_flush: bool,
@@ -92,6 +103,8 @@ struct Host {
 /// The channel system: units, buffer, managers.
 pub struct ChannelSystem {
     cfg: DriveConfig,
+    /// A unit's config (what its FTL recovers by after a power cut).
+    unit_cfg: DriveConfig,
     mc: MultichannelConfig,
     layout: StripeLayout,
     units: Vec<Unit>,
@@ -108,6 +121,8 @@ pub struct ChannelSystem {
     oracle: Option<Vec<Vec<u32>>>,
     round: Option<Round>,
     rounds: u64,
+    /// What preconditioning did (a snapshot's header keeps it).
+    precondition: Option<crate::sim::PreconditionReport>,
     /// Rounds passed on to a unit that fell due during them ([`ChannelSystem::pass_round_on`]).
     round_extensions: u64,
     write_path_rounds: u64,
@@ -117,6 +132,33 @@ pub struct ChannelSystem {
     victim: Vec<Dirty>,
     host: Host,
     series: McDirtySeries,
+}
+
+impl crate::sim::Preconditioned for ChannelSystem {
+    fn logical_pages(&self) -> u64 {
+        u64::from(self.unit_logical_pages) * self.units.len() as u64
+    }
+
+    fn write_page(&mut self, lpn: Lpn) -> Result<(), SimError> {
+        let n = self.units.len() as u32;
+        let (u, ulpn) = ((lpn % n) as usize, lpn / n);
+        let version = self.next_version;
+        self.next_version += 1;
+        let (ftl, mut ctx) = self.units[u].functional();
+        ftl.write(&mut ctx, ulpn, version)?;
+        if let Some(o) = self.oracle.as_mut() {
+            o[u][ulpn as usize] = version;
+        }
+        Ok(())
+    }
+
+    fn pages_programmed(&self) -> u64 {
+        self.units.iter().map(|u| u.flash_counts.pages_programmed()).sum()
+    }
+
+    fn collections(&self) -> u64 {
+        self.units.iter().map(|u| u.ftl.gc_counts().collections()).sum()
+    }
 }
 
 impl ChannelSystem {
@@ -172,6 +214,7 @@ impl ChannelSystem {
         let n = layout.units() as usize;
         Ok(ChannelSystem {
             cfg: cfg.clone(),
+            unit_cfg: ucfg.clone(),
             mc,
             layout,
             units,
@@ -186,6 +229,7 @@ impl ChannelSystem {
             oracle,
             round: None,
             rounds: 0,
+            precondition: None,
             round_extensions: 0,
             write_path_rounds: 0,
             round_min_gc_ns: u64::from(ppb / 2) * (cfg.timing.t_r_ns + cfg.timing.t_prog_ns),
@@ -206,30 +250,25 @@ impl ChannelSystem {
         self.layout
     }
 
-    /// Precondition functionally (no time): write the first `fill` share of every unit's
-    /// logical pages in order, then, with `steady_state`, overwrite as many random unit pages
-    /// as each unit has (seeded), so GC has run everywhere before the measured run.
-    pub fn precondition(&mut self, fill: f64, steady_state: bool, seed: u64) -> Result<(), SimError> {
-        use rand::{Rng, SeedableRng};
-        let pages =
-            ((f64::from(self.unit_logical_pages) * fill.clamp(0.0, 1.0)).round() as u32).min(self.unit_logical_pages);
-        for u in 0..self.units.len() {
-            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ (u as u64).wrapping_mul(0x9E37_79B9));
-            let steady = if steady_state && pages > 0 { self.unit_logical_pages } else { 0 };
-            for i in 0..pages + steady {
-                let lpn = if i < pages { i } else { rng.gen_range(0..pages) };
-                let version = self.next_version;
-                self.next_version += 1;
-                let (ftl, mut ctx) = self.units[u].functional();
-                ftl.write(&mut ctx, lpn, version)?;
-                if let Some(o) = self.oracle.as_mut() {
-                    o[u][lpn as usize] = version;
-                }
-            }
-            self.units[u].ftl.begin_measurement();
-            self.units[u].flash_counts = Default::default();
+    /// Precondition functionally (no time) by the drive simulator's rules
+    /// ([`crate::sim::precondition_target`]: a sequential fill, then with `steady_state`
+    /// random overwrites until the WAF settles), over the unit pages in stripe order (unit
+    /// page `i` is page `i / units` of unit `i % units`), so every unit is filled alike.
+    /// Counters are then reset so that the run measures only itself.
+    pub fn precondition(
+        &mut self,
+        p: &crate::sim::Precondition,
+        obs: &mut dyn Observer,
+    ) -> Result<crate::sim::PreconditionReport, SimError> {
+        let (rep, _) = crate::sim::precondition_target(self, p, obs)?;
+        for u in &mut self.units {
+            let (ftl, mut ctx) = u.functional();
+            ftl.settle(&mut ctx)?;
+            u.ftl.begin_measurement();
+            u.flash_counts = Default::default();
         }
-        Ok(())
+        self.precondition = Some(rep.clone());
+        Ok(rep)
     }
 
     /// Replay `source` (write requests; reads and trims are counted and skipped, Sec. 4.1)
@@ -247,7 +286,17 @@ impl ChannelSystem {
         let mut same_instant = 0u32;
         let end = loop {
             self.finish_activities(now);
-            self.admit(now, source, obs)?;
+            if let Some(crate::sim::CutAt::TimeNs(t)) = opts.power_cut {
+                if now >= t {
+                    self.host.cut = true;
+                }
+            }
+            if !self.host.cut {
+                self.admit(now, source, opts.power_cut, obs)?;
+            }
+            if self.host.cut {
+                break now;
+            }
             if self.host.source_done
                 && self.host.pending.is_empty()
                 && !self.host.awaiting_flush
@@ -299,7 +348,15 @@ impl ChannelSystem {
         }
         self.series.interval_ns = sample_ns;
         // The report first: the oracle's reads go through the FTLs (a demand FTL's cache).
-        let report = self.report(end);
+        let mut report = self.report(end);
+        if self.host.cut {
+            let (at, request_cut) = match opts.power_cut {
+                Some(crate::sim::CutAt::TimeNs(t)) => (t, false),
+                _ => (end, true),
+            };
+            report.power_cut = Some(self.power_cut(at, request_cut)?);
+            return Ok(report);
+        }
         if self.oracle.is_some() {
             self.verify_all()?;
         }
@@ -344,6 +401,7 @@ impl ChannelSystem {
         &mut self,
         now: u64,
         source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        cut: Option<crate::sim::CutAt>,
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
         if self.host.awaiting_flush {
@@ -370,6 +428,7 @@ impl ChannelSystem {
                     o[place.unit as usize][place.unit_lpn as usize] = version;
                 }
                 self.host.pending.pop_front();
+                self.host.admitted.push(place);
                 if self.host.pending.is_empty() {
                     if self.buffer.write_through() {
                         self.host.awaiting_flush = true;
@@ -381,6 +440,13 @@ impl ChannelSystem {
             if let Some(t) = self.host.blocked_since.take() {
                 self.host.blocked_ns += now - t;
             }
+            if let Some(crate::sim::CutAt::Request(n)) = cut {
+                if self.host.issued + 1 == n {
+                    // The power goes as the n-th write request is issued.
+                    self.host.cut = true;
+                    return Ok(());
+                }
+            }
             if self.host.source_done || !self.next_request(now, source)? {
                 return Ok(());
             }
@@ -389,6 +455,7 @@ impl ChannelSystem {
 
     /// The request admitted last is acknowledged at `now`.
     fn acknowledge(&mut self, now: u64, obs: &mut dyn Observer) -> Result<(), SimError> {
+        self.host.admitted.clear();
         self.host.latency.record(now - self.host.issued_ns);
         self.host.stats.requests += 1;
         self.host.issued_ns = now;
@@ -434,6 +501,7 @@ impl ChannelSystem {
                 )
             })?;
             self.host.issued_ns = now;
+            self.host.issued += 1;
             self.host.stats.sectors_written += u64::from(r.sectors);
             let spp = u64::from(self.spp);
             let (first, end) = (r.offset_sector, r.offset_sector + u64::from(r.sectors));
@@ -940,6 +1008,8 @@ impl ChannelSystem {
                 write_amplification: if host_pages > 0.0 { programmed as f64 / host_pages } else { 0.0 },
             },
             dirty_pages: self.series.clone(),
+            precondition: self.precondition.clone(),
+            power_cut: None,
         }
     }
 }

@@ -226,4 +226,9 @@ pub struct McReport {
     pub flash: McFlash,
     /// Dirty pages per unit over time.
     pub dirty_pages: McDirtySeries,
+    /// Preconditioning done before the measured run (as a drive run's `report.precondition`).
+    pub precondition: Option<crate::sim::PreconditionReport>,
+    /// The power cut that ended the run and the recovery after it (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_cut: Option<crate::sim::PowerCutReport>,
 }

@@ -131,7 +131,7 @@ pub struct Unit {
 
 /// Durations of recorded operations: (non-GC ns, GC ns). Operations of a unit run one after
 /// another (seed 004's channel model counts read, program and erase times only).
-fn cost(ops: &[FlashOp], t: &Timing) -> (u64, u64) {
+pub(super) fn cost(ops: &[FlashOp], t: &Timing) -> (u64, u64) {
     let copyback = t.t_copyback_ns.unwrap_or(t.t_r_ns + t.t_prog_ns);
     let (mut host, mut gc) = (0, 0);
     for op in ops {

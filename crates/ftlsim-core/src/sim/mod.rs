@@ -17,14 +17,14 @@
 
 mod merge_buffer;
 mod pipeline;
-mod power_cut;
+pub(crate) mod power_cut;
 mod precondition;
 mod replay;
 mod report;
-mod snapshot;
+pub(crate) mod snapshot;
 
 pub use power_cut::{CutAt, LostPages, PowerCutReport};
-pub use precondition::{Precondition, PreconditionReport};
+pub use precondition::{precondition_target, Precondition, PreconditionReport, PreconditionWall, Preconditioned};
 pub use replay::{too_many_rows, Replay, RunOptions, MAX_INTERVAL_ROWS};
 pub use report::{
     Channels, DriveSummary, FlashSummary, GcSummary, Histograms, HostCounts, Idle, Performance, Planes, Report,

@@ -274,34 +274,46 @@ impl Simulator {
         self.ftl.read(&mut ctx, lpn)
     }
 
-    /// Read every logical page back (untimed, uncounted) and hold it to the oracle; pages of
-    /// writes in flight and lost pages may read an older version, and the oracle takes what
-    /// they read. Returns the pages checked (0 without an oracle).
+    /// Read every logical page back (untimed, uncounted) and hold it to the oracle
+    /// ([`check_oracle_after_cut`]). Returns the pages checked (0 without an oracle).
     fn check_after_cut(&mut self, unacked: &BTreeMap<Lpn, u32>, lost: &BTreeMap<Lpn, u32>) -> Result<u64, SimError> {
         let Some(mut oracle) = self.oracle.take() else { return Ok(0) };
-        let mut r = Ok(());
-        for lpn in 0..oracle.len() as Lpn {
-            let found = self.read_untimed(lpn)?;
-            let want = oracle[lpn as usize];
-            let excused = unacked.contains_key(&lpn) || lost.contains_key(&lpn) || (want == 0 && self.was_trimmed(lpn));
-            if excused {
-                // Versions grow with time: an excused page reads its newest version or an
-                // older one, never one nobody wrote.
-                let newest = lost.get(&lpn).copied().unwrap_or(want).max(want);
-                if unacked.contains_key(&lpn) || found.is_none_or(|f| f <= newest) || want == 0 {
-                    oracle[lpn as usize] = found.unwrap_or(0);
-                    continue;
-                }
-            }
-            if found != (want != 0).then_some(want) {
-                r = Err(SimError::DataMismatch { lpn, expected: (want != 0).then_some(want), found });
-                break;
-            }
-        }
+        let trimmed = self.trimmed.clone();
+        let was_trimmed = |lpn: Lpn| trimmed[lpn as usize / 64] & (1 << (lpn % 64)) != 0;
+        let r = check_oracle_after_cut(&mut oracle, unacked, lost, was_trimmed, |lpn| self.read_untimed(lpn));
         let n = oracle.len() as u64;
         self.oracle = Some(oracle);
         r?;
         self.check_invariants();
         Ok(n)
     }
+}
+
+/// Hold every logical page `read` gives back after a cut to `oracle`; pages of writes in
+/// flight (`unacked`) and lost pages may read an older version, and the oracle takes what
+/// they read. Versions grow with time, so an excused page reads its newest version or an
+/// older one, never one nobody wrote. Drives and channel systems (per unit) share it.
+pub(crate) fn check_oracle_after_cut(
+    oracle: &mut [u32],
+    unacked: &BTreeMap<Lpn, u32>,
+    lost: &BTreeMap<Lpn, u32>,
+    was_trimmed: impl Fn(Lpn) -> bool,
+    mut read: impl FnMut(Lpn) -> Result<Option<u32>, SimError>,
+) -> Result<(), SimError> {
+    for lpn in 0..oracle.len() as Lpn {
+        let found = read(lpn)?;
+        let want = oracle[lpn as usize];
+        let excused = unacked.contains_key(&lpn) || lost.contains_key(&lpn) || (want == 0 && was_trimmed(lpn));
+        if excused {
+            let newest = lost.get(&lpn).copied().unwrap_or(want).max(want);
+            if unacked.contains_key(&lpn) || found.is_none_or(|f| f <= newest) || want == 0 {
+                oracle[lpn as usize] = found.unwrap_or(0);
+                continue;
+            }
+        }
+        if found != (want != 0).then_some(want) {
+            return Err(SimError::DataMismatch { lpn, expected: (want != 0).then_some(want), found });
+        }
+    }
+    Ok(())
 }

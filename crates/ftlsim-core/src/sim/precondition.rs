@@ -91,6 +91,179 @@ impl PreconditionReport {
     }
 }
 
+/// What preconditioning writes through: a drive ([`Simulator`]) or a channel system's units
+/// ([`crate::multichannel::ChannelSystem`]), so both age by the same fill and steady-state
+/// test.
+pub trait Preconditioned {
+    /// Logical pages of the address space preconditioning covers.
+    fn logical_pages(&self) -> u64;
+    /// Write `lpn` once more, functionally, through the FTL's own write path.
+    fn write_page(&mut self, lpn: Lpn) -> Result<(), SimError>;
+    /// `lpn` will be written soon: the FTL may fetch its state ahead (`stage`).
+    fn prefetch(&self, _lpn: Lpn, _stage: PrefetchStage) {}
+    /// Pages programmed so far, all flash.
+    fn pages_programmed(&self) -> u64;
+    /// GC collections so far.
+    fn collections(&self) -> u64;
+}
+
+/// Wall time of the two phases, seconds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PreconditionWall {
+    /// The sequential fill.
+    pub fill_s: f64,
+    /// The steady-state overwrites.
+    pub steady_state_s: f64,
+}
+
+/// Precondition `t` by `p` (module header), reporting pages written to `obs`.
+pub fn precondition_target<T: Preconditioned + ?Sized>(
+    t: &mut T,
+    p: &Precondition,
+    obs: &mut dyn Observer,
+) -> Result<(PreconditionReport, PreconditionWall), SimError> {
+    check(p)?;
+    let logical = t.logical_pages();
+    let filled = (logical as f64 * p.fill) as u64;
+    let start = ((logical as f64 * p.fill_offset) as u64).min(logical - filled);
+    let (aged_from, aged) = if p.overwrite_span > 0.0 {
+        (0, ((logical as f64 * p.overwrite_span) as u64).clamp(1, logical))
+    } else {
+        (start, filled)
+    };
+    let mut rep = PreconditionReport { fill_pages: filled, ..Default::default() };
+    let mut wall = PreconditionWall::default();
+    let cap = if p.steady_state && aged > 0 { (aged as f64 * p.max_overwrite_passes) as u64 } else { 0 };
+    let most = filled + cap;
+    let t0 = Instant::now();
+    for lpn in start..start + filled {
+        t.write_page(lpn as Lpn)?;
+        if lpn % 65_536 == 0 {
+            obs.precondition(lpn - start, most);
+            if obs.interrupted() {
+                return Err(SimError::Interrupted);
+            }
+        }
+    }
+    wall.fill_s = t0.elapsed().as_secs_f64();
+    if cap > 0 {
+        let t0 = Instant::now();
+        overwrite_until_steady(t, p, aged_from, aged, cap, &mut rep, obs)?;
+        wall.steady_state_s = t0.elapsed().as_secs_f64();
+    }
+    Ok((rep, wall))
+}
+
+fn check(p: &Precondition) -> Result<(), SimError> {
+    if !(0.0..=1.0).contains(&p.fill) {
+        return Err(crate::error::invalid("precondition.fill", p.fill, "must be in [0, 1]").into());
+    }
+    if !(0.0..=1.0 - p.fill).contains(&p.fill_offset) {
+        return Err(crate::error::invalid(
+            "precondition.fill_offset",
+            p.fill_offset,
+            format!("must be in [0, 1 - fill] = [0, {}]", 1.0 - p.fill),
+        )
+        .into());
+    }
+    if !(p.max_overwrite_passes >= 0.0 && p.max_overwrite_passes.is_finite()) {
+        return Err(
+            crate::error::invalid("precondition.max_overwrite_passes", p.max_overwrite_passes, "must be >= 0").into()
+        );
+    }
+    if !(0.0..=1.0).contains(&p.overwrite_span) {
+        return Err(crate::error::invalid("precondition.overwrite_span", p.overwrite_span, "must be in [0, 1]").into());
+    }
+    Ok(())
+}
+
+/// Overwrite `start..start + pages` (the filled range, or the first `overwrite_span` of the
+/// logical space) uniformly at random in windows of half a pass until the WAF settles
+/// (module header) or `cap` pages were written.
+fn overwrite_until_steady<T: Preconditioned + ?Sized>(
+    t: &mut T,
+    p: &Precondition,
+    start: u64,
+    pages: u64,
+    cap: u64,
+    rep: &mut PreconditionReport,
+    obs: &mut dyn Observer,
+) -> Result<(), SimError> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(p.seed ^ 0x5eed_c0de);
+    let window = ((pages as f64 * WINDOW_PASSES) as u64).max(1024).min(cap);
+    rep.window_pages = window;
+    // Addresses are drawn AHEAD writes early so the FTL can prefetch their state; the
+    // sequence of addresses is the same.
+    const AHEAD: u64 = 16;
+    let mut ring = [0 as Lpn; AHEAD as usize];
+    for r in ring.iter_mut() {
+        *r = (start + rng.gen_range(0..pages)) as Lpn;
+    }
+    let mut i = 0u64;
+    let mut last: Option<(f64, bool)> = None;
+    while rep.overwrite_pages + window <= cap {
+        let programs = t.pages_programmed();
+        let collections = t.collections();
+        for _ in 0..window {
+            let lpn = ring[(i % AHEAD) as usize];
+            let next = (start + rng.gen_range(0..pages)) as Lpn;
+            ring[(i % AHEAD) as usize] = next;
+            t.prefetch(next, PrefetchStage::Map);
+            t.prefetch(ring[((i + AHEAD / 4) % AHEAD) as usize], PrefetchStage::OldPage);
+            i += 1;
+            if i.is_multiple_of(65_536) {
+                obs.precondition(pages + i, pages + cap);
+                if obs.interrupted() {
+                    return Err(SimError::Interrupted);
+                }
+            }
+            t.write_page(lpn)?;
+        }
+        rep.overwrite_pages += window;
+        obs.precondition(pages + rep.overwrite_pages, pages + cap);
+        if obs.interrupted() {
+            return Err(SimError::Interrupted);
+        }
+        let waf = (t.pages_programmed() - programs) as f64 / window as f64;
+        let this = (waf, t.collections() > collections);
+        rep.window_waf.push(r6(waf));
+        rep.final_waf = r6(waf);
+        rep.overwrite_passes = r6(rep.overwrite_pages as f64 / pages as f64);
+        if rep.overwrite_pages as f64 >= MIN_PASSES * pages as f64
+            && last.is_some_and(|l| PreconditionReport::steady(l, this))
+        {
+            rep.settled = true;
+            break;
+        }
+        last = Some(this);
+    }
+    Ok(())
+}
+
+impl Preconditioned for Simulator {
+    fn logical_pages(&self) -> u64 {
+        u64::from(self.d.logical_pages)
+    }
+
+    fn write_page(&mut self, lpn: Lpn) -> Result<(), SimError> {
+        let v = self.version();
+        self.unbuffer(lpn);
+        self.ftl_write(lpn, v, false)
+    }
+
+    fn prefetch(&self, lpn: Lpn, stage: PrefetchStage) {
+        self.ftl.prefetch_write(&self.dev.flash, lpn, stage);
+    }
+
+    fn pages_programmed(&self) -> u64 {
+        self.dev.counts.pages_programmed()
+    }
+
+    fn collections(&self) -> u64 {
+        self.ftl.gc_counts().collections()
+    }
+}
+
 impl Simulator {
     /// Precondition functionally; counters are then reset so that the run measures only
     /// itself (erase counts stay, as wear).
@@ -104,131 +277,12 @@ impl Simulator {
         p: &Precondition,
         obs: &mut dyn Observer,
     ) -> Result<PreconditionReport, SimError> {
-        if !(0.0..=1.0).contains(&p.fill) {
-            return Err(crate::error::invalid("precondition.fill", p.fill, "must be in [0, 1]").into());
-        }
-        if !(0.0..=1.0 - p.fill).contains(&p.fill_offset) {
-            return Err(crate::error::invalid(
-                "precondition.fill_offset",
-                p.fill_offset,
-                format!("must be in [0, 1 - fill] = [0, {}]", 1.0 - p.fill),
-            )
-            .into());
-        }
-        if !(p.max_overwrite_passes >= 0.0 && p.max_overwrite_passes.is_finite()) {
-            return Err(crate::error::invalid(
-                "precondition.max_overwrite_passes",
-                p.max_overwrite_passes,
-                "must be >= 0",
-            )
-            .into());
-        }
-        if !(0.0..=1.0).contains(&p.overwrite_span) {
-            return Err(
-                crate::error::invalid("precondition.overwrite_span", p.overwrite_span, "must be in [0, 1]").into()
-            );
-        }
-        let logical = u64::from(self.d.logical_pages);
-        let filled = (logical as f64 * p.fill) as u64;
-        let start = ((logical as f64 * p.fill_offset) as u64).min(logical - filled);
-        let (aged_from, aged) = if p.overwrite_span > 0.0 {
-            (0, ((logical as f64 * p.overwrite_span) as u64).clamp(1, logical))
-        } else {
-            (start, filled)
-        };
-        let mut rep = PreconditionReport { fill_pages: filled, ..Default::default() };
-        let cap = if p.steady_state && aged > 0 { (aged as f64 * p.max_overwrite_passes) as u64 } else { 0 };
-        let most = filled + cap;
-        let t0 = Instant::now();
-        for lpn in start..start + filled {
-            let v = self.version();
-            self.unbuffer(lpn as Lpn);
-            self.ftl_write(lpn as Lpn, v, false)?;
-            if lpn % 65_536 == 0 {
-                obs.precondition(lpn - start, most);
-                if obs.interrupted() {
-                    return Err(SimError::Interrupted);
-                }
-            }
-        }
-        self.wall.fill_s += t0.elapsed().as_secs_f64();
-        if cap > 0 {
-            let t0 = Instant::now();
-            self.overwrite_until_steady(p, aged_from, aged, cap, &mut rep, obs)?;
-            self.wall.steady_state_s += t0.elapsed().as_secs_f64();
-        }
+        let (rep, wall) = precondition_target(self, p, obs)?;
+        self.wall.fill_s += wall.fill_s;
+        self.wall.steady_state_s += wall.steady_state_s;
         self.ftl.settle(&mut self.dev.ctx(false))?;
         self.precondition = Some(rep.clone());
         Ok(rep)
-    }
-
-    /// Overwrite `start..start + pages` (the filled range, or the first `overwrite_span` of
-    /// the logical space) uniformly at random in windows of half a pass until the WAF settles (module header) or
-    /// `cap` pages were written.
-    fn overwrite_until_steady(
-        &mut self,
-        p: &Precondition,
-        start: u64,
-        pages: u64,
-        cap: u64,
-        rep: &mut PreconditionReport,
-        obs: &mut dyn Observer,
-    ) -> Result<(), SimError> {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(p.seed ^ 0x5eed_c0de);
-        let window = ((pages as f64 * WINDOW_PASSES) as u64).max(1024).min(cap);
-        rep.window_pages = window;
-        // Addresses are drawn AHEAD writes early so the FTL can prefetch their state; the
-        // sequence of addresses is the same.
-        const AHEAD: u64 = 16;
-        let mut ring = [0 as Lpn; AHEAD as usize];
-        for r in ring.iter_mut() {
-            *r = (start + rng.gen_range(0..pages)) as Lpn;
-        }
-        let mut i = 0u64;
-        let mut last: Option<(f64, bool)> = None;
-        while rep.overwrite_pages + window <= cap {
-            let programs = self.dev.counts.pages_programmed();
-            let collections = self.ftl.gc_counts().collections();
-            for _ in 0..window {
-                let lpn = ring[(i % AHEAD) as usize];
-                let next = (start + rng.gen_range(0..pages)) as Lpn;
-                ring[(i % AHEAD) as usize] = next;
-                self.ftl.prefetch_write(&self.dev.flash, next, PrefetchStage::Map);
-                self.ftl.prefetch_write(
-                    &self.dev.flash,
-                    ring[((i + AHEAD / 4) % AHEAD) as usize],
-                    PrefetchStage::OldPage,
-                );
-                i += 1;
-                if i.is_multiple_of(65_536) {
-                    obs.precondition(pages + i, pages + cap);
-                    if obs.interrupted() {
-                        return Err(SimError::Interrupted);
-                    }
-                }
-                let v = self.version();
-                self.unbuffer(lpn);
-                self.ftl_write(lpn, v, false)?;
-            }
-            rep.overwrite_pages += window;
-            obs.precondition(pages + rep.overwrite_pages, pages + cap);
-            if obs.interrupted() {
-                return Err(SimError::Interrupted);
-            }
-            let waf = (self.dev.counts.pages_programmed() - programs) as f64 / window as f64;
-            let this = (waf, self.ftl.gc_counts().collections() > collections);
-            rep.window_waf.push(r6(waf));
-            rep.final_waf = r6(waf);
-            rep.overwrite_passes = r6(rep.overwrite_pages as f64 / pages as f64);
-            if rep.overwrite_pages as f64 >= MIN_PASSES * pages as f64
-                && last.is_some_and(|l| PreconditionReport::steady(l, this))
-            {
-                rep.settled = true;
-                break;
-            }
-            last = Some(this);
-        }
-        Ok(())
     }
 }
 

@@ -90,7 +90,7 @@ fn open_snapshot(path: &Path) -> Result<std::fs::File, SnapshotError> {
     std::fs::File::open(path).map_err(|e| io_err(path, e))
 }
 
-fn corrupt(path: &Path, reason: impl Into<String>) -> SnapshotError {
+pub(crate) fn corrupt(path: &Path, reason: impl Into<String>) -> SnapshotError {
     SnapshotError::Corrupt { file: path.display().to_string(), reason: reason.into() }
 }
 
@@ -122,32 +122,122 @@ fn state_shaping(cfg: &DriveConfig) -> serde_json::Value {
         "ftl": cfg.ftl,
         // Block wear and BER classes live in the flash state.
         "reliability": cfg.reliability,
+        // A channel system's mode decides its units (null for a drive).
+        "multichannel": cfg.multichannel.as_ref().map(|m| m.mode.name()),
     })
 }
 
+/// Write a snapshot file: the magic line, `header`, and `body` compressed and checksummed
+/// (module header). Written to a temporary file beside `path` and renamed into place, so a
+/// failed save leaves no partial file. Drives and channel systems share it.
+pub(crate) fn write_file(path: &Path, header: &SnapshotHeader, body: &impl Serialize) -> Result<(), SimError> {
+    let header = serde_json::to_vec_pretty(header).expect("snapshot header serialises");
+    crate::atomic_file::write_atomically(path, |w| {
+        w.write_all(MAGIC)?;
+        w.write_all(&(header.len() as u32).to_le_bytes())?;
+        w.write_all(&crc32fast::hash(&header).to_le_bytes())?;
+        w.write_all(&header)?;
+        let mut z =
+            zstd::stream::Encoder::new(Crc32Writer { inner: &mut *w, crc: crc32fast::Hasher::new() }, ZSTD_LEVEL)?;
+        z.include_checksum(true)?;
+        // postcard writes a few bytes at a time: buffer them before the compressor.
+        let buffered = std::io::BufWriter::with_capacity(1 << 20, z);
+        let buffered = postcard::to_io(body, buffered).map_err(std::io::Error::other)?;
+        let crc = buffered.into_inner().map_err(|e| e.into_error())?.finish()?.crc.finalize();
+        w.write_all(&crc.to_le_bytes())
+    })
+    .map_err(|reason| SnapshotError::Io { file: path.display().to_string(), reason })?;
+    Ok(())
+}
+
+/// A snapshot header for `cfg`'s state now (`precondition`: how it was made).
+pub(crate) fn header_for(
+    cfg: &DriveConfig,
+    precondition: serde_json::Value,
+    report: Option<PreconditionReport>,
+    verify: bool,
+) -> SnapshotHeader {
+    SnapshotHeader {
+        format_version: FORMAT_VERSION,
+        ftlsim_version: env!("CARGO_PKG_VERSION").to_string(),
+        config: cfg.clone(),
+        precondition,
+        precondition_report: report,
+        verify,
+    }
+}
+
+/// Read the snapshot at `path` for a drive of config `cfg` (`verify`: the run needs a data
+/// oracle): the header, checked (format and ftlsim version, the state-shaping config, the
+/// oracle), then the body, checked and decoded. Refused with the reason otherwise.
+pub(crate) fn read_file<B: serde::de::DeserializeOwned>(
+    path: &Path,
+    cfg: &DriveConfig,
+    verify: bool,
+) -> Result<(SnapshotHeader, B), SimError> {
+    let mut f = open_snapshot(path)?;
+    let header = read_header(path, &mut f)?;
+    let file = path.display().to_string();
+    if header.format_version != FORMAT_VERSION || header.ftlsim_version != env!("CARGO_PKG_VERSION") {
+        return Err(SnapshotError::Version {
+            file,
+            found: format!("format {} of ftlsim {}", header.format_version, header.ftlsim_version),
+            expected: format!("format {FORMAT_VERSION} of ftlsim {}", env!("CARGO_PKG_VERSION")),
+        }
+        .into());
+    }
+    // Another FTL first: its sections differ too, and the name says more.
+    let name = |c: &DriveConfig| serde_json::json!({ "ftl": { "name": c.ftl.name } });
+    if let Some((key, there, here)) = first_difference("", &name(&header.config), &name(cfg))
+        .or_else(|| first_difference("", &state_shaping(&header.config), &state_shaping(cfg)))
+    {
+        return Err(SnapshotError::OtherDrive { file, key, snapshot: there, run: here }.into());
+    }
+    if verify && !header.verify {
+        return Err(SnapshotError::Unsupported {
+            file,
+            reason: "it was saved without --verify, so it holds no data oracle to check reads against".into(),
+        }
+        .into());
+    }
+    let mut compressed = Vec::new();
+    f.read_to_end(&mut compressed).map_err(|e| io_err(path, e))?;
+    let Some(split) = compressed.len().checked_sub(4) else {
+        return Err(corrupt(path, "no body").into());
+    };
+    let crc = u32::from_le_bytes(compressed[split..].try_into().expect("four bytes"));
+    compressed.truncate(split);
+    if crc32fast::hash(&compressed) != crc {
+        return Err(corrupt(path, "body checksum does not match").into());
+    }
+    let raw = zstd::stream::decode_all(compressed.as_slice()).map_err(|e| corrupt(path, format!("body: {e}")))?;
+    drop(compressed);
+    let body: B = state::decode(&raw).map_err(|e| corrupt(path, format!("body: {e}")))?;
+    Ok((header, body))
+}
+
+/// The body does not fit the header's drive (a decodable file that is not what it says).
+pub(crate) fn misfit(path: &Path) -> SimError {
+    corrupt(path, "body does not fit the header's drive").into()
+}
+
+/// A snapshot cannot be saved now (`reason`).
+pub(crate) fn unsupported(path: &Path, reason: &str) -> SimError {
+    SnapshotError::Unsupported { file: path.display().to_string(), reason: reason.into() }.into()
+}
+
 impl Simulator {
-    /// Save the drive to `path` (written to a temporary file beside it and renamed into
-    /// place, so a failed save leaves no partial file). `precondition` describes how the
-    /// state was made, for the header. The host buffers must be empty (they are after
-    /// preconditioning).
+    /// Save the drive to `path` ([`write_file`]). `precondition` describes how the state was
+    /// made, for the header. The host buffers must be empty (they are after preconditioning).
     pub fn save_state(&mut self, path: &Path, precondition: serde_json::Value) -> Result<(), SimError> {
         let t0 = Instant::now();
         if self.wbuf.as_ref().is_some_and(|w| !w.is_empty()) || self.merge.as_ref().is_some_and(|m| !m.is_empty()) {
-            return Err(SnapshotError::Unsupported {
-                file: path.display().to_string(),
-                reason: "the host write or merge buffer holds pages; save right after preconditioning".into(),
-            }
-            .into());
+            return Err(unsupported(
+                path,
+                "the host write or merge buffer holds pages; save right after preconditioning",
+            ));
         }
-        let header = SnapshotHeader {
-            format_version: FORMAT_VERSION,
-            ftlsim_version: env!("CARGO_PKG_VERSION").to_string(),
-            config: self.cfg.clone(),
-            precondition,
-            precondition_report: self.precondition.clone(),
-            verify: self.oracle.is_some(),
-        };
-        let header = serde_json::to_vec_pretty(&header).expect("snapshot header serialises");
+        let header = header_for(&self.cfg, precondition, self.precondition.clone(), self.oracle.is_some());
         let ftl = self.ftl.save_state();
         let body = BodyRef {
             flash: &self.dev.flash,
@@ -156,21 +246,7 @@ impl Simulator {
             trimmed: &self.trimmed,
             oracle: self.oracle.as_deref(),
         };
-        crate::atomic_file::write_atomically(path, |w| {
-            w.write_all(MAGIC)?;
-            w.write_all(&(header.len() as u32).to_le_bytes())?;
-            w.write_all(&crc32fast::hash(&header).to_le_bytes())?;
-            w.write_all(&header)?;
-            let mut z =
-                zstd::stream::Encoder::new(Crc32Writer { inner: &mut *w, crc: crc32fast::Hasher::new() }, ZSTD_LEVEL)?;
-            z.include_checksum(true)?;
-            // postcard writes a few bytes at a time: buffer them before the compressor.
-            let buffered = std::io::BufWriter::with_capacity(1 << 20, z);
-            let buffered = postcard::to_io(&body, buffered).map_err(std::io::Error::other)?;
-            let crc = buffered.into_inner().map_err(|e| e.into_error())?.finish()?.crc.finalize();
-            w.write_all(&crc.to_le_bytes())
-        })
-        .map_err(|reason| SnapshotError::Io { file: path.display().to_string(), reason })?;
+        write_file(path, &header, &body)?;
         self.wall.save_state_s += t0.elapsed().as_secs_f64();
         Ok(())
     }
@@ -187,50 +263,12 @@ impl Simulator {
     /// FTL setting), or is truncated or corrupted. Returns the header.
     pub fn load_state(&mut self, path: &Path) -> Result<SnapshotHeader, SimError> {
         let t0 = Instant::now();
-        let mut f = open_snapshot(path)?;
-        let header = read_header(path, &mut f)?;
-        let file = path.display().to_string();
-        if header.format_version != FORMAT_VERSION || header.ftlsim_version != env!("CARGO_PKG_VERSION") {
-            return Err(SnapshotError::Version {
-                file,
-                found: format!("format {} of ftlsim {}", header.format_version, header.ftlsim_version),
-                expected: format!("format {FORMAT_VERSION} of ftlsim {}", env!("CARGO_PKG_VERSION")),
-            }
-            .into());
-        }
-        // Another FTL first: its sections differ too, and the name says more.
-        let name = |c: &DriveConfig| serde_json::json!({ "ftl": { "name": c.ftl.name } });
-        if let Some((key, there, here)) = first_difference("", &name(&header.config), &name(&self.cfg))
-            .or_else(|| first_difference("", &state_shaping(&header.config), &state_shaping(&self.cfg)))
-        {
-            return Err(SnapshotError::OtherDrive { file, key, snapshot: there, run: here }.into());
-        }
-        if self.oracle.is_some() && !header.verify {
-            return Err(SnapshotError::Unsupported {
-                file,
-                reason: "it was saved without --verify, so it holds no data oracle to check reads against".into(),
-            }
-            .into());
-        }
-        let mut compressed = Vec::new();
-        f.read_to_end(&mut compressed).map_err(|e| io_err(path, e))?;
-        let Some(split) = compressed.len().checked_sub(4) else {
-            return Err(corrupt(path, "no body").into());
-        };
-        let crc = u32::from_le_bytes(compressed[split..].try_into().expect("four bytes"));
-        compressed.truncate(split);
-        if crc32fast::hash(&compressed) != crc {
-            return Err(corrupt(path, "body checksum does not match").into());
-        }
-        let raw = zstd::stream::decode_all(compressed.as_slice()).map_err(|e| corrupt(path, format!("body: {e}")))?;
-        drop(compressed);
-        let body: Body = state::decode(&raw).map_err(|e| corrupt(path, format!("body: {e}")))?;
-        drop(raw);
+        let (header, body): (SnapshotHeader, Body) = read_file(path, &self.cfg, self.oracle.is_some())?;
         if body.flash.geometry() != &self.cfg.geometry
             || body.trimmed.len() != self.trimmed.len()
             || body.oracle.as_ref().is_some_and(|o| o.len() != self.d.logical_pages as usize)
         {
-            return Err(corrupt(path, "body does not fit the header's drive").into());
+            return Err(misfit(path));
         }
         self.ftl.load_state(&body.ftl).map_err(|e| corrupt(path, format!("ftl state: {e}")))?;
         self.dev.flash = body.flash;
