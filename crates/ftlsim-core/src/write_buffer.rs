@@ -73,6 +73,9 @@ pub struct WriteBuffer {
     groups: HashMap<Lpn, Group>,
     /// BPLRU: the pages of the block evicted last.
     evicted: Vec<(Lpn, u32)>,
+    /// Sectors written per slot (bit i: sector i of the page), for a buffer that holds
+    /// partial pages (a channel system's, seed 004 Sec. 3.1); empty otherwise.
+    masks: Vec<u128>,
 }
 
 impl WriteBuffer {
@@ -107,7 +110,92 @@ impl WriteBuffer {
             block_pages: 1,
             groups: HashMap::new(),
             evicted: Vec::new(),
+            masks: Vec::new(),
         }
+    }
+
+    /// The same buffer keeping the sectors written of each page ([`WriteBuffer::insert_sectors`]).
+    /// Its owner takes victims ([`WriteBuffer::pop_victim`]) before it would be full: an
+    /// insert never evicts.
+    pub fn with_sector_masks(mut self) -> WriteBuffer {
+        self.masks = vec![0; self.lpn.len()];
+        self
+    }
+
+    /// Room for `capacity_pages` pages (more than now): a write-through channel system stages
+    /// a whole request.
+    pub fn grow(&mut self, capacity_pages: u32) {
+        let old = self.lpn.len() as u32;
+        assert!(capacity_pages > old && capacity_pages < NONE, "grow {old} to {capacity_pages}");
+        let n = capacity_pages as usize;
+        self.lpn.resize(n, 0);
+        self.version.resize(n, 0);
+        self.prev.resize(n, NONE);
+        self.next.resize(n, NONE);
+        if !self.masks.is_empty() {
+            self.masks.resize(n, 0);
+        }
+        self.free.extend((old..capacity_pages).rev());
+        self.index.reserve(n - self.index.len());
+    }
+
+    /// Buffer sectors `mask` of `lpn` as `version` (a buffer [`WriteBuffer::with_sector_masks`]):
+    /// a hit joins them to the sectors buffered already (sector-level concatenation).
+    pub fn insert_sectors(&mut self, lpn: Lpn, version: u32, mask: u128) -> Insert {
+        assert!(!self.masks.is_empty(), "a buffer without sector masks");
+        assert!(self.index.contains_key(&lpn) || !self.free.is_empty(), "a sector-mask buffer never evicts on insert");
+        let out = self.insert(lpn, version);
+        let s = self.index[&lpn] as usize;
+        self.masks[s] = if out == Insert::Hit { self.masks[s] | mask } else { mask };
+        out
+    }
+
+    /// Take the next victim out (the tail page; under BPLRU the tail block whole, in LPN
+    /// order) into `out` as `(lpn, version, sectors)` (sectors 0 without masks); returns the
+    /// pages taken, 0 when empty.
+    pub fn pop_victim(&mut self, out: &mut Vec<(Lpn, u32, u128)>) -> u32 {
+        out.clear();
+        if self.tail == NONE {
+            return 0;
+        }
+        let mask = |b: &WriteBuffer, s: u32| b.masks.get(s as usize).copied().unwrap_or(0);
+        if self.policy != WriteBufferPolicy::Bplru {
+            let s = self.victim();
+            let (l, v) = (self.lpn[s as usize], self.version[s as usize]);
+            out.push((l, v, mask(self, s)));
+            self.unlink(s);
+            self.index.remove(&l);
+            self.free.push(s);
+            return 1;
+        }
+        let g = self.lpn[self.tail as usize] / self.block_pages;
+        let gr = self.groups[&g];
+        let mut s = gr.first;
+        for _ in 0..gr.count {
+            out.push((self.lpn[s as usize], self.version[s as usize], mask(self, s)));
+            s = self.next[s as usize];
+        }
+        self.evict_tail_group();
+        out.sort_unstable_by_key(|p| p.0);
+        gr.count
+    }
+
+    /// The first page the next victim would write (its lowest page under BPLRU).
+    pub fn peek_victim(&self) -> Option<Lpn> {
+        if self.tail == NONE {
+            return None;
+        }
+        if self.policy != WriteBufferPolicy::Bplru {
+            return Some(self.lpn[self.victim() as usize]);
+        }
+        let gr = self.groups[&(self.lpn[self.tail as usize] / self.block_pages)];
+        let mut s = gr.first;
+        let mut low = Lpn::MAX;
+        for _ in 0..gr.count {
+            low = low.min(self.lpn[s as usize]);
+            s = self.next[s as usize];
+        }
+        Some(low)
     }
 
     /// Capacity in pages.
@@ -493,6 +581,36 @@ mod tests {
             }
             b.check_invariants();
         }
+    }
+
+    #[test]
+    fn a_sector_mask_buffer_gives_victims_on_demand_and_grows() {
+        let mut b = WriteBuffer::new(2, WriteBufferPolicy::Fifo).with_sector_masks();
+        assert_eq!(b.insert_sectors(5, 1, 0b0011), Insert::Added);
+        assert_eq!(b.insert_sectors(6, 2, 0b1000), Insert::Added);
+        assert_eq!(b.insert_sectors(5, 3, 0b0100), Insert::Hit, "sectors join");
+        assert_eq!(b.peek_victim(), Some(5));
+        let mut out = Vec::new();
+        assert_eq!(b.pop_victim(&mut out), 1);
+        assert_eq!(out, vec![(5, 3, 0b0111)]);
+        b.grow(4);
+        for (lpn, v) in [(7, 4), (8, 5), (9, 6)] {
+            assert_eq!(b.insert_sectors(lpn, v, 1), Insert::Added);
+        }
+        assert_eq!(b.len(), 4);
+        b.check_invariants();
+        // BPLRU: the tail block whole, in LPN order, with its sectors.
+        let mut c = WriteBuffer::with_blocks(8, WriteBufferPolicy::Bplru, 4).with_sector_masks();
+        c.insert_sectors(9, 1, 1);
+        c.insert_sectors(2, 2, 2);
+        c.insert_sectors(1, 3, 4);
+        assert_eq!(c.peek_victim(), Some(9), "block 2 was written least recently");
+        assert_eq!(c.pop_victim(&mut out), 1);
+        assert_eq!(c.peek_victim(), Some(1));
+        assert_eq!(c.pop_victim(&mut out), 2);
+        assert_eq!(out, vec![(1, 3, 4), (2, 2, 2)]);
+        assert_eq!(c.pop_victim(&mut out), 0);
+        c.check_invariants();
     }
 
     #[test]

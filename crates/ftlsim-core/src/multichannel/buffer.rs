@@ -7,14 +7,15 @@
 //! the buffered ones (sector-level concatenation of unaligned writes, Sec. 3.1). A page being
 //! flushed keeps its slot until its program ends, and a new write of it takes a new slot.
 //!
-//! Structure: per unit a map from unit page to entry and an ordered map from a recency or
-//! arrival key to the page (FIFO, LRU) or logical block (BPLRU), so each operation is
-//! O(log n); capacities are in unit pages. Capacity 0 is write-through: a request enters
+//! Structure: each unit's pages are a drive's write buffer ([`WriteBuffer`] with sector
+//! masks: the same FIFO, LRU and BPLRU code, O(1) per operation), from which the unit takes
+//! its victims; this layer keeps the slots, shared or partitioned, including those of pages
+//! being flushed. Capacities are in unit pages. Capacity 0 is write-through: a request enters
 //! only an empty buffer and is acknowledged once flushed (the "0 KB" of Table IV).
 
 use crate::config::{BufferSharing, WriteBufferPolicy};
 use crate::geometry::Lpn;
-use std::collections::{BTreeMap, HashMap};
+use crate::write_buffer::{Insert, WriteBuffer};
 
 /// A buffered unit page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,25 +26,6 @@ pub struct Dirty {
     pub mask: u128,
     /// Data version (the oracle's).
     pub version: u32,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    mask: u128,
-    version: u32,
-    /// FIFO/LRU: the page's key in `order`.
-    key: i64,
-}
-
-#[derive(Debug, Default)]
-struct UnitQueue {
-    pages: HashMap<Lpn, Entry>,
-    /// FIFO/LRU: key -> page; BPLRU: key -> logical block.
-    order: BTreeMap<i64, Lpn>,
-    /// BPLRU: logical block -> (key, buffered pages).
-    blocks: HashMap<Lpn, (i64, u32)>,
-    /// Slots held: buffered pages plus pages being flushed.
-    used: u32,
 }
 
 /// What an insert did.
@@ -57,17 +39,21 @@ pub enum Admit {
     Full,
 }
 
+/// Pages a write-through unit can stage at first (it grows for larger requests).
+const WRITE_THROUGH_PAGES: u32 = 64;
+
 /// The channel system's write buffer.
 #[derive(Debug)]
 pub struct ChannelBuffer {
-    policy: WriteBufferPolicy,
     sharing: BufferSharing,
     capacity: u32,
     share: u32,
-    block_pages: u32,
-    units: Vec<UnitQueue>,
-    used: u32,
-    seq: i64,
+    /// Per unit: its buffered pages, and the slots it holds (buffered plus being flushed).
+    pages: Vec<WriteBuffer>,
+    used: Vec<u32>,
+    total_used: u32,
+    /// Scratch for a victim's pages.
+    taken: Vec<(Lpn, u32, u128)>,
 }
 
 impl ChannelBuffer {
@@ -82,15 +68,16 @@ impl ChannelBuffer {
     ) -> ChannelBuffer {
         assert!(units >= 1 && block_pages >= 1);
         let share = if sharing == BufferSharing::Partitioned { capacity / units } else { capacity };
+        // A unit can hold every slot it may take (the whole buffer when shared).
+        let per_unit = if capacity == 0 { WRITE_THROUGH_PAGES } else { share.max(1) };
         ChannelBuffer {
-            policy,
             sharing,
             capacity,
             share,
-            block_pages,
-            units: (0..units).map(|_| UnitQueue::default()).collect(),
-            used: 0,
-            seq: 0,
+            pages: (0..units).map(|_| WriteBuffer::with_blocks(per_unit, policy, block_pages).with_sector_masks()).collect(),
+            used: vec![0; units as usize],
+            total_used: 0,
+            taken: Vec::new(),
         }
     }
 
@@ -106,12 +93,12 @@ impl ChannelBuffer {
 
     /// Slots held (buffered and being flushed).
     pub fn used(&self) -> u32 {
-        self.used
+        self.total_used
     }
 
     /// Buffered (dirty) pages of `unit`, not counting those being flushed.
     pub fn dirty(&self, unit: u32) -> u32 {
-        self.units[unit as usize].pages.len() as u32
+        self.pages[unit as usize].len()
     }
 
     /// Whether a new page of `unit` has a slot.
@@ -120,139 +107,88 @@ impl ChannelBuffer {
             return true;
         }
         match self.sharing {
-            BufferSharing::Shared => self.used < self.capacity,
-            BufferSharing::Partitioned => self.units[unit as usize].used < self.share,
+            BufferSharing::Shared => self.total_used < self.capacity,
+            BufferSharing::Partitioned => self.used[unit as usize] < self.share,
         }
-    }
-
-    fn next_key(&mut self) -> i64 {
-        self.seq += 1;
-        self.seq
     }
 
     /// Buffer sectors `mask` of `unit`'s page `lpn` as `version`.
     pub fn insert(&mut self, unit: u32, lpn: Lpn, mask: u128, version: u32) -> Admit {
-        let hit = self.units[unit as usize].pages.contains_key(&lpn);
+        let u = unit as usize;
+        let hit = self.pages[u].get(lpn).is_some();
         if !hit && !self.has_room(unit) {
             return Admit::Full;
         }
-        let key = self.next_key();
-        let (policy, bp) = (self.policy, self.block_pages);
-        let q = &mut self.units[unit as usize];
-        if let Some(e) = q.pages.get_mut(&lpn) {
-            e.mask |= mask;
-            e.version = version;
-            if policy == WriteBufferPolicy::Lru {
-                q.order.remove(&e.key);
-                e.key = key;
-                q.order.insert(key, lpn);
-            }
-        } else {
-            q.pages.insert(lpn, Entry { mask, version, key });
-            if policy != WriteBufferPolicy::Bplru {
-                q.order.insert(key, lpn);
-            }
-            q.used += 1;
-            self.used += 1;
+        let q = &mut self.pages[u];
+        if !hit && q.len() == q.capacity_pages() {
+            // Only write-through stages more than its first room: a larger request.
+            assert!(self.capacity == 0, "unit {u}: pages beyond its slots");
+            q.grow(q.capacity_pages() * 2);
         }
-        if policy == WriteBufferPolicy::Bplru {
-            // The block moves to the head on any write; once every page of it is buffered it
-            // goes to the tail instead (LRU compensation, Kim & Ahn Sec. 3.3).
-            let lbn = lpn / bp;
-            let (old_key, count) = q.blocks.get(&lbn).copied().unwrap_or((0, 0));
-            if count > 0 {
-                q.order.remove(&old_key);
+        match q.insert_sectors(lpn, version, mask) {
+            Insert::Hit => Admit::Hit,
+            Insert::Added => {
+                self.used[u] += 1;
+                self.total_used += 1;
+                Admit::Added
             }
-            let count = if hit { count } else { count + 1 };
-            let new_key = if count == bp { -key } else { key };
-            q.order.insert(new_key, lbn);
-            q.blocks.insert(lbn, (new_key, count));
-        }
-        if hit {
-            Admit::Hit
-        } else {
-            Admit::Added
+            other => unreachable!("a unit's buffer evicted on insert ({other:?})"),
         }
     }
 
     /// The version buffered for `unit`'s page `lpn`, if any.
     pub fn get(&self, unit: u32, lpn: Lpn) -> Option<u32> {
-        self.units[unit as usize].pages.get(&lpn).map(|e| e.version)
+        self.pages[unit as usize].get(lpn)
     }
 
     /// The first page `unit`'s next victim would write (the lowest buffered page of a BPLRU
     /// block), without taking it.
     pub fn next_victim_lpn(&self, unit: u32) -> Option<Lpn> {
-        let q = &self.units[unit as usize];
-        let (_, &first) = q.order.first_key_value()?;
-        if self.policy != WriteBufferPolicy::Bplru {
-            return Some(first);
-        }
-        let base = first * self.block_pages;
-        (base..base + self.block_pages).find(|l| q.pages.contains_key(l))
+        self.pages[unit as usize].peek_victim()
     }
 
     /// Take `unit`'s next victim into `out` (cleared first; in LPN order for a BPLRU block):
     /// its pages leave the buffer's index and keep their slots until [`ChannelBuffer::release`].
-    /// Returns the BPLRU block's buffered page count (1 for a page policy), 0 when empty.
+    /// Returns the pages taken (a BPLRU block's buffered pages, 1 for a page policy), 0 when
+    /// empty.
     pub fn take_victim(&mut self, unit: u32, out: &mut Vec<Dirty>) -> u32 {
         out.clear();
-        let bp = self.block_pages;
-        let policy = self.policy;
-        let q = &mut self.units[unit as usize];
-        let Some((_, first)) = q.order.pop_first() else { return 0 };
-        if policy == WriteBufferPolicy::Bplru {
-            let (_, count) = q.blocks.remove(&first).expect("a BPLRU block in the order is indexed");
-            let base = first * bp;
-            for lpn in base..base + bp {
-                if let Some(e) = q.pages.remove(&lpn) {
-                    out.push(Dirty { lpn, mask: e.mask, version: e.version });
-                }
-            }
-            debug_assert_eq!(out.len() as u32, count);
-            count
-        } else {
-            let e = q.pages.remove(&first).expect("a page in the order is indexed");
-            out.push(Dirty { lpn: first, mask: e.mask, version: e.version });
-            1
-        }
-    }
-
-    /// Forget everything: the power went (the pages are lost, slots in flight included).
-    pub fn clear(&mut self) {
-        for q in &mut self.units {
-            *q = UnitQueue::default();
-        }
-        self.used = 0;
+        let n = self.pages[unit as usize].pop_victim(&mut self.taken);
+        out.extend(self.taken.iter().map(|&(lpn, version, mask)| Dirty { lpn, mask, version }));
+        n
     }
 
     /// The flush of `pages` of `unit` has ended: free their slots.
     pub fn release(&mut self, unit: u32, pages: u32) {
-        let q = &mut self.units[unit as usize];
-        assert!(q.used >= pages && self.used >= pages, "release of {pages} slots not held");
-        q.used -= pages;
-        self.used -= pages;
+        let u = unit as usize;
+        assert!(self.used[u] >= pages && self.total_used >= pages, "release of {pages} slots not held");
+        self.used[u] -= pages;
+        self.total_used -= pages;
+    }
+
+    /// Forget everything: the power went (the pages are lost, slots in flight included).
+    pub fn clear(&mut self) {
+        let mut scratch = Vec::new();
+        for q in &mut self.pages {
+            while q.pop_victim(&mut scratch) > 0 {}
+        }
+        self.used.iter_mut().for_each(|u| *u = 0);
+        self.total_used = 0;
     }
 
     /// Whole-state consistency (tests).
     pub fn check_invariants(&self) {
         let mut used = 0;
-        for (u, q) in self.units.iter().enumerate() {
-            assert!(q.used as usize >= q.pages.len(), "unit {u}: fewer slots than pages");
-            if self.policy == WriteBufferPolicy::Bplru {
-                let counted: u32 = q.blocks.values().map(|b| b.1).sum();
-                assert_eq!(counted as usize, q.pages.len(), "unit {u}: block counts");
-                assert_eq!(q.order.len(), q.blocks.len(), "unit {u}: block order");
-            } else {
-                assert_eq!(q.order.len(), q.pages.len(), "unit {u}: page order");
-            }
+        for (u, q) in self.pages.iter().enumerate() {
+            q.check_invariants();
+            assert!(self.used[u] >= q.len(), "unit {u}: fewer slots than pages");
             if self.sharing == BufferSharing::Partitioned && !self.write_through() {
-                assert!(q.used <= self.share, "unit {u}: {} slots > share {}", q.used, self.share);
+                assert!(self.used[u] <= self.share, "unit {u}: {} slots > share {}", self.used[u], self.share);
             }
-            used += q.used;
+            used += self.used[u];
         }
-        assert_eq!(used, self.used, "slot total");
-        assert!(self.write_through() || self.used <= self.capacity, "over capacity");
+        assert_eq!(used, self.total_used, "slot total");
+        assert!(self.write_through() || self.total_used <= self.capacity, "over capacity");
     }
 }
 
