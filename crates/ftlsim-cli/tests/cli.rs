@@ -436,22 +436,23 @@ fn sweep_and_report_without_the_python_package_say_how_to_get_it() {
     }
 }
 
+/// The `changwen` preset shrunk for tests: 72 blocks a plane, N_s 4.
+const CHANGWEN_SMALL: [&str; 6] = [
+    "--set",
+    "geometry.blocks_per_plane=72",
+    "--set",
+    "overprovisioning.extra_blocks_per_plane=8",
+    "--set",
+    "multichannel.spare_threshold=4",
+];
+
 #[test]
 fn a_multichannel_preset_runs_its_channel_system_and_refuses_what_it_lacks() {
     let d = tmp("mc");
     let out = d.join("out");
-    let small = [
-        "--set",
-        "geometry.blocks_per_plane=72",
-        "--set",
-        "overprovisioning.extra_blocks_per_plane=8",
-        "--set",
-        "multichannel.spare_threshold=4",
-        "--workload",
-        "pattern=uniform,read=0.2,size=4k,requests=30000",
-    ];
+    let small = [&CHANGWEN_SMALL[..], &["--workload", "pattern=uniform,read=0.2,size=4k,requests=30000"]].concat();
     let mut args = vec!["run", "--preset", "changwen", "--out", out.to_str().unwrap()];
-    args.extend(small);
+    args.extend(&small);
     let o = ftlsim(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
@@ -464,7 +465,7 @@ fn a_multichannel_preset_runs_its_channel_system_and_refuses_what_it_lacks() {
     assert!(v["report"]["gc"]["cf_rounds"].as_u64().unwrap() > 0, "a full drive collects: {}", v["report"]["gc"]);
     // One cut at random times is not offered: the run ends at its cut.
     let mut args = vec!["run", "--preset", "changwen", "--power-cut", "random:3", "--out", out.to_str().unwrap()];
-    args.extend(small);
+    args.extend(&small);
     let o = ftlsim(&args);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--power-cut"), "{}", String::from_utf8_lossy(&o.stderr));
@@ -492,23 +493,16 @@ fn a_channel_system_ages_saves_loads_and_survives_a_power_cut_as_a_drive_does() 
     let snap = d.join("cs.snap");
     let run = |extra: &[&str], out: &str| {
         let out = d.join(out);
-        let mut args = vec![
-            "run",
-            "--preset",
-            "changwen",
-            "--set",
-            "geometry.blocks_per_plane=72",
-            "--set",
-            "overprovisioning.extra_blocks_per_plane=8",
-            "--set",
-            "multichannel.spare_threshold=4",
+        let mut args = vec!["run", "--preset", "changwen"];
+        args.extend(CHANGWEN_SMALL);
+        args.extend([
             "--workload",
             "pattern=uniform,read=0,size=4k,requests=8000",
             "--quiet",
             "--json",
             "--out",
             out.to_str().unwrap(),
-        ];
+        ]);
         args.extend(extra);
         let o = ftlsim(&args);
         assert!(o.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&o.stderr));

@@ -74,7 +74,9 @@ impl ChannelBuffer {
             sharing,
             capacity,
             share,
-            pages: (0..units).map(|_| WriteBuffer::with_blocks(per_unit, policy, block_pages).with_sector_masks()).collect(),
+            pages: (0..units)
+                .map(|_| WriteBuffer::with_blocks(per_unit, policy, block_pages).with_sector_masks())
+                .collect(),
             used: vec![0; units as usize],
             total_used: 0,
             taken: Vec::new(),
