@@ -532,6 +532,21 @@ fn a_channel_system_ages_saves_loads_and_survives_a_power_cut_as_a_drive_does() 
             assert!(lost > 0, "a volatile buffer loses what it held: {pc}");
         }
     }
+    // A snapshot saved without --power-cut has no program stamps for recovery: refused.
+    let mut args = vec!["run", "--preset", "changwen"];
+    args.extend(CHANGWEN_SMALL);
+    let snap_arg = snap.to_str().unwrap();
+    args.extend(["--load-state", snap_arg, "--power-cut", "100", "--quiet"]);
+    let o = ftlsim(&args);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("program stamps"), "{}", String::from_utf8_lossy(&o.stderr));
+    // A cut at a time comes at that time; a cut past the last request does not come.
+    let at = run(&["--power-cut", "700ms"], "t");
+    assert_eq!(at["report"]["power_cut"]["at_ns"], 700_000_000);
+    assert_eq!(at["report"]["performance"]["simulated_time_ns"], 700_000_000);
+    let past = run(&["--power-cut", "8001"], "p");
+    assert_eq!(past["run"]["power_cut_reached"], false);
+    assert!(past["report"].get("power_cut").is_none());
     // A partly filled system from an offset, as a drive's --fill-offset.
     let off = run(&["--fill", "0.5", "--fill-offset", "0.25"], "e");
     assert_eq!(

@@ -657,7 +657,8 @@ impl ManagedGc for FastFtl {
     }
 
     /// Free log space: RW blocks not yet taken and whole blocks' worth of free pages in the
-    /// open ones. Zero exactly when a random write must merge first; at most the log's size.
+    /// open ones. Zero when a random write must merge first (and while the last open RW
+    /// block has less than a block's pages free); at most the log's size.
     fn spare_blocks(&self, flash: &FlashArray) -> u64 {
         let untaken = u64::from(self.max_rw.saturating_sub(self.rw.len() as u32));
         let open: u64 = self.rw_open.iter().map(|&b| u64::from(self.ppb - flash.write_pointer(b))).sum();

@@ -39,8 +39,9 @@ pub enum Admit {
     Full,
 }
 
-/// Pages a write-through unit can stage at first (it grows for larger requests).
-const WRITE_THROUGH_PAGES: u32 = 64;
+/// Pages a unit's buffer has room for at first; it doubles when more of the unit's pages are
+/// buffered (up to the slots the unit may hold, or a whole request when write-through).
+const FIRST_ROOM: u32 = 64;
 
 /// The channel system's write buffer.
 #[derive(Debug)]
@@ -68,8 +69,7 @@ impl ChannelBuffer {
     ) -> ChannelBuffer {
         assert!(units >= 1 && block_pages >= 1);
         let share = if sharing == BufferSharing::Partitioned { capacity / units } else { capacity };
-        // A unit can hold every slot it may take (the whole buffer when shared).
-        let per_unit = if capacity == 0 { WRITE_THROUGH_PAGES } else { share.max(1) };
+        let per_unit = if capacity == 0 { FIRST_ROOM } else { share.clamp(1, FIRST_ROOM) };
         ChannelBuffer {
             sharing,
             capacity,
@@ -123,8 +123,6 @@ impl ChannelBuffer {
         }
         let q = &mut self.pages[u];
         if !hit && q.len() == q.capacity_pages() {
-            // Only write-through stages more than its first room: a larger request.
-            assert!(self.capacity == 0, "unit {u}: pages beyond its slots");
             q.grow(q.capacity_pages() * 2);
         }
         match q.insert_sectors(lpn, version, mask) {

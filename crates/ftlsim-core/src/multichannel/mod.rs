@@ -331,6 +331,11 @@ impl ChannelSystem {
             same_instant = 0;
             match self.units.iter().filter(|u| u.activity != Activity::Idle).map(|u| u.free_at).min() {
                 Some(t) => {
+                    // A cut at a time comes at that time, not at the next event after it.
+                    let t = match opts.power_cut {
+                        Some(crate::sim::CutAt::TimeNs(cut)) if cut > now => t.min(cut),
+                        _ => t,
+                    };
                     self.book_idle(t - now, flush_allowed);
                     now = t
                 }
@@ -350,11 +355,7 @@ impl ChannelSystem {
         // The report first: the oracle's reads go through the FTLs (a demand FTL's cache).
         let mut report = self.report(end);
         if self.host.cut {
-            let (at, request_cut) = match opts.power_cut {
-                Some(crate::sim::CutAt::TimeNs(t)) => (t, false),
-                _ => (end, true),
-            };
-            report.power_cut = Some(self.power_cut(at, request_cut)?);
+            report.power_cut = Some(self.power_cut(end)?);
             return Ok(report);
         }
         if self.oracle.is_some() {
@@ -440,15 +441,15 @@ impl ChannelSystem {
             if let Some(t) = self.host.blocked_since.take() {
                 self.host.blocked_ns += now - t;
             }
+            if self.host.source_done || !self.next_request(now, source)? {
+                return Ok(());
+            }
             if let Some(crate::sim::CutAt::Request(n)) = cut {
-                if self.host.issued + 1 == n {
-                    // The power goes as the n-th write request is issued.
+                if self.host.issued == n {
+                    // The power goes as the n-th write request is issued: none of it is in.
                     self.host.cut = true;
                     return Ok(());
                 }
-            }
-            if self.host.source_done || !self.next_request(now, source)? {
-                return Ok(());
             }
         }
     }
@@ -526,12 +527,15 @@ impl ChannelSystem {
     /// the round on; with none left, it ends.
     fn decide_mandatory(&mut self, now: u64) -> Result<(), SimError> {
         let ns = self.mc.spare_threshold;
-        for u in &mut self.units {
+        let initiator = self.round.as_ref().map(|r| r.initiator as usize);
+        for (i, u) in self.units.iter_mut().enumerate() {
             if u.collecting_mandatory && u.activity == Activity::Idle && !u.gc_due() {
                 u.collecting_mandatory = false;
                 // A follower whose own mandatory GC interrupted its early GC goes back to the
                 // round: Table I's stop condition (the initiator finishing) has not been met.
-                if std::mem::take(&mut u.rejoin) && self.round.is_some() && self.mc.follower_rejoin {
+                // (A round passed on to it is its own: nothing to go back to.)
+                let other_round = initiator.is_some_and(|r| r != i);
+                if std::mem::take(&mut u.rejoin) && other_round && self.mc.follower_rejoin {
                     let has_garbage = u.gc_next() != GcNext::Nothing;
                     if cf_follows(u.spare_blocks(self.mc.spare_count), ns, has_garbage) {
                         u.following = true;
@@ -542,8 +546,9 @@ impl ChannelSystem {
             }
         }
         if let Some(r) = &self.round {
-            let init = &self.units[r.initiator as usize];
-            if init.activity == Activity::Idle && !init.collecting_mandatory {
+            let init = &mut self.units[r.initiator as usize];
+            // A write-path round's initiator that must now collect goes on as its initiator.
+            if init.activity == Activity::Idle && !init.collecting_mandatory && !init.gc_due() {
                 self.pass_round_on(now);
             }
         }
@@ -763,6 +768,7 @@ impl ChannelSystem {
             }
             return Ok(true);
         }
+        let mut filling = false;
         loop {
             let k = u.round_steps as usize;
             let (kind, step_end) = if k < r.kinds.len() {
@@ -773,7 +779,7 @@ impl ChannelSystem {
                     // Matched every initiator step so far and the last is still under way:
                     // fill it with another step of its type (its cycle, Sec. 3.3).
                     (Some(&kind), Some(&end)) if end > now && self.mc.fill_steps => {
-                        u.counts.fill_steps += 1;
+                        filling = true;
                         (kind, end)
                     }
                     // Wait for the initiator's next step.
@@ -785,7 +791,8 @@ impl ChannelSystem {
                 // one under way, so the two stay aligned in time.
                 continue;
             }
-            let started = match follower_move(kind, u.gc_next()) {
+            let mv = follower_move(kind, u.gc_next());
+            let started = match mv {
                 FollowerMove::Leave => false,
                 FollowerMove::Halt => {
                     u.halt(now, step_end);
@@ -805,6 +812,8 @@ impl ChannelSystem {
             if !started {
                 u.following = false;
                 u.counts.exits.nothing_to_collect += 1;
+            } else if filling && mv != FollowerMove::Halt {
+                u.counts.fill_steps += 1;
             }
             return Ok(started);
         }

@@ -33,6 +33,12 @@ impl ChannelSystem {
         }
     }
 
+    /// Whether every unit's flash keeps program stamps (a snapshot saved by a run without a
+    /// power cut has none).
+    pub fn keeps_program_stamps(&self) -> bool {
+        self.units.iter().all(|u| u.flash.keeps_program_stamps())
+    }
+
     /// A clean shutdown and power-up before the run: every unit's FTL writes what it holds
     /// only in controller memory to flash ([`crate::ftl::Recovery::checkpoint`]), untimed, as
     /// a drive's ([`crate::sim::Simulator::clean_shutdown`]). The buffer is empty then.
@@ -48,15 +54,14 @@ impl ChannelSystem {
     }
 
     /// Cut the power at `at_ns` (the run's time) and recover (module header).
-    /// `request_cut`: the cut came as a request was issued (that request is in flight).
-    pub(super) fn power_cut(&mut self, at_ns: u64, request_cut: bool) -> Result<PowerCutReport, SimError> {
+    pub(super) fn power_cut(&mut self, at_ns: u64) -> Result<PowerCutReport, SimError> {
         let n = self.units.len();
         // Unit pages the request being admitted wrote: never acknowledged.
         let mut unacked: Vec<BTreeMap<Lpn, u32>> = vec![BTreeMap::new(); n];
         for p in &self.host.admitted {
             unacked[p.unit as usize].insert(p.unit_lpn, u32::MAX);
         }
-        let in_flight = u64::from(request_cut || !self.host.admitted.is_empty() || !self.host.pending.is_empty());
+        let in_flight = u64::from(!self.host.admitted.is_empty() || !self.host.pending.is_empty());
 
         // 1. Hold-up flush, oldest first per unit, the units in turn.
         let protected = self.cfg.host.buffer_power_protected;

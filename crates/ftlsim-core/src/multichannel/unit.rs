@@ -312,18 +312,21 @@ impl Unit {
         Ok(())
     }
 
-    /// The run ended at `end` while this unit was busy past it: its remaining GC time is
-    /// not part of the run.
+    /// The run ended at `end` while this unit was busy past it: its remaining time is not
+    /// part of the run.
     pub(crate) fn clip(&mut self, end: u64) {
         if self.free_at <= end {
             return;
         }
-        let over = (self.free_at - end).min(self.gc_of_activity);
+        let over = self.free_at - end;
+        let gc = over.min(self.gc_of_activity);
         match self.activity {
-            Activity::EarlyGc => self.time.early_gc_ns -= over,
-            Activity::Halted => self.time.halted_ns -= over,
-            _ => self.time.mandatory_gc_ns -= over,
+            Activity::EarlyGc => self.time.early_gc_ns -= gc,
+            Activity::Halted => self.time.halted_ns -= gc,
+            _ => self.time.mandatory_gc_ns -= gc,
         }
+        // Host programs past the end: only a power cut ends a run with a flush under way.
+        self.time.host_ns -= over - gc;
         self.free_at = end;
     }
 }
