@@ -314,6 +314,23 @@ fn print_stats(s: &TraceStats) {
         s.top_1pct_pages_access_share * 100.0,
         s.top_10pct_pages_access_share * 100.0
     );
+    if let Some(l) = &s.recorded_latency {
+        let us = |ns: u64| ns as f64 / 1e3;
+        println!(
+            "recorded lat.  {} requests: mean {:.1} us, p50 {:.1} us, p99 {:.1} us, max {:.1} us \
+             (reads mean {:.1} us, p99 {:.1} us; writes mean {:.1} us, p99 {:.1} us){}",
+            l.requests,
+            us(l.all.mean_ns),
+            us(l.all.p50_ns),
+            us(l.all.p99_ns),
+            us(l.all.max_ns),
+            us(l.read.mean_ns),
+            us(l.read.p99_ns),
+            us(l.write.mean_ns),
+            us(l.write.p99_ns),
+            if l.incomplete > 0 { format!("; {} not completed, without latency", l.incomplete) } else { String::new() }
+        );
+    }
     if s.bad_lines_skipped > 0 {
         println!("bad lines      {} skipped", s.bad_lines_skipped);
     }

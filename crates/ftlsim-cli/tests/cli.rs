@@ -554,3 +554,32 @@ fn a_channel_system_ages_saves_loads_and_survives_a_power_cut_as_a_drive_does() 
         Some(off["report"]["drive"]["logical_bytes"].as_u64().unwrap() / 4096 / 2)
     );
 }
+
+#[test]
+fn a_flashnet_replayed_trace_is_detected_and_its_latency_summarised() {
+    // Issue 36: FlashNet's replayer output, seven comma fields; the third row completed only
+    // half its bytes, so its latency is left out.
+    let d = tmp("flashnet");
+    let trace = d.join("replayed.trace");
+    std::fs::write(
+        &trace,
+        "0.000,120,1,4096,4923392,0.091,4096\n0.512,98,0,8192,1048576,0.6,8192\n1.024,250,1,8192,8192,1.1,4096\n",
+    )
+    .unwrap();
+    let o = ftlsim(&["trace", "stats", trace.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("format         flashnet"), "{text}");
+    assert!(text.contains("recorded lat.  2 requests") && text.contains("1 not completed"), "{text}");
+    let o = ftlsim(&["trace", "stats", trace.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let l = &v["recorded_latency"];
+    assert_eq!((l["requests"].as_u64(), l["incomplete"].as_u64()), (Some(2), Some(1)), "{l}");
+    assert_eq!(l["write"]["count"], 1);
+    assert!((l["all"]["mean_ns"].as_u64().unwrap() as i64 - 109_000).abs() < 1_000, "{l}");
+    assert_eq!(v["requests"], 3, "the incomplete request is still a request");
+    // It replays like any trace.
+    let out = d.join("out");
+    let o = ftlsim(&["run", "--trace", trace.to_str().unwrap(), "--quiet", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -45,16 +45,21 @@ pub enum TraceFormat {
     /// The byte-unit traces of the LinnOS, Heimdall and FlashNet storage-ML work:
     /// `timestamp_ms device offset_bytes size_bytes op` (op 1 = read, 0 = write).
     Linnos,
+    /// The FlashNet platform's replayed traces (its replayer's output):
+    /// `ts_record_ms,latency_us,io_type,size_bytes,offset_bytes,ts_submit_ms,size_after_replay_bytes`
+    /// (io_type 1 = read, 0 = write), with each request's measured latency.
+    FlashnetReplayed,
 }
 
 impl TraceFormat {
     /// Every format, in the order auto-detection tries them: the first that parses every
     /// sampled line wins, so stricter formats come first.
-    pub const ALL: [TraceFormat; 11] = [
+    pub const ALL: [TraceFormat; 12] = [
         TraceFormat::FioIolog,
         TraceFormat::Blkparse,
         TraceFormat::Systor17,
         TraceFormat::Msr,
+        TraceFormat::FlashnetReplayed,
         TraceFormat::UmassSpc,
         TraceFormat::TencentCbs,
         TraceFormat::Fiu,
@@ -83,6 +88,7 @@ impl TraceFormat {
             TraceFormat::Fiu => "fiu",
             TraceFormat::FioIolog => "fio",
             TraceFormat::Linnos => "linnos",
+            TraceFormat::FlashnetReplayed => "flashnet",
         }
     }
 
@@ -99,6 +105,7 @@ impl TraceFormat {
             TraceFormat::Fiu => "time ns, address and size in 512-byte sectors",
             TraceFormat::FioIolog => "time us (v3), offset and size bytes",
             TraceFormat::Linnos => "time ms, offset and size bytes",
+            TraceFormat::FlashnetReplayed => "time ms, latency us, offset and size bytes",
         }
     }
 
@@ -192,5 +199,13 @@ pub trait LineParser {
     /// IOType is blank, "unknown" in the trace's README), read so far: reported, not replayed.
     fn untyped_records(&self) -> u64 {
         0
+    }
+
+    /// The latency the trace recorded for the request of the line parsed last (MSR's
+    /// ResponseTime, SYSTOR'17's Response, FlashNet's latency), ns; `None` when the format
+    /// records none or the line's request did not complete (FlashNet: fewer bytes replayed
+    /// than asked).
+    fn recorded_latency_ns(&self) -> Option<u64> {
+        None
     }
 }

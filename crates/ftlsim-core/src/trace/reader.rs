@@ -112,6 +112,12 @@ impl RecordReader {
         self.parser.untyped_records()
     }
 
+    /// The latency the trace recorded for the record returned last, ns (see
+    /// [`LineParser::recorded_latency_ns`]).
+    pub fn recorded_latency_ns(&self) -> Option<u64> {
+        self.parser.recorded_latency_ns()
+    }
+
     fn error(&self, field: &str, text: &str, rule: &str) -> TraceError {
         TraceError {
             file: self.path.display().to_string(),

@@ -2,7 +2,7 @@
 //! proportional to the footprint (one counter per distinct page touched), not to the
 //! number of requests.
 
-use super::{RecordReader, TraceRecord};
+use super::{RecordReader, TraceFormat, TraceRecord};
 use crate::error::TraceError;
 use crate::host::IoOp;
 use crate::metrics::{r6, LatencyHistogram, LatencyStats};
@@ -56,6 +56,25 @@ pub struct TraceStats {
     pub bad_lines_skipped: u64,
     /// Records of unknown type (a blank SYSTOR'17 IOType), not counted as requests.
     pub untyped_records_skipped: u64,
+    /// The latencies the trace recorded (MSR's ResponseTime, SYSTOR'17's Response,
+    /// FlashNet's latency), ns; `None` for a format that records none.
+    pub recorded_latency: Option<RecordedLatency>,
+}
+
+/// Latencies a trace recorded, by request type (docs/traces.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordedLatency {
+    /// Requests with a recorded latency.
+    pub requests: u64,
+    /// Requests the trace recorded as not completed (FlashNet: fewer bytes replayed than
+    /// asked), without a latency.
+    pub incomplete: u64,
+    /// All requests.
+    pub all: LatencyStats,
+    /// Reads.
+    pub read: LatencyStats,
+    /// Writes.
+    pub write: LatencyStats,
 }
 
 /// Read every record of `reader` and summarise.
@@ -84,14 +103,19 @@ pub fn stats(mut reader: RecordReader, page_size_bytes: u32) -> Result<TraceStat
         top_10pct_pages_access_share: 0.0,
         bad_lines_skipped: 0,
         untyped_records_skipped: 0,
+        recorded_latency: None,
     };
+    let records_latency =
+        matches!(reader.format(), TraceFormat::Msr | TraceFormat::Systor17 | TraceFormat::FlashnetReplayed);
+    let mut lat = [LatencyHistogram::default(), LatencyHistogram::default(), LatencyHistogram::default()];
+    let (mut with_latency, mut incomplete) = (0u64, 0u64);
     let mut pages: HashMap<(u32, u64), u32> = HashMap::new();
     let mut last_end: HashMap<u32, u64> = HashMap::new();
     let mut sequential = 0u64;
     let mut gaps = LatencyHistogram::default();
     let (mut first, mut min_t, mut max_t, mut prev_t) = (None, u64::MAX, 0u64, 0u64);
     let (mut ms_bucket, mut ms_count) = (u64::MAX, 0u64);
-    for rec in reader.by_ref() {
+    while let Some(rec) = reader.next() {
         let (_, r): (u64, TraceRecord) = rec?;
         s.requests += 1;
         let bytes = u64::from(r.sectors) * 512;
@@ -107,6 +131,20 @@ pub fn stats(mut reader: RecordReader, page_size_bytes: u32) -> Result<TraceStat
             IoOp::Trim => {
                 s.trims += 1;
                 s.bytes_trimmed += bytes;
+            }
+        }
+        if records_latency {
+            match reader.recorded_latency_ns() {
+                Some(ns) => {
+                    with_latency += 1;
+                    lat[0].record(ns);
+                    match r.op {
+                        IoOp::Read => lat[1].record(ns),
+                        IoOp::Write => lat[2].record(ns),
+                        IoOp::Trim => {}
+                    }
+                }
+                None => incomplete += 1,
             }
         }
         *s.requests_per_device.entry(r.device).or_insert(0) += 1;
@@ -136,6 +174,15 @@ pub fn stats(mut reader: RecordReader, page_size_bytes: u32) -> Result<TraceStat
             ms_count = 1;
         }
         s.max_requests_per_ms = s.max_requests_per_ms.max(ms_count);
+    }
+    if records_latency {
+        s.recorded_latency = Some(RecordedLatency {
+            requests: with_latency,
+            incomplete,
+            all: lat[0].stats(),
+            read: lat[1].stats(),
+            write: lat[2].stats(),
+        });
     }
     s.bad_lines_skipped = reader.bad_lines();
     s.untyped_records_skipped = reader.untyped_records();

@@ -30,6 +30,18 @@
 //!   - `size_sectors`: length in 512-byte sectors;
 //!   - `io_type`: 0 = read, 1 = write;
 //!   - `volume_id`: the device (u32; larger ids are an error).
+//! - FlashNet replayed traces (`flashnet`): the output of the FlashNet storage-ML platform's
+//!   replayer (UChicago UCARE; its replayer's format comment: "ts_record(ms),latency(us),
+//!   io_type(r=1/w=0),size(B),offset,ts_submit(ms),size(B)", the last `size_after_replay`):
+//!   `ts_record,latency,io_type,size,offset,ts_submit,size_after_replay`, no header
+//!   - `ts_record`: when the request was issued in the original trace, ms with decimals;
+//!   - `latency`: its measured latency, us (integer or decimals);
+//!   - `io_type`: 1 = read, 0 = write;
+//!   - `size`, `offset`: bytes;
+//!   - `ts_submit`: when the replayer submitted it, ms with decimals, checked but not used;
+//!   - `size_after_replay`: bytes the device completed; FlashNet's scripts drop rows where it
+//!     differs from `size`: the request is replayed, its latency is not counted;
+//!   - the device is 0 (the replayer's output has none).
 
 use super::ascii::{
     byte_range, check_end, decimal_to_ns, next_field, no_more_fields, parse_device, parse_u64, sectors_from_bytes,
@@ -42,9 +54,10 @@ use crate::trace::{FieldError, LineParser, ParserOptions, TraceFormat, TraceReco
 pub(super) fn parser(format: TraceFormat, _opts: &ParserOptions) -> Option<Box<dyn LineParser>> {
     match format {
         TraceFormat::UmassSpc => Some(Box::new(UmassParser)),
-        TraceFormat::Msr => Some(Box::new(MsrParser)),
+        TraceFormat::Msr => Some(Box::new(MsrParser::default())),
         TraceFormat::Systor17 => Some(Box::new(Systor17Parser::default())),
         TraceFormat::TencentCbs => Some(Box::new(TencentParser)),
+        TraceFormat::FlashnetReplayed => Some(Box::new(FlashnetParser::default())),
         _ => None,
     }
 }
@@ -96,9 +109,16 @@ impl LineParser for UmassParser {
 }
 
 /// MSR Cambridge: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
-struct MsrParser;
+#[derive(Default)]
+struct MsrParser {
+    latency_ns: Option<u64>,
+}
 
 impl LineParser for MsrParser {
+    fn recorded_latency_ns(&self) -> Option<u64> {
+        self.latency_ns
+    }
+
     fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
         const FILETIME_RULE: &str = "an unsigned integer count of 100 ns whose value in ns is below 2^64";
         let Some(line) = content(line) else { return Ok(None) };
@@ -123,8 +143,9 @@ impl LineParser for MsrParser {
         let size_text = next_field(&mut f, "Size")?;
         let (offset_sector, sectors) = byte_range(offset_text, size_text, "Offset", "Size")?;
         let response_text = next_field(&mut f, "ResponseTime")?;
-        parse_u64(response_text, "ResponseTime", "an unsigned integer count of 100 ns")?;
+        let response = parse_u64(response_text, "ResponseTime", "an unsigned integer count of 100 ns")?;
         no_more_fields(&mut f, "exactly 7 comma-separated fields")?;
+        self.latency_ns = response.checked_mul(100);
         Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
     }
 }
@@ -134,9 +155,14 @@ impl LineParser for MsrParser {
 struct Systor17Parser {
     /// Records with a blank IOType (the README allows it: type unknown).
     untyped: u64,
+    latency_ns: Option<u64>,
 }
 
 impl LineParser for Systor17Parser {
+    fn recorded_latency_ns(&self) -> Option<u64> {
+        self.latency_ns
+    }
+
     fn untyped_records(&self) -> u64 {
         self.untyped
     }
@@ -154,7 +180,7 @@ impl LineParser for Systor17Parser {
             return Ok(None); // header
         }
         let time_ns = decimal_to_ns(time_text, NS_PER_S, "Timestamp")?;
-        decimal_to_ns(next_field(&mut f, "Response")?, NS_PER_S, "Response")?;
+        let response_ns = decimal_to_ns(next_field(&mut f, "Response")?, NS_PER_S, "Response")?;
         let op_text = next_field(&mut f, "IOType")?;
         let op = match op_text.trim() {
             "R" | "r" => Some(IoOp::Read),
@@ -172,6 +198,7 @@ impl LineParser for Systor17Parser {
             self.untyped += 1;
             return Ok(None);
         };
+        self.latency_ns = Some(response_ns);
         Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
     }
 }
@@ -202,14 +229,55 @@ impl LineParser for TencentParser {
     }
 }
 
+/// FlashNet replayed: `ts_record,latency,io_type,size,offset,ts_submit,size_after_replay`.
+#[derive(Default)]
+struct FlashnetParser {
+    latency_ns: Option<u64>,
+}
+
+impl LineParser for FlashnetParser {
+    fn recorded_latency_ns(&self) -> Option<u64> {
+        self.latency_ns
+    }
+
+    fn parse(&mut self, line: &str) -> Result<Option<TraceRecord>, FieldError> {
+        const MS: u64 = 1_000_000;
+        let Some(line) = content(line) else { return Ok(None) };
+        let mut f = fields(line);
+        let time_ns = decimal_to_ns(next_field(&mut f, "ts_record")?, MS, "ts_record")?;
+        let latency_ns = decimal_to_ns(next_field(&mut f, "latency")?, 1_000, "latency")?;
+        let op_text = next_field(&mut f, "io_type")?;
+        let op = match op_text {
+            "1" => IoOp::Read,
+            "0" => IoOp::Write,
+            _ => return Err(FieldError::new("io_type", op_text, "1 (read) or 0 (write)")),
+        };
+        let size_text = next_field(&mut f, "size")?;
+        let offset_text = next_field(&mut f, "offset")?;
+        let (offset_sector, sectors) = byte_range(offset_text, size_text, "offset", "size")?;
+        decimal_to_ns(next_field(&mut f, "ts_submit")?, MS, "ts_submit")?;
+        let done_text = next_field(&mut f, "size_after_replay")?;
+        let done = parse_u64(done_text, "size_after_replay", BYTES_RULE)?;
+        no_more_fields(&mut f, "exactly 7 comma-separated fields")?;
+        let size = parse_u64(size_text, "size", BYTES_RULE)?;
+        self.latency_ns = (done == size).then_some(latency_ns);
+        Ok(Some(TraceRecord { time_ns, device: 0, offset_sector, sectors, op }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{bad, p, r, rec, sample, tally};
     use super::*;
     use proptest::prelude::*;
 
-    const FORMATS: [TraceFormat; 4] =
-        [TraceFormat::UmassSpc, TraceFormat::Msr, TraceFormat::Systor17, TraceFormat::TencentCbs];
+    const FORMATS: [TraceFormat; 5] = [
+        TraceFormat::UmassSpc,
+        TraceFormat::Msr,
+        TraceFormat::Systor17,
+        TraceFormat::TencentCbs,
+        TraceFormat::FlashnetReplayed,
+    ];
 
     #[test]
     fn only_this_modules_formats() {
@@ -331,6 +399,37 @@ mod tests {
         assert_eq!(bad(f, "1,0,1,0"), "volume_id");
         assert_eq!(bad(f, "1,0,1,0,4294967296"), "volume_id");
         assert_eq!(bad(f, "1,0,1,0,1,1"), "line");
+    }
+
+    #[test]
+    fn flashnet_replayed_lines_and_their_latency() {
+        let f = TraceFormat::FlashnetReplayed;
+        // The issue's example line: a 4 KiB read at 4,923,392 bytes, 120 us.
+        let mut parser = p(f);
+        let got = parser.parse("0.000,120,1,4096,4923392,0.091,4096").unwrap().unwrap();
+        assert_eq!(got, r(0, 0, 9_616, 8, IoOp::Read));
+        assert_eq!(parser.recorded_latency_ns(), Some(120_000));
+        let got = parser.parse("12.5,87.25,0,8192,0,12.6,8192").unwrap().unwrap();
+        assert_eq!(got, r(12_500_000, 0, 0, 16, IoOp::Write));
+        assert_eq!(parser.recorded_latency_ns(), Some(87_250));
+        // Fewer bytes completed than asked: replayed, its latency not counted.
+        parser.parse("13,50,0,8192,0,13.1,4096").unwrap().unwrap();
+        assert_eq!(parser.recorded_latency_ns(), None);
+        assert_eq!(bad(f, "x,1,1,4096,0,0,4096"), "ts_record");
+        assert_eq!(bad(f, "0,-1,1,4096,0,0,4096"), "latency");
+        assert_eq!(bad(f, "0,1,2,4096,0,0,4096"), "io_type");
+        assert_eq!(bad(f, "0,1,1,0,0,0,0"), "size");
+        assert_eq!(bad(f, "0,1,1,4096,x,0,4096"), "offset");
+        assert_eq!(bad(f, "0,1,1,4096,0,y,4096"), "ts_submit");
+        assert_eq!(bad(f, "0,1,1,4096,0,0"), "size_after_replay");
+        assert_eq!(bad(f, "0,1,1,4096,0,0,4096,9"), "line");
+        // MSR and SYSTOR'17 give their response times too.
+        let mut msr = p(TraceFormat::Msr);
+        msr.parse("128166372003061629,hm,0,Read,3216090112,4096,30000").unwrap().unwrap();
+        assert_eq!(msr.recorded_latency_ns(), Some(3_000_000));
+        let mut systor = p(TraceFormat::Systor17);
+        systor.parse("1487304000.0,0.000254,R,1,4096,512").unwrap().unwrap();
+        assert_eq!(systor.recorded_latency_ns(), Some(254_000));
     }
 
     #[test]
