@@ -52,11 +52,7 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         Some(path) => {
             let h = sys.load_state(path)?;
             if cut.is_some() && !sys.keeps_program_stamps() {
-                return Err(SimError::Input(format!(
-                    "{}: this snapshot was saved by a run without --power-cut, so its pages carry no program \
-                     stamps, which recovery needs to tell old copies from new; save it from a run with --power-cut",
-                    path.display()
-                )));
+                return Err(crate::unstamped_snapshot(path));
             }
             obs.notice(&format!(
                 "loaded channel-system state from {} (preconditioned: {})",

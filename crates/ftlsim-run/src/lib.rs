@@ -278,6 +278,15 @@ struct Replayed {
     wall: ftlsim_core::sim::WallTimes,
 }
 
+/// A power-cut run refuses a snapshot whose pages carry no program stamps.
+pub(crate) fn unstamped_snapshot(path: &std::path::Path) -> SimError {
+    SimError::Input(format!(
+        "{}: this snapshot was saved by a run without --power-cut, so its pages carry no program stamps, which \
+         recovery needs to tell old copies from new; save it from a run with --power-cut",
+        path.display()
+    ))
+}
+
 /// The report of the requests left after a cut, if any was.
 fn after_cut(
     sim: &mut Simulator,
@@ -307,11 +316,7 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
         Some(path) => {
             let h = sim.load_state(path)?;
             if cut && !sim.flash().keeps_program_stamps() {
-                return Err(SimError::Input(format!(
-                    "{}: this snapshot was saved by a run without --power-cut, so its pages carry no program \
-                     stamps, which recovery needs to tell old copies from new; save it from a run with --power-cut",
-                    path.display()
-                )));
+                return Err(unstamped_snapshot(path));
             }
             obs.notice(&format!("loaded drive state from {} (preconditioned: {})", path.display(), h.precondition));
             serde_json::json!({ "loaded_from": path.display().to_string(), "saved_with": h.precondition })

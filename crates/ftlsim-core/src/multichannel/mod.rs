@@ -103,8 +103,6 @@ struct Host {
 /// The channel system: units, buffer, managers.
 pub struct ChannelSystem {
     cfg: DriveConfig,
-    /// A unit's config (what its FTL recovers by after a power cut).
-    unit_cfg: DriveConfig,
     mc: MultichannelConfig,
     layout: StripeLayout,
     units: Vec<Unit>,
@@ -214,7 +212,6 @@ impl ChannelSystem {
         let n = layout.units() as usize;
         Ok(ChannelSystem {
             cfg: cfg.clone(),
-            unit_cfg: ucfg.clone(),
             mc,
             layout,
             units,

@@ -21,7 +21,7 @@ use crate::ftl::{FlashCounts, FlashCtx};
 use crate::geometry::Lpn;
 use crate::metrics::r6;
 use crate::scheduler::Tag;
-use crate::sim::power_cut::check_oracle_after_cut;
+use crate::sim::power_cut::{check_oracle_after_cut, read_untimed};
 use crate::sim::{LostPages, PowerCutReport};
 use std::collections::BTreeMap;
 
@@ -97,7 +97,8 @@ impl ChannelSystem {
         self.buffer.clear();
         self.host.pending.clear();
 
-        // 4. Restart and recovery, the units in parallel.
+        // 4. Restart and recovery, the units in parallel, each by its unit's config.
+        let unit_cfg = self.layout.unit_config(&self.cfg)?;
         let (mut reads, mut programmed, mut erased, mut longest, mut physical) = (0u64, 0u64, 0u64, 0u64, 0u64);
         for u in &mut self.units {
             u.flash.restart();
@@ -113,7 +114,7 @@ impl ChannelSystem {
                         "{name}: this FTL does not recover from a power cut (`ftlsim ftls` says which do)"
                     ))
                 })?;
-                r.recover(&mut ctx, &self.unit_cfg)?;
+                r.recover(&mut ctx, &unit_cfg)?;
             }
             let (host, gc) = cost(&ops, &self.timing);
             longest = longest.max(host + gc);
@@ -179,9 +180,6 @@ impl ChannelSystem {
     /// The version unit `u`'s FTL gives for `lpn`, read outside the run.
     fn read_untimed(&mut self, u: usize, lpn: Lpn) -> Result<Option<u32>, SimError> {
         let unit = &mut self.units[u];
-        let mut scratch = FlashCounts::default();
-        let mut ops = Vec::new();
-        let mut ctx = FlashCtx::new(&mut unit.flash, &mut ops, &mut scratch, false);
-        unit.ftl.read(&mut ctx, lpn)
+        read_untimed(unit.ftl.as_mut(), &mut unit.flash, lpn)
     }
 }

@@ -266,12 +266,8 @@ impl Simulator {
         Ok(flushed)
     }
 
-    /// The version the FTL gives for `lpn`, read outside the run (untimed, uncounted).
     fn read_untimed(&mut self, lpn: Lpn) -> Result<Option<u32>, SimError> {
-        let mut scratch = FlashCounts::default();
-        let mut ops = Vec::new();
-        let mut ctx = crate::ftl::FlashCtx::new(&mut self.dev.flash, &mut ops, &mut scratch, false);
-        self.ftl.read(&mut ctx, lpn)
+        read_untimed(self.ftl.as_mut(), &mut self.dev.flash, lpn)
     }
 
     /// Read every logical page back (untimed, uncounted) and hold it to the oracle
@@ -287,6 +283,19 @@ impl Simulator {
         self.check_invariants();
         Ok(n)
     }
+}
+
+/// The version `ftl` gives for `lpn`, read outside the run (untimed, uncounted): what a
+/// drive's or a channel unit's flash holds after a cut.
+pub(crate) fn read_untimed(
+    ftl: &mut dyn crate::ftl::Ftl,
+    flash: &mut crate::flash::FlashArray,
+    lpn: Lpn,
+) -> Result<Option<u32>, SimError> {
+    let mut scratch = FlashCounts::default();
+    let mut ops = Vec::new();
+    let mut ctx = crate::ftl::FlashCtx::new(flash, &mut ops, &mut scratch, false);
+    ftl.read(&mut ctx, lpn)
 }
 
 /// Hold every logical page `read` gives back after a cut to `oracle`; pages of writes in
