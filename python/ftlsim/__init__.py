@@ -48,8 +48,11 @@ __all__ = [
     "run",
     "run_id",
     "sweep",
+    "fit_check",
     "trace_fit",
+    "trace_locality",
     "trace_stats",
+    "workload_locality",
 ]
 
 
@@ -80,11 +83,38 @@ def trace_stats(
 
 
 def trace_fit(path: "str | os.PathLike[str]", out: "str | os.PathLike[str] | None" = None,
-              extent_bytes: int = 1 << 20, format: Optional[str] = None) -> dict[str, Any]:
+              extent_bytes: int = 1 << 20, format: Optional[str] = None,
+              update_share: Optional[float] = None, replay: Optional[str] = None,
+              capacity_bytes: Optional[int] = None, seed: int = 1) -> dict[str, Any]:
     """A trace's shape as a synthetic workload, as ``ftlsim trace fit`` writes it: mix,
-    sizes, per-extent popularity, sequential runs, inter-arrival quantiles (docs/workloads.md).
-    With ``out``, the TOML is written there, for ``run(workload=f"file:{out}")``: completely
-    or not at all, and never over the input trace (``ValueError``)."""
+    sizes, per-extent popularity, sequential runs, reuse, inter-arrival quantiles and the
+    trace's locality (docs/workloads.md). With ``out``, the TOML is written there, for
+    ``run(workload=f"file:{out}")``: completely or not at all, and never over the input trace
+    (``ValueError``). ``update_share`` (with ``replay``, the keys after ``file:``, and
+    ``capacity_bytes``, the drive's logical bytes) imposes a share of page writes that rewrite
+    a page written before on that replay; ``fitted["imposed"]["reached"]`` says what it got."""
     _text, fitted = _native.trace_fit(os.fspath(path), extent_bytes, format,
-                                      None if out is None else os.fspath(out))
+                                      None if out is None else os.fspath(out),
+                                      update_share, replay, capacity_bytes, seed)
     return fitted
+
+
+def trace_locality(path: "str | os.PathLike[str]", format: Optional[str] = None) -> dict[str, Any]:
+    """A trace's temporal locality at 4 KiB pages, as ``ftlsim trace locality --json`` prints
+    it: ``update_share``, the stack and request distance distributions and
+    ``miss_ratio_curve`` (LRU hit ratios from 1 MiB to 4 GiB, of a cache and of a write
+    buffer)."""
+    return _native.trace_locality(os.fspath(path), format)
+
+
+def workload_locality(spec: str, capacity_bytes: int, seed: int = 1) -> dict[str, Any]:
+    """The same for the requests a workload spec draws on a drive of ``capacity_bytes``."""
+    return _native.workload_locality(spec, capacity_bytes, seed)
+
+
+def fit_check(fit: "str | os.PathLike[str]", requests: Optional[int] = None, seed: int = 1) -> dict[str, Any]:
+    """A fitted shape replayed as long as its trace (or ``requests``) against the trace's
+    locality it keeps: ``trace`` and ``fit`` (as :func:`trace_locality`) and ``distance``
+    (Kolmogorov-Smirnov distances of the reuse distances, the largest hit-ratio differences
+    and the update share's difference)."""
+    return _native.fit_check(os.fspath(fit), requests, seed)

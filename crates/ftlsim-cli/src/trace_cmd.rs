@@ -108,6 +108,19 @@ pub enum TraceCmd {
     /// times) as a synthetic workload: `--workload file:W.toml` replays it at any length,
     /// capacity and rate.
     Fit(FitArgs),
+    /// Temporal locality: update share, reuse distances in pages and in requests, and the hit
+    /// ratio of an LRU cache (and of an LRU write buffer) of 1 MiB to 4 GiB.
+    Locality(LocalityArgs),
+}
+
+/// Arguments of `ftlsim trace locality`.
+#[derive(Args, Debug)]
+pub struct LocalityArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Print JSON (every distribution and the curve) instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Arguments of `ftlsim trace fit`.
@@ -122,6 +135,21 @@ pub struct FitArgs {
     /// 65,536 extents).
     #[arg(long, default_value = "1m")]
     extent: String,
+    /// Impose this update share (page writes that rewrite a page written before, e.g. a
+    /// paper's Table 2) on the replay given by --replay and --capacity: fresh runs of writes
+    /// are reweighted until that replay reaches it (or as near as the shape allows).
+    #[arg(long, requires_all = ["replay", "capacity"])]
+    update_share: Option<f64>,
+    /// The replay the update share holds for: the workload keys after `file:W.toml`, e.g.
+    /// `requests=60000,read=0.23`.
+    #[arg(long, requires = "update_share")]
+    replay: Option<String>,
+    /// Logical capacity of the drive the replay addresses (e.g. 1g).
+    #[arg(long, requires = "update_share")]
+    capacity: Option<String>,
+    /// Seed of the replays that check the fit and calibrate an imposed update share.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 /// Input flags shared by the `trace` subcommands.
@@ -217,7 +245,26 @@ pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
             refuse_same_file(&a.input.file, &a.out, "fitting").map_err(SimError::Input)?;
             let reader = a.input.open(false)?;
             let source = a.input.file.display().to_string();
-            let w = ftlsim_core::fitted::fit(reader, &source, extent)?;
+            let mut w = ftlsim_core::fitted::fit(reader, &source, extent)?;
+            // The fit as fitted is checked against its trace; an imposed share changes it on
+            // purpose.
+            let replayed = w.replay_locality(w.requests, a.seed);
+            let d = w.locality.distance(&replayed);
+            if let Some(target) = a.update_share {
+                if !(0.0..=1.0).contains(&target) {
+                    return Err(WorkloadError::new(
+                        "--update-share",
+                        target.to_string(),
+                        "a share: a number in [0, 1]",
+                    )
+                    .into());
+                }
+                let (replay, capacity) = (a.replay.as_deref().unwrap_or(""), a.capacity.as_deref().unwrap_or(""));
+                let logical_bytes = ftlsim_core::workload::parse_bytes("--capacity", capacity)?;
+                let spec = ftlsim_core::workload::WorkloadSpec::parse_fitted(&w, &a.out.display().to_string(), replay)?;
+                let imposed = ftlsim_core::workload::impose_update_share(&spec, replay, logical_bytes, target, a.seed);
+                w = imposed?;
+            }
             let text = toml::to_string(&w).map_err(|e| SimError::Input(format!("cannot serialise the fit: {e}")))?;
             write_atomically(&a.out, |f| std::io::Write::write_all(f, text.as_bytes())).map_err(SimError::Input)?;
             println!(
@@ -227,13 +274,47 @@ pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
                 w.requests,
                 w.read_share * 100.0,
                 w.sequential_share * 100.0,
-                w.update_share * 100.0,
+                w.locality.update_share * 100.0,
                 w.space.touched.len(),
                 ftlsim_run::memory::bytes(w.space.extent_bytes),
                 w.space.top_10pct_share * 100.0,
                 w.arrival.mean_ns / 1e3,
                 a.out.display()
             );
+            println!(
+                "fit check ({} requests replayed, seed {}): update share {:.1}% (trace {:.1}%); Kolmogorov-Smirnov \
+                 distance of reuse distances: pages {:.3}, written pages {:.3}, requests {:.3}; LRU hit ratios within \
+                 {:.3} (cache), {:.3} (write buffer) of the trace's from 1 MiB to 4 GiB",
+                w.requests,
+                a.seed,
+                replayed.update_share * 100.0,
+                w.locality.update_share * 100.0,
+                d.stack_distance_ks,
+                d.write_stack_distance_ks,
+                d.request_distance_ks,
+                d.miss_ratio_curve_max,
+                d.write_miss_ratio_curve_max
+            );
+            if let Some(i) = &w.imposed {
+                println!(
+                    "imposed update share {:.1}%: the replay `{}` on {} reaches {:.1}% (fresh runs of writes x{})",
+                    i.update_share * 100.0,
+                    i.replay,
+                    ftlsim_run::memory::bytes(i.capacity_bytes),
+                    i.reached * 100.0,
+                    i.factor
+                );
+            }
+            Ok(())
+        }
+        TraceCmd::Locality(a) => {
+            let reader = a.input.open(a.json)?;
+            let l = ftlsim_core::locality::of_trace(reader)?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&l.report()).expect("locality serialises"));
+            } else {
+                print_locality(&l);
+            }
             Ok(())
         }
         TraceCmd::Convert(a) => {
@@ -336,5 +417,35 @@ fn print_stats(s: &TraceStats) {
     }
     if s.untyped_records_skipped > 0 {
         println!("unknown type   {} records with a blank IOType, not replayed", s.untyped_records_skipped);
+    }
+}
+
+/// `trace locality` as a table.
+fn print_locality(l: &ftlsim_core::locality::Locality) {
+    println!(
+        "requests       {} ({} page accesses, {} page writes, 4 KiB pages)",
+        l.requests, l.page_accesses, l.page_writes
+    );
+    println!("update share   {:.1}% of page writes rewrite a page written before", l.update_share * 100.0);
+    let median = |d: &ftlsim_core::locality::Distances| {
+        let half = d.total().div_ceil(2);
+        let mut acc = 0;
+        for (&b, &n) in d.lower_bounds.iter().zip(&d.counts) {
+            acc += n;
+            if acc >= half {
+                return format!("{b}+");
+            }
+        }
+        "first touch".to_string()
+    };
+    println!(
+        "reuse          median distance {} pages, {} requests; {:.1}% of accesses are first touches",
+        median(&l.stack_distance),
+        median(&l.request_distance),
+        l.stack_distance.first as f64 / l.page_accesses.max(1) as f64 * 100.0
+    );
+    println!("LRU cache      size: hit ratio (cache of reads and writes) / write buffer absorbs");
+    for p in l.curve() {
+        println!("  {:>9}    {:.3} / {:.3}", ftlsim_run::memory::bytes(p.cache_bytes), p.hit_ratio, p.write_hit_ratio);
     }
 }

@@ -19,6 +19,7 @@
 use crate::bits::Bits;
 use crate::error::TraceError;
 use crate::host::{IoOp, MAX_REQUEST_BYTES};
+use crate::locality::{bucket, bucket_width, Locality, LocalityMeter, LruStack};
 use crate::scheduler::SIM_TIME_LIMIT_NS;
 use crate::trace::RecordReader;
 use rand::Rng;
@@ -40,15 +41,13 @@ pub enum FittedLayout {
 }
 
 /// Format version of the TOML file.
-pub const FIT_VERSION: u32 = 4;
+pub const FIT_VERSION: u32 = 5;
 /// Most extents kept; a wider address range doubles the extent size.
 const MAX_EXTENTS: u64 = 65_536;
 /// Most distinct request sizes kept; the rest join the nearest kept size.
 const MAX_SIZES: usize = 64;
 /// Inter-arrival buckets (equal counts of the trace's gaps).
 const GAP_BUCKETS: usize = 16;
-/// Longest re-reference distance kept, in runs; older ones count as first references.
-const MAX_REUSE: u64 = 65_536;
 /// Run starts are kept as their offset within an aligned window of this many bytes: it
 /// decides how many pages of any size up to it a request spans.
 const ALIGN_WINDOW: u64 = 65_536;
@@ -67,21 +66,23 @@ pub struct FittedWorkload {
     pub read_share: f64,
     /// Share of trim requests.
     pub trim_share: f64,
-    /// Share of page writes that rewrite a page written before in the trace.
-    pub update_share: f64,
     /// Share of requests that start where the previous one (same device) ended.
     pub sequential_share: f64,
-    /// Request sizes.
-    pub sizes: Weighted,
+    /// Sizes of reads (the 64 most frequent; the others join the nearest), but for those
+    /// that start a re-referencing run (`read_reuse.sizes`).
+    pub read_sizes: Weighted,
+    /// Sizes of writes and trims, the same way (reads and writes of a trace often differ:
+    /// a file system reads 128 KiB and writes 2 MiB segments).
+    pub write_sizes: Weighted,
     /// Lengths in requests of the sequential runs that start with a read: each value is a
     /// power-of-two bucket's upper bound.
     pub read_run_lengths: Weighted,
     /// The same for runs that start with a write or a trim.
     pub write_run_lengths: Weighted,
-    /// Where runs of reads start: on a 4 KiB page a recent run of reads touched, or not.
+    /// Where runs of reads start: on a 4 KiB page touched before, how recently, or not.
     pub read_reuse: Reuse,
-    /// Where runs of writes and trims start: on a 4 KiB page a recent run of writes or trims
-    /// touched (a rewrite), or not.
+    /// Where runs of writes start: on a 4 KiB page written before (a rewrite), how recently,
+    /// or not. Runs of trims start as runs of writes do.
     pub write_reuse: Reuse,
     /// Where runs start within an aligned 64 KiB window (bytes, multiples of 512), by count:
     /// with the sizes, how many pages a request spans on a drive of any page size up to it.
@@ -90,6 +91,36 @@ pub struct FittedWorkload {
     pub space: Space,
     /// Inter-arrival times.
     pub arrival: ArrivalShape,
+    /// The trace's temporal locality at 4 KiB pages: update share, reuse distances in pages
+    /// and in requests (what a replay of the fit is judged against:
+    /// [`FittedWorkload::replay_locality`], [`Locality::distance`]).
+    pub locality: Locality,
+    /// Set when an update share was imposed on the shape (`trace fit --update-share`): the
+    /// runs of writes that start on fresh pages were reweighted so that a replay of that
+    /// length on that span rewrites that share of its page writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imposed: Option<ImposedUpdateShare>,
+}
+
+/// An update share imposed on a fitted shape (a paper's stated share, e.g. Table 2 of seed
+/// 000), and what the replay it was calibrated on reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImposedUpdateShare {
+    /// The share asked for.
+    pub update_share: f64,
+    /// The share the calibration replay reached (the nearest the shape allows).
+    pub reached: f64,
+    /// The trace's own share, before.
+    pub trace: f64,
+    /// Factor on the weight of fresh runs of writes against rewriting ones.
+    pub factor: f64,
+    /// The replay it holds for: the workload spec after `file:`, the span in bytes, the seed.
+    pub replay: String,
+    /// Bytes of the drive the replay addressed.
+    pub capacity_bytes: u64,
+    /// Seed of the calibration replay.
+    pub seed: u64,
 }
 
 /// Values with weights.
@@ -102,19 +133,22 @@ pub struct Weighted {
     pub weights: Vec<u64>,
 }
 
-/// Temporal locality of one kind of run (reads, or writes and trims).
+/// Temporal locality of one kind of run: where runs of reads start among the pages any
+/// request touched, and runs of writes among the pages written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Reuse {
-    /// Runs starting on a 4 KiB page that a run of the same kind touched before: how many
-    /// runs of that kind ago, as power-of-two buckets' upper bounds (at most 65,536).
+    /// Runs starting on a 4 KiB page touched before: its LRU stack distance (distinct pages
+    /// touched, or written, since), as bucket lower bounds (crate::locality::bucket: exact
+    /// below 4, then four buckets per power of two).
     pub distances: Weighted,
-    /// Where such a run starts: bytes before the end of the run it re-references (0: at its
-    /// end, or past it on its last page, as appends do), the 64 most frequent (others join
-    /// the nearest).
-    pub before_end: Weighted,
-    /// Runs starting on a page no run of their kind touched in its last 65,536.
+    /// Sizes of the requests that start those runs (a file system rewrites 4 KiB of
+    /// metadata but writes fresh data in 2 MiB segments).
+    pub sizes: Weighted,
+    /// Runs starting on a page not touched (or not written) before.
     pub first_references: u64,
+    /// Of those, runs of writes starting on a page read before (0 for runs of reads).
+    pub first_writes_of_read_pages: u64,
 }
 
 /// Popularity of the trace's address range, extent by extent.
@@ -125,8 +159,11 @@ pub struct Space {
     pub extent_bytes: u64,
     /// Extents in the trace's address range (devices laid side by side).
     pub extents: u64,
-    /// `[extent index, requests starting there]` for every touched extent, in address order.
-    pub touched: Vec<[u64; 2]>,
+    /// `[extent index, requests starting there, runs starting there on pages not touched
+    /// before]` for every extent a request covers, in address order: the requests give the skew, the
+    /// fresh runs where a first reference lands (runs continue into the next extents, and
+    /// re-references land where earlier runs went).
+    pub touched: Vec<[u64; 3]>,
     /// Share of requests to the hottest 1% of touched extents.
     pub top_1pct_share: f64,
     /// Share of requests to the hottest 10% of touched extents.
@@ -157,26 +194,21 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
         rule: rule.into(),
     };
     let (mut reads, mut trims, mut requests) = (0u64, 0u64, 0u64);
-    let mut sizes: HashMap<u64, u64> = HashMap::new();
-    let mut per_extent: HashMap<(u32, u64), u64> = HashMap::new();
+    let mut sizes: [HashMap<u64, u64>; 2] = [HashMap::new(), HashMap::new()];
+    let mut per_extent: HashMap<(u32, u64), [u64; 2]> = HashMap::new();
     let mut device_end: BTreeMap<u32, u64> = BTreeMap::new();
     let mut last_end: HashMap<u32, u64> = HashMap::new();
-    let mut written: std::collections::HashSet<(u32, u64)> = std::collections::HashSet::new();
-    let (mut page_writes, mut rewrites) = (0u64, 0u64);
+    let mut meter = LocalityMeter::new();
     let mut runs: [BTreeMap<u64, u64>; 2] = [BTreeMap::new(), BTreeMap::new()];
     let mut run_kind = 0usize;
     let (mut run, mut sequential) = (0u64, 0u64);
     let mut gaps: Vec<u64> = Vec::new();
-    // Per kind of run (0 reads, 1 writes and trims): runs started, the last run that touched
-    // each 4 KiB page, and the re-reference distances and first references of run starts.
-    let mut kind_runs = [0u64; 2];
-    let mut last_touch: [HashMap<(u32, u64), u64>; 2] = [HashMap::new(), HashMap::new()];
+    // Per kind of run (0 reads, 1 writes): the stack distances and first references of the
+    // pages runs start on.
     let mut reuse: [BTreeMap<u64, u64>; 2] = [BTreeMap::new(), BTreeMap::new()];
+    let mut reuse_sizes: [HashMap<u64, u64>; 2] = [HashMap::new(), HashMap::new()];
     let mut first_references = [0u64; 2];
-    // The first and end byte of the last runs of each kind, and how far before the end of
-    // the run it re-references a run starts.
-    let mut extents: [Vec<(u64, u64)>; 2] = [vec![(0, 0); MAX_REUSE as usize], vec![(0, 0); MAX_REUSE as usize]];
-    let mut back: [HashMap<u64, u64>; 2] = [HashMap::new(), HashMap::new()];
+    let mut first_writes_of_read_pages = 0u64;
     let mut start_offsets: BTreeMap<u64, u64> = BTreeMap::new();
     let mut prev_t: Option<u64> = None;
     // Popularity is counted at 4 KiB first and regrouped once the range is known.
@@ -190,19 +222,25 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
             IoOp::Write => {}
         }
         let bytes = u64::from(r.sectors) * 512;
-        *sizes.entry(bytes).or_insert(0) += 1;
         let start = r.offset_sector * 512;
         let end = start + bytes;
         let kind = usize::from(r.op != IoOp::Read);
-        *per_extent.entry((r.device, start / UNIT)).or_insert(0) += 1;
+        let first_page = meter.observe(r.device, r.op, start, bytes);
+        // A request that starts a re-referencing run has its size kept with that run's kind
+        // of reuse; the others with their op's.
+        let mut reuse_start = false;
+        // Every page a request covers is touched space (a 2 MiB request fills extents no
+        // request starts in); it is counted where it starts.
+        for unit in start / UNIT + 1..end.div_ceil(UNIT) {
+            per_extent.entry((r.device, unit)).or_insert([0, 0]);
+        }
+        let here = per_extent.entry((r.device, start / UNIT)).or_insert([0, 0]);
+        here[0] += 1;
         let e = device_end.entry(r.device).or_insert(0);
         *e = (*e).max(end);
         if last_end.insert(r.device, r.offset_sector + u64::from(r.sectors)) == Some(r.offset_sector) {
             sequential += 1;
             run += 1;
-            if kind == run_kind {
-                extents[kind][(kind_runs[kind] % MAX_REUSE) as usize].1 = end;
-            }
         } else {
             if run > 0 {
                 *runs[run_kind].entry(run.next_power_of_two()).or_insert(0) += 1;
@@ -210,29 +248,25 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
             run = 1;
             run_kind = kind;
             *start_offsets.entry(start % ALIGN_WINDOW).or_insert(0) += 1;
-            kind_runs[kind] += 1;
-            match last_touch[kind].get(&(r.device, start / UNIT)) {
-                Some(&before) if kind_runs[kind] - before < MAX_REUSE => {
-                    *reuse[kind].entry((kind_runs[kind] - before).next_power_of_two()).or_insert(0) += 1;
-                    let old_end = extents[kind][(before % MAX_REUSE) as usize].1;
-                    *back[kind].entry(old_end.saturating_sub(start)).or_insert(0) += 1;
-                }
-                _ => first_references[kind] += 1,
-            }
-            extents[kind][(kind_runs[kind] % MAX_REUSE) as usize] = (start, end);
-        }
-        // The request's pages belong to the latest run of its kind (a run continued by
-        // another op counts for that op's latest run).
-        for p in start / UNIT..end.div_ceil(UNIT) {
-            last_touch[kind].insert((r.device, p), kind_runs[kind]);
-        }
-        if r.op == IoOp::Write {
-            for p in start / UNIT..end.div_ceil(UNIT) {
-                page_writes += 1;
-                if !written.insert((r.device, p)) {
-                    rewrites += 1;
+            // A run of reads starts among the pages any request touched, a run of writes
+            // among those written (a rewrite); trims touch no page.
+            if let Some(p) = first_page {
+                match if r.op == IoOp::Read { p.every } else { p.written } {
+                    Some(d) => {
+                        *reuse[kind].entry(bucket(d)).or_insert(0) += 1;
+                        *reuse_sizes[kind].entry(bytes).or_insert(0) += 1;
+                        reuse_start = true;
+                    }
+                    None => {
+                        first_references[kind] += 1;
+                        first_writes_of_read_pages += u64::from(r.op == IoOp::Write && p.every.is_some());
+                        here[1] += 1;
+                    }
                 }
             }
+        }
+        if !reuse_start {
+            *sizes[kind].entry(bytes).or_insert(0) += 1;
         }
         if let Some(p) = prev_t {
             gaps.push(r.time_ns.saturating_sub(p));
@@ -257,11 +291,13 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
         extent *= 2;
     }
     let per = extent / UNIT;
-    let mut counts: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut counts: BTreeMap<u64, [u64; 2]> = BTreeMap::new();
     for ((dev, unit), n) in per_extent {
-        *counts.entry((device_base[&dev] + unit) / per).or_insert(0) += n;
+        let c = counts.entry((device_base[&dev] + unit) / per).or_insert([0, 0]);
+        c[0] += n[0];
+        c[1] += n[1];
     }
-    let touched: Vec<[u64; 2]> = counts.into_iter().map(|(i, n)| [i, n]).collect();
+    let touched: Vec<[u64; 3]> = counts.into_iter().map(|(i, n)| [i, n[0], n[1]]).collect();
     let mut ranked: Vec<u64> = touched.iter().map(|t| t[1]).collect();
     ranked.sort_unstable_by(|a, b| b.cmp(a));
     let top = |share: f64| {
@@ -281,24 +317,28 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
         requests,
         read_share: crate::metrics::r6(reads as f64 / requests as f64),
         trim_share: crate::metrics::r6(trims as f64 / requests as f64),
-        update_share: crate::metrics::r6(rewrites as f64 / page_writes.max(1) as f64),
         sequential_share: crate::metrics::r6(sequential as f64 / requests as f64),
-        sizes: top_sizes(sizes),
+        write_sizes: top_sizes(std::mem::take(&mut sizes[1])),
+        read_sizes: top_sizes(std::mem::take(&mut sizes[0])),
         read_run_lengths: weighted(&runs[0]),
         write_run_lengths: weighted(&runs[1]),
         read_reuse: Reuse {
             distances: weighted(&reuse[0]),
-            before_end: top_sizes(std::mem::take(&mut back[0])),
+            sizes: top_sizes(std::mem::take(&mut reuse_sizes[0])),
             first_references: first_references[0],
+            first_writes_of_read_pages: 0,
         },
         write_reuse: Reuse {
             distances: weighted(&reuse[1]),
-            before_end: top_sizes(std::mem::take(&mut back[1])),
+            sizes: top_sizes(std::mem::take(&mut reuse_sizes[1])),
             first_references: first_references[1],
+            first_writes_of_read_pages,
         },
         start_offsets_in_64k: weighted(&start_offsets),
         space,
         arrival: arrival_shape(gaps),
+        locality: meter.locality(),
+        imposed: None,
     })
 }
 
@@ -387,7 +427,7 @@ impl FittedWorkload {
         for (name, x) in [
             ("read_share", self.read_share),
             ("trim_share", self.trim_share),
-            ("update_share", self.update_share),
+            ("locality.update_share", self.locality.update_share),
             ("sequential_share", self.sequential_share),
             ("space.top_1pct_share", self.space.top_1pct_share),
             ("space.top_10pct_share", self.space.top_10pct_share),
@@ -400,11 +440,16 @@ impl FittedWorkload {
                 self.read_share + self.trim_share
             ));
         }
-        check_weighted("sizes", &self.sizes, false)?;
-        if let Some(&s) = self.sizes.values.iter().find(|&&s| s == 0 || s % 512 != 0 || s > MAX_REQUEST_BYTES) {
-            return Err(format!(
-                "sizes: {s} bytes (every size a positive multiple of 512 bytes, at most {MAX_REQUEST_BYTES})"
-            ));
+        for (name, w) in [("read_sizes", &self.read_sizes), ("write_sizes", &self.write_sizes)] {
+            check_weighted(name, w, true)?;
+            if let Some(&s) = w.values.iter().find(|&&s| s == 0 || s % 512 != 0 || s > MAX_REQUEST_BYTES) {
+                return Err(format!(
+                    "{name}: {s} bytes (every size a positive multiple of 512 bytes, at most {MAX_REQUEST_BYTES})"
+                ));
+            }
+        }
+        if self.read_sizes.values.is_empty() && self.write_sizes.values.is_empty() {
+            return Err("read_sizes, write_sizes: at least one size".into());
         }
         for (name, r) in [("read_run_lengths", &self.read_run_lengths), ("write_run_lengths", &self.write_run_lengths)]
         {
@@ -420,10 +465,23 @@ impl FittedWorkload {
         }
         for (name, r) in [("read_reuse", &self.read_reuse), ("write_reuse", &self.write_reuse)] {
             check_weighted(&format!("{name}.distances"), &r.distances, true)?;
-            if let Some(v) = r.distances.values.iter().find(|&&v| v == 0 || v > MAX_REUSE) {
-                return Err(format!("{name}.distances: {v} (distances in [1, {MAX_REUSE}] runs)"));
+            check_weighted(&format!("{name}.sizes"), &r.sizes, true)?;
+            if let Some(&s) = r.sizes.values.iter().find(|&&s| s == 0 || s % 512 != 0 || s > MAX_REQUEST_BYTES) {
+                return Err(format!(
+                    "{name}.sizes: {s} bytes (positive multiples of 512, at most {MAX_REQUEST_BYTES})"
+                ));
             }
-            check_weighted(&format!("{name}.before_end"), &r.before_end, true)?;
+            if r.first_writes_of_read_pages > r.first_references {
+                return Err(format!(
+                    "{name}.first_writes_of_read_pages = {} (at most first_references = {})",
+                    r.first_writes_of_read_pages, r.first_references
+                ));
+            }
+            if let Some(v) = r.distances.values.iter().find(|&&v| bucket(v) != v || v > 1 << 40) {
+                return Err(format!(
+                    "{name}.distances: {v} (bucket lower bounds: 0-4, then four per power of two, up to 2^40)"
+                ));
+            }
         }
         let sp = &self.space;
         if sp.extent_bytes == 0 || !sp.extent_bytes.is_multiple_of(4096) {
@@ -435,15 +493,25 @@ impl FittedWorkload {
                 sp.extents
             ));
         }
-        if sp.touched.is_empty() {
-            return Err("space.touched: at least one [extent, requests] pair".into());
+        if sp.touched.iter().all(|t| t[1] == 0) {
+            return Err("space.touched: at least one [extent, requests, fresh runs] triple".into());
         }
         for (k, t) in sp.touched.iter().enumerate() {
-            if t[0] >= sp.extents || t[1] == 0 || (k > 0 && sp.touched[k - 1][0] >= t[0]) {
+            if t[0] >= sp.extents || t[2] > t[1] || (k > 0 && sp.touched[k - 1][0] >= t[0]) {
                 return Err(format!(
-                    "space.touched: [{}, {}] (pairs [extent < extents, requests > 0] in increasing extent order)",
-                    t[0], t[1]
+                    "space.touched: [{}, {}, {}] (triples [extent < extents, requests, fresh runs <= requests] \
+                     in increasing extent order)",
+                    t[0], t[1], t[2]
                 ));
+            }
+        }
+        self.locality.check("locality")?;
+        if let Some(i) = &self.imposed {
+            check_share("imposed.update_share", i.update_share)?;
+            check_share("imposed.reached", i.reached)?;
+            check_share("imposed.trace", i.trace)?;
+            if !(i.factor.is_finite() && i.factor > 0.0) {
+                return Err(format!("imposed.factor = {} (a positive number)", i.factor));
             }
         }
         let a = &self.arrival;
@@ -466,6 +534,81 @@ impl FittedWorkload {
             return Err("arrival.transitions: the counts sum past 2^64".into());
         }
         Ok(())
+    }
+
+    /// The largest request, bytes.
+    pub fn largest_size(&self) -> u64 {
+        [&self.read_sizes, &self.write_sizes, &self.read_reuse.sizes, &self.write_reuse.sizes]
+            .iter()
+            .flat_map(|w| w.values.iter().copied())
+            .max()
+            .unwrap_or(4096)
+    }
+
+    /// Request sizes when `read_share` of the requests are reads: each kind's sizes (with
+    /// those of its re-referencing run starts) weighed by its share; a kind the trace has no
+    /// request of takes the other's, as the sampler does.
+    pub fn sizes_at(&self, read_share: f64) -> Vec<(u64, f64)> {
+        let kind = |sizes: &Weighted, reuse: &Weighted| {
+            let mut m: BTreeMap<u64, f64> = BTreeMap::new();
+            for w in [sizes, reuse] {
+                for (&v, &n) in w.values.iter().zip(&w.weights) {
+                    *m.entry(v).or_insert(0.0) += n as f64;
+                }
+            }
+            m
+        };
+        let (mut r, mut w) =
+            (kind(&self.read_sizes, &self.read_reuse.sizes), kind(&self.write_sizes, &self.write_reuse.sizes));
+        if r.is_empty() {
+            r = w.clone();
+        } else if w.is_empty() {
+            w = r.clone();
+        }
+        let mut by_size: BTreeMap<u64, f64> = BTreeMap::new();
+        for (sizes, share) in [(r, read_share), (w, 1.0 - read_share)] {
+            let total = sizes.values().sum::<f64>().max(1.0);
+            for (v, n) in sizes {
+                *by_size.entry(v).or_insert(0.0) += share * n / total;
+            }
+        }
+        by_size.into_iter().filter(|p| p.1 > 0.0).collect()
+    }
+
+    /// The shape with runs of writes starting on fresh pages `factor` times as likely against
+    /// rewriting ones (below 1 the rewriting ones weigh 1/factor times as much instead, so no
+    /// weight rounds to nothing).
+    pub fn with_fresh_write_factor(&self, factor: f64) -> FittedWorkload {
+        let mut w = self.clone();
+        let r = &mut w.write_reuse;
+        if factor >= 1.0 {
+            let scaled = |n: u64| (n as f64 * factor).round() as u64;
+            r.first_writes_of_read_pages = scaled(r.first_writes_of_read_pages);
+            r.first_references = scaled(r.first_references.max(1));
+        } else {
+            for n in &mut r.distances.weights {
+                *n = (*n as f64 / factor).round() as u64;
+            }
+        }
+        w
+    }
+
+    /// The fit's own locality: `requests` requests drawn as `file:` draws them by default
+    /// (compact layout, the trace's alignment) on the footprint the trace touched, seeded.
+    /// Beside [`FittedWorkload::locality`] it says how well the fit keeps the trace's reuse
+    /// ([`Locality::distance`]).
+    pub fn replay_locality(&self, requests: u64, seed: u64) -> Locality {
+        use rand::SeedableRng;
+        let largest = self.largest_size();
+        let span = (self.space.touched.len() as u64 * self.space.extent_bytes).max(2 * largest);
+        let mut sampler = FittedSampler::new(self, span, 512, true, FittedLayout::Compact);
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut meter = LocalityMeter::new();
+        for _ in 0..requests {
+            let (op, offset, bytes) = sampler.next(&mut rng);
+            meter.observe(0, op, offset, bytes);
+        }
+        meter.locality()
     }
 
     /// Read a fitted workload from TOML, checked.
@@ -523,19 +666,89 @@ impl Cumulative {
     }
 }
 
+/// Indices drawn by weight without replacement: each draw takes one from its index's count,
+/// and an empty urn is refilled. A replay as long as its trace starts as many fresh runs in
+/// each extent as the trace did (drawn with replacement, some extents would get more than
+/// they hold and their runs would overlap); a longer one goes round again. A Fenwick tree of
+/// the counts: O(log n) a draw.
+#[derive(Debug, Clone)]
+struct Urn {
+    full: Vec<u64>,
+    tree: Vec<u64>,
+    left: u64,
+}
+
+impl Urn {
+    fn new(counts: Vec<u64>) -> Urn {
+        let mut u = Urn { tree: vec![0; counts.len()], full: counts, left: 0 };
+        u.refill();
+        u
+    }
+
+    fn refill(&mut self) {
+        self.tree.iter_mut().for_each(|t| *t = 0);
+        for k in 0..self.full.len() {
+            self.add(k, self.full[k] as i64);
+        }
+        self.left = self.full.iter().sum();
+    }
+
+    fn add(&mut self, k: usize, delta: i64) {
+        let mut i = k + 1;
+        while i <= self.tree.len() {
+            self.tree[i - 1] = self.tree[i - 1].wrapping_add_signed(delta);
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// An index by the counts left (0, without a draw, when every count is 0).
+    fn draw<R: Rng>(&mut self, rng: &mut R) -> usize {
+        if self.left == 0 {
+            self.refill();
+            if self.left == 0 {
+                return 0;
+            }
+        }
+        let mut pick = rng.gen_range(0..self.left);
+        let (mut pos, mut step) = (0usize, self.tree.len().next_power_of_two());
+        while step > 0 {
+            if pos + step <= self.tree.len() && self.tree[pos + step - 1] <= pick {
+                pos += step;
+                pick -= self.tree[pos - 1];
+            }
+            step >>= 1;
+        }
+        self.add(pos, -1);
+        self.left -= 1;
+        pos
+    }
+}
+
+/// The reuse draw that stands for a first reference.
+const FIRST_REFERENCE: u64 = u64::MAX;
+
 /// Places a first reference is redrawn at when it falls on a touched page.
 const FIRST_PLACE_TRIES: usize = 8;
+/// Pages of a first reference's expected run checked for being untouched.
+const FRESH_RUN_PAGES: usize = 1024;
+/// Pages of its extent searched for an untouched one when every redrawn place was touched.
+const FRESH_PAGE_SEARCH: usize = 4096;
 
 /// Draws requests of a fitted workload's shape on a span of `span_bytes`.
 #[derive(Debug, Clone)]
 pub struct FittedSampler {
-    sizes: Cumulative,
+    /// Sizes of reads, and of writes and trims.
+    sizes: [Cumulative; 2],
+    /// Sizes of the requests that start re-referencing runs of each kind (empty: the kind's).
+    reuse_sizes: [Cumulative; 2],
+    /// Their means, bytes: how far a run is expected to reach.
+    mean_size: [u64; 2],
     /// Run lengths of runs of reads, and of writes and trims.
     runs: [Cumulative; 2],
     /// Share of runs that are runs of reads: the request mix given the kinds' mean lengths.
     read_runs: f64,
-    /// The touched extents by request count.
-    extents: Cumulative,
+    /// The touched extents by the fresh runs that started there, drawn without replacement.
+    extents: Urn,
     /// Each touched extent's first byte and length on the target span.
     place: Vec<(u64, u64)>,
     /// The trace's run starts within 64 KiB windows, used unless the spec sets `align=`.
@@ -550,17 +763,19 @@ pub struct FittedSampler {
     /// Factor that gives the drawn gaps the trace's mean (drawing uniformly inside a bucket
     /// misses most of a long tail).
     gap_correction: f64,
-    /// Re-reference distances in runs of reads, and of writes and trims (bucket upper
-    /// bounds), by count; distance 0 stands for first references.
+    /// Stack distances where runs of reads, and of writes and trims, start (bucket lower
+    /// bounds), by count; [`FIRST_REFERENCE`] stands for a page not touched before.
     reuse: [Cumulative; 2],
-    /// Where a re-referencing run starts: bytes before the end of the run it re-references.
-    before_end: [Cumulative; 2],
-    /// The first and end byte of the last 65,536 runs of reads, and of writes and trims.
-    recent: [Vec<(u64, u64)>; 2],
-    /// Runs started of each kind.
-    ring_len: [u64; 2],
-    /// The 4 KiB pages of the span that runs of reads, and of writes and trims, have touched.
+    /// LRU stacks of the 4 KiB pages touched by any request, and of those written: a run
+    /// re-references the page at the distance it draws.
+    stacks: [LruStack; 2],
+    /// Where in its page the last request starting on each page started, bytes.
+    starts_within: HashMap<u64, u16>,
+    /// The same pages as bits: where a first reference may land.
     touched: [Bits; 2],
+    /// Share of first references of runs of writes that land on a page read before (the
+    /// others on a page no request touched).
+    first_writes_of_read_pages: f64,
     span_bytes: u64,
     align: u64,
     /// The current run: requests left, next offset, its op.
@@ -592,7 +807,7 @@ impl FittedSampler {
             .touched
             .iter()
             .enumerate()
-            .map(|(k, &[i, _])| {
+            .map(|(k, &[i, _, _])| {
                 let slot = if layout == FittedLayout::Compact { k as u64 } else { i };
                 let start = ((slot as f64 * w.space.extent_bytes as f64 * scale) as u64) / align * align;
                 let len = ((w.space.extent_bytes as f64 * scale) as u64 / align * align).max(align);
@@ -600,6 +815,13 @@ impl FittedSampler {
             })
             .collect();
         let pairs = |v: &Weighted| v.values.iter().copied().zip(v.weights.iter().copied()).collect::<Vec<_>>();
+        // A kind the trace has no request of (a spec's `read=` may ask for it) takes the
+        // other kind's sizes.
+        let kind_sizes = match (w.read_sizes.values.is_empty(), w.write_sizes.values.is_empty()) {
+            (true, _) => [&w.write_sizes, &w.write_sizes],
+            (_, true) => [&w.read_sizes, &w.read_sizes],
+            _ => [&w.read_sizes, &w.write_sizes],
+        };
         let runs =
             [&w.read_run_lengths, &w.write_run_lengths]
                 .map(|r| if r.values.is_empty() { vec![(1, 1)] } else { pairs(r) });
@@ -623,10 +845,20 @@ impl FittedSampler {
             / total.max(1.0);
         let by_bucket = |row: &[u64]| Cumulative::new(row.iter().copied().enumerate().map(|(b, c)| (b as u64, c)));
         FittedSampler {
-            sizes: Cumulative::new(pairs(&w.sizes)),
+            sizes: kind_sizes.map(|k| Cumulative::new(pairs(k))),
+            reuse_sizes: [&w.read_reuse, &w.write_reuse].map(|r| Cumulative::new(pairs(&r.sizes))),
+            mean_size: kind_sizes.map(|k| {
+                let n = k.weights.iter().sum::<u64>().max(1) as f64;
+                (k.values.iter().zip(&k.weights).map(|(&v, &c)| v as f64 * c as f64).sum::<f64>() / n) as u64
+            }),
             runs: runs.map(Cumulative::new),
             read_runs: if r + wr > 0.0 { r / (r + wr) } else { 0.0 },
-            extents: Cumulative::new(w.space.touched.iter().enumerate().map(|(k, t)| (k as u64, t[1]))),
+            // First references land where the trace's fresh runs started (by request count
+            // if it had none: a trace of trims only).
+            extents: {
+                let fresh = w.space.touched.iter().any(|t| t[2] > 0);
+                Urn::new(w.space.touched.iter().map(|t| t[if fresh { 2 } else { 1 }]).collect())
+            },
             place,
             start_offsets: own_alignment.then(|| Cumulative::new(pairs(&w.start_offsets_in_64k))),
             read_share: w.read_share,
@@ -639,12 +871,14 @@ impl FittedSampler {
                 .collect(),
             gap_state: 0,
             gap_correction: if drawn > 0.0 && total > 0.0 { a.mean_ns / drawn } else { 1.0 },
-            reuse: [&w.read_reuse, &w.write_reuse]
-                .map(|r| Cumulative::new(pairs(&r.distances).into_iter().chain([(0, r.first_references.max(1))]))),
-            before_end: [&w.read_reuse, &w.write_reuse].map(|r| Cumulative::new(pairs(&r.before_end))),
-            recent: [vec![(0, 0); MAX_REUSE as usize], vec![(0, 0); MAX_REUSE as usize]],
-            ring_len: [0; 2],
+            reuse: [&w.read_reuse, &w.write_reuse].map(|r| {
+                Cumulative::new(pairs(&r.distances).into_iter().chain([(FIRST_REFERENCE, r.first_references.max(1))]))
+            }),
+            stacks: [LruStack::default(), LruStack::default()],
             touched: [Bits::new(span_bytes.div_ceil(4096)), Bits::new(span_bytes.div_ceil(4096))],
+            starts_within: HashMap::new(),
+            first_writes_of_read_pages: w.write_reuse.first_writes_of_read_pages as f64
+                / w.write_reuse.first_references.max(1) as f64,
             span_bytes,
             align,
             run_left: 0,
@@ -655,7 +889,9 @@ impl FittedSampler {
 
     /// The next request's op, offset and size in bytes.
     pub fn next<R: Rng>(&mut self, rng: &mut R) -> (IoOp, u64, u64) {
-        let size = self.sizes.draw(rng).min(self.span_bytes);
+        let kind_size =
+            |s: &Self, op: IoOp, rng: &mut R| s.sizes[usize::from(op != IoOp::Read)].draw(rng).min(s.span_bytes);
+        let mut size = if self.run_left > 0 { kind_size(self, self.op, rng) } else { 0 };
         if self.run_left == 0 || self.next_offset + size > self.span_bytes {
             // A new run: its op from the mix (runs of reads and of writes differ in length),
             // its length from its kind's run-length buckets (uniform within a bucket).
@@ -668,48 +904,122 @@ impl FittedSampler {
             };
             let upper = self.runs[usize::from(self.op != IoOp::Read)].draw(rng).max(1);
             self.run_left = rng.gen_range(upper / 2 + 1..=upper);
-            // A re-reference: a page of the run of its kind that many runs ago (a run of
-            // writes rewrites written data, as a trace's updates do), at the old run's offset
-            // within a page; else a place by popularity.
-            let ring = usize::from(self.op != IoOp::Read);
-            let upper = self.reuse[ring].draw(rng);
-            let len = self.ring_len[ring];
-            let reused = (upper > 0 && len > 0).then(|| {
-                let d = rng.gen_range(upper / 2 + 1..=upper).min(len);
-                let (first, end) = self.recent[ring][((len - d) % MAX_REUSE) as usize];
-                let back = if self.before_end[ring].values.is_empty() { 0 } else { self.before_end[ring].draw(rng) };
-                end.saturating_sub(back).max(first)
-            });
+            // A re-reference: the page at the drawn LRU stack distance (a run of reads among
+            // the pages any request touched, a run of writes among those written: a
+            // rewrite), at the trace's offset within a page; else a place by popularity.
+            let kind = usize::from(self.op != IoOp::Read);
+            let lower = self.reuse[kind].draw(rng);
+            let reused = (lower != FIRST_REFERENCE)
+                .then(|| self.stacks[kind].page_at_depth(lower + rng.gen_range(0..bucket_width(lower))))
+                .flatten();
             self.next_offset = match reused {
-                Some(o) => o.min(self.span_bytes - size) / 512 * 512,
+                Some((_, page)) => {
+                    size = match self.reuse_sizes[kind].values.is_empty() {
+                        true => kind_size(self, self.op, rng),
+                        false => self.reuse_sizes[kind].draw(rng).min(self.span_bytes),
+                    };
+                    // Where in the page the last request that started there did (a rewrite
+                    // lands where the data was), else the trace's offsets.
+                    let within = match (self.starts_within.get(&page), &self.start_offsets) {
+                        (Some(&w), _) => u64::from(w),
+                        (None, Some(o)) => o.draw(rng) % 4096,
+                        (None, None) => 0,
+                    };
+                    self.aligned(page * 4096 + within, size)
+                }
                 None => {
-                    // A first reference lands on a page no run of its kind touched, as in the
-                    // trace: its place in the extent is redrawn a few times (a hot extent may
-                    // have none left).
-                    let extent = self.extents.index(rng);
+                    // A first reference lands on pages not touched (a run of writes: not
+                    // written) before, as in the trace: its place in the extent is redrawn a
+                    // few times until the run's first and last page are fresh, then the
+                    // extent is searched for a fresh page (a hot extent may have none left).
+                    size = kind_size(self, self.op, rng);
+                    let extent = self.extents.draw(rng);
+                    let run_bytes =
+                        size.saturating_add((self.run_left - 1).saturating_mul(self.mean_size[usize::from(kind != 0)]));
+                    // A page fresh for a run of writes is one not written; as often as in the
+                    // trace, one no request touched either.
+                    let kind = if kind == 1 && rng.gen::<f64>() >= self.first_writes_of_read_pages { 0 } else { kind };
+                    let fresh = |s: &Self, o: u64| {
+                        let end = o.saturating_add(run_bytes).min(s.span_bytes).div_ceil(4096);
+                        (o / 4096..end).take(FRESH_RUN_PAGES).all(|p| !s.touched[kind].get(p))
+                    };
                     let mut offset = self.first_place(rng, extent, size);
-                    for _ in 0..FIRST_PLACE_TRIES {
-                        if !self.touched[ring].get(offset / 4096) {
-                            break;
-                        }
+                    let mut tries = 0;
+                    while !fresh(self, offset) && tries < FIRST_PLACE_TRIES {
                         offset = self.first_place(rng, extent, size);
+                        tries += 1;
+                    }
+                    if !fresh(self, offset) {
+                        if let Some(p) = self.fresh_gap(kind, extent, run_bytes.div_ceil(4096)) {
+                            let within = self.start_offsets.as_ref().map_or(0, |o| o.draw(rng) % 4096);
+                            offset = self.aligned(p * 4096 + within, size);
+                        }
                     }
                     offset
                 }
             };
-            self.recent[ring][(len % MAX_REUSE) as usize] = (self.next_offset, self.next_offset);
-            self.ring_len[ring] += 1;
         }
         let offset = self.next_offset;
         self.next_offset += size;
-        // The current run's extent so far: where a later run may re-reference it.
-        let ring = usize::from(self.op != IoOp::Read);
-        for p in offset / 4096..self.next_offset.div_ceil(4096) {
-            self.touched[ring].set(p, true);
+        self.starts_within.insert(offset / 4096, (offset % 4096) as u16);
+        // Trims touch no page, as the trace's locality counts them.
+        if self.op != IoOp::Trim {
+            for p in offset / 4096..self.next_offset.div_ceil(4096) {
+                self.stacks[0].touch((0, p));
+                self.touched[0].set(p, true);
+                if self.op == IoOp::Write {
+                    self.stacks[1].touch((0, p));
+                    self.touched[1].set(p, true);
+                }
+            }
         }
-        self.recent[ring][((self.ring_len[ring] - 1) % MAX_REUSE) as usize].1 = self.next_offset;
         self.run_left -= 1;
         (self.op, offset, size)
+    }
+
+    /// `offset` as a request of `size` may start there: on a multiple of `align=` (with the
+    /// trace's own alignment, of 512 bytes), inside the span.
+    fn aligned(&self, offset: u64, size: u64) -> u64 {
+        let align = if self.start_offsets.is_some() { 512 } else { self.align };
+        (offset / align * align).min(self.span_bytes - size) / 512 * 512
+    }
+
+    /// The first page of a run of `need` pages untouched by `kind`, searched from the start of
+    /// extent `extent` on, then in the next touched extents (round them all: a full extent
+    /// spills into its neighbours, never into space the trace left alone); else the start of
+    /// the longest such run met; `None` if every page searched was touched.
+    fn fresh_gap(&self, kind: usize, extent: usize, need: u64) -> Option<u64> {
+        let last_page = self.span_bytes.div_ceil(4096);
+        let (mut best, mut best_len) = (None, 0u64);
+        let mut searched = 0usize;
+        for k in (extent..self.place.len()).chain(0..extent) {
+            let (start, len) = self.place[k];
+            let (mut p, end) = (start / 4096, (start + len).div_ceil(4096).min(last_page));
+            while p < end {
+                if searched >= FRESH_PAGE_SEARCH {
+                    return best;
+                }
+                if self.touched[kind].get(p) {
+                    p += 1;
+                    searched += 1;
+                    continue;
+                }
+                // The untouched pages from here on (a run may continue past the extent).
+                let mut gap = 1;
+                while gap < need && p + gap < last_page && !self.touched[kind].get(p + gap) {
+                    gap += 1;
+                }
+                if gap >= need {
+                    return Some(p);
+                }
+                if gap > best_len {
+                    (best, best_len) = (Some(p), gap);
+                }
+                p += gap;
+                searched += gap as usize;
+            }
+        }
+        best
     }
 
     /// A place in touched extent `extent`: a 64 KiB window and the trace's offset there (or a

@@ -19,6 +19,7 @@ pub mod ftl;
 pub mod gc;
 pub mod geometry;
 pub mod host;
+pub mod locality;
 pub mod metrics;
 pub mod multichannel;
 pub mod recovery;

@@ -10,8 +10,9 @@
 
 use crate::error::WorkloadError;
 pub use crate::fitted::FittedLayout;
-use crate::fitted::{FittedSampler, FittedWorkload};
+use crate::fitted::{FittedSampler, FittedWorkload, ImposedUpdateShare};
 use crate::host::{IoOp, Request, MAX_REQUEST_BYTES};
+use crate::locality::{Locality, LocalityMeter};
 use crate::scheduler::{SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, Zipf};
@@ -273,7 +274,7 @@ impl WorkloadSpec {
     /// The first part's arrival and length rule the whole; the others may not set them.
     pub fn parse(spec: &str) -> Result<WorkloadSpec, WorkloadError> {
         let mut parts = spec.split(';');
-        let mut w = WorkloadSpec::parse_part(parts.next().unwrap_or(""))?;
+        let mut w = WorkloadSpec::parse_part(parts.next().unwrap_or(""), None)?;
         for part in parts {
             for key in ["requests", "duration", "arrival", "qd", "rate", "speed", "file", "layout"] {
                 let given = part.split(',').any(|kv| kv.split_once('=').is_some_and(|(k, _)| k.trim() == key))
@@ -286,12 +287,22 @@ impl WorkloadSpec {
                     ));
                 }
             }
-            w.mix.push(WorkloadSpec::parse_part(part)?);
+            w.mix.push(WorkloadSpec::parse_part(part, None)?);
         }
         Ok(w)
     }
 
-    fn parse_part(spec: &str) -> Result<WorkloadSpec, WorkloadError> {
+    /// A fitted workload's spec from a shape in memory: `keys` are those that may follow
+    /// `file:W.toml` (one part), `origin` names the shape in messages and results.
+    pub fn parse_fitted(model: &FittedWorkload, origin: &str, keys: &str) -> Result<WorkloadSpec, WorkloadError> {
+        if keys.contains(';') || keys.contains("file:") || keys.split(',').any(|kv| kv.trim().starts_with("file=")) {
+            return Err(err("spec", keys, "the keys after file:W.toml, one part (no `;`, no other file)"));
+        }
+        WorkloadSpec::parse_part(&format!("file:{origin},{keys}"), Some(model))
+    }
+
+    /// One part of a spec; `file:` reads its shape from the file unless `fitted` gives it.
+    fn parse_part(spec: &str, fitted: Option<&FittedWorkload>) -> Result<WorkloadSpec, WorkloadError> {
         let mut w = WorkloadSpec::default();
         let (mut arrival_given, mut read_given, mut trim_given) = (false, false, false);
         let (mut rate, mut speed): (Option<f64>, Option<f64>) = (None, None);
@@ -320,9 +331,14 @@ impl WorkloadSpec {
                     }
                 }
                 "file" => {
-                    let text = std::fs::read_to_string(v)
-                        .map_err(|e| err("file", v, &format!("cannot read the fitted workload: {e}")))?;
-                    let model = FittedWorkload::from_toml(&text, v).map_err(|e| err("file", v, &e))?;
+                    let model = match fitted {
+                        Some(m) => m.clone(),
+                        None => {
+                            let text = std::fs::read_to_string(v)
+                                .map_err(|e| err("file", v, &format!("cannot read the fitted workload: {e}")))?;
+                            FittedWorkload::from_toml(&text, v).map_err(|e| err("file", v, &e))?
+                        }
+                    };
                     w.pattern = Pattern::Fitted {
                         file: v.to_string(),
                         model: std::sync::Arc::new(model),
@@ -458,12 +474,13 @@ impl WorkloadSpec {
             }
         }
         if let Pattern::Fitted { model, file, .. } = &w.pattern {
-            // What runs is what results.json records: the trace's sizes.
-            w.sizes = model.sizes.values.iter().zip(&model.sizes.weights).map(|(&v, &n)| (v, n as f64)).collect();
             // The trace's mix and timing unless the spec says otherwise.
             if !read_given {
                 w.read_share = model.read_share;
             }
+            // What runs is what results.json records: the trace's sizes of reads and of
+            // writes, weighed by the mix.
+            w.sizes = model.sizes_at(w.read_share);
             if !trim_given {
                 w.trim_share = model.trim_share;
             }
@@ -790,6 +807,87 @@ impl Generator {
         debug_assert!(slot < self.slots);
         slot * align + shift
     }
+}
+
+/// The temporal locality of the requests `spec` draws for a drive of `logical_bytes` with
+/// `seed` (a workload with an end: a request count, or a duration in an open loop).
+pub fn locality(spec: &WorkloadSpec, logical_bytes: u64, seed: u64) -> Result<Locality, WorkloadError> {
+    if matches!(spec.limit, Limit::DurationNs(_)) && spec.arrival.is_closed() {
+        return Err(err(
+            "duration",
+            "closed loop",
+            "a closed loop's requests have no time: give requests= to measure its locality",
+        ));
+    }
+    let mut meter = LocalityMeter::new();
+    for r in Generator::new(spec, logical_bytes, seed)? {
+        meter.observe(r.device, r.op, r.offset_sector * 512, u64::from(r.sectors) * 512);
+    }
+    Ok(meter.locality())
+}
+
+/// Steps of the bisection on the fresh-write factor (log2 from -12 to 12: 1/8,000 of a step).
+const IMPOSE_STEPS: u32 = 16;
+
+/// `spec`'s fitted shape with the weight of its fresh runs of writes chosen so that this
+/// replay (`spec` on `logical_bytes` with `seed`) rewrites `target` of its page writes, or
+/// as near as the shape allows (a bisection on [`FittedWorkload::with_fresh_write_factor`]:
+/// more fresh runs, fewer rewrites). `replay` is the spec's text after `file:`, kept in the
+/// result.
+pub fn impose_update_share(
+    spec: &WorkloadSpec,
+    replay: &str,
+    logical_bytes: u64,
+    target: f64,
+    seed: u64,
+) -> Result<FittedWorkload, WorkloadError> {
+    if !(0.0..=1.0).contains(&target) {
+        return Err(err("update_share", &target.to_string(), "a share: a number in [0, 1]"));
+    }
+    let Pattern::Fitted { model, .. } = &spec.pattern else {
+        return Err(err("update_share", replay, "an update share is imposed on a fitted workload (file:W.toml)"));
+    };
+    let share = |factor: f64| -> Result<(f64, FittedWorkload), WorkloadError> {
+        let w = model.with_fresh_write_factor(factor);
+        let mut s = spec.clone();
+        if let Pattern::Fitted { model, .. } = &mut s.pattern {
+            *model = std::sync::Arc::new(w.clone());
+        }
+        Ok((locality(&s, logical_bytes, seed)?.update_share, w))
+    };
+    let (mut lo, mut hi) = (-12.0f64, 12.0f64);
+    let (most, w_most) = share(lo.exp2())?;
+    let (least, w_least) = share(hi.exp2())?;
+    let (reached, factor, mut w) = if target >= most {
+        (most, lo.exp2(), w_most)
+    } else if target <= least {
+        (least, hi.exp2(), w_least)
+    } else {
+        let mut best = (least, hi.exp2(), w_least);
+        for _ in 0..IMPOSE_STEPS {
+            let mid = (lo + hi) / 2.0;
+            let (got, w) = share(mid.exp2())?;
+            if (got - target).abs() < (best.0 - target).abs() {
+                best = (got, mid.exp2(), w);
+            }
+            if got > target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        best
+    };
+    w.imposed = Some(ImposedUpdateShare {
+        update_share: target,
+        reached,
+        trace: model.locality.update_share,
+        factor: crate::metrics::r6(factor),
+        replay: replay.to_string(),
+        capacity_bytes: logical_bytes,
+        seed,
+    });
+    Ok(w)
 }
 
 impl Iterator for Generator {

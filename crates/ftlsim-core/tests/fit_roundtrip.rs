@@ -67,8 +67,25 @@ fn fitted_traces_replay_with_their_shape() {
         assert_eq!(gen.len() as u64, 4 * w.requests);
         assert!(gen.iter().all(|r| r.1 + r.2 <= span), "{name}: inside the span");
         let (r0, s0, q0, t0) = shape(&orig, w.space.extent_bytes);
-        let (r1, s1, q1, t1) = shape(&gen, w.space.extent_bytes);
-        let msg = format!("{name}: original read {r0:.3} size {s0:.0} seq {q0:.3} top10 {t0:.3}, fitted read {r1:.3} size {s1:.0} seq {q1:.3} top10 {t1:.3}");
+        let (r1, s1, q1, _) = shape(&gen, w.space.extent_bytes);
+        // Skew at the trace's length (the mean of four seeds: a sample of 1,000 requests is
+        // noisy): a longer replay keeps starting fresh runs on untouched
+        // pages, past full extents into their neighbours, so its footprint grows as a longer
+        // trace's would and its hottest extents' share falls (printed, not compared).
+        let t1 = (7..11)
+            .map(|seed| {
+                let once =
+                    WorkloadSpec::parse(&format!("file:{},requests={},align=512", file.display(), w.requests)).unwrap();
+                let g: Vec<(IoOp, u64, u64)> = Generator::new(&once, span, seed)
+                    .unwrap()
+                    .map(|r| (r.op, r.offset_sector * 512, u64::from(r.sectors) * 512))
+                    .collect();
+                shape(&g, w.space.extent_bytes).3
+            })
+            .sum::<f64>()
+            / 4.0;
+        let (_, _, _, t4) = shape(&gen, w.space.extent_bytes);
+        let msg = format!("{name}: original read {r0:.3} size {s0:.0} seq {q0:.3} top10 {t0:.3}, fitted read {r1:.3} size {s1:.0} seq {q1:.3} top10 {t1:.3} (4x as long: {t4:.3})");
         assert!((r0 - r1).abs() <= 0.03, "{msg}");
         assert!((s0 - s1).abs() <= 0.10 * s0, "{msg}");
         assert!((q0 - q1).abs() <= 0.05, "{msg}");
@@ -112,33 +129,86 @@ fn fitted_traces_replay_with_their_shape() {
         let fast = WorkloadSpec::parse(&format!("file:{},requests=20000,rate=5000", file.display())).unwrap();
         let g = mean_gap(&fast);
         assert!((g - 200_000.0).abs() <= 0.15 * 200_000.0, "{name}: rate 5000/s gives a mean gap of {g} ns");
-        // Rewrites: the share of 4 KiB page writes that rewrite a page written before, over
-        // a stream as long as the trace.
-        let once = WorkloadSpec::parse(&format!("file:{},requests={}", file.display(), w.requests)).unwrap();
-        let once_gen: Vec<(IoOp, u64, u64)> = Generator::new(&once, span, 7)
-            .unwrap()
-            .map(|r| (r.op, r.offset_sector * 512, u64::from(r.sectors) * 512))
-            .collect();
-        let (u0, u1) = (update_share(&orig), update_share(&once_gen));
+        // Rewrites: the share of 4 KiB page writes that rewrite a page written before, over a
+        // stream as long as the trace (the fit keeps the trace's figure).
+        let (u0, u1) = (w.locality.update_share, w.replay_locality(w.requests, 7).update_share);
         let msg = format!("{name}: update share {u0:.3} in the trace, {u1:.3} generated");
         eprintln!("{msg}");
-        let written_pages = orig.iter().filter(|r| r.0 == IoOp::Write).map(|r| r.2.div_ceil(4096)).sum::<u64>();
-        if written_pages >= 500 {
+        if w.locality.page_writes >= 500 {
             assert!((u0 - u1).abs() <= 0.12, "{msg}");
         }
         let _ = std::fs::remove_file(&file);
     }
 }
 
-/// Share of 4 KiB page writes that rewrite a page written before.
-fn update_share(reqs: &[(IoOp, u64, u64)]) -> f64 {
-    let mut written = std::collections::HashSet::new();
-    let (mut pages, mut rewrites) = (0u64, 0u64);
-    for r in reqs.iter().filter(|r| r.0 == IoOp::Write) {
-        for p in r.1 / 4096..(r.1 + r.2).div_ceil(4096) {
-            pages += 1;
-            rewrites += u64::from(!written.insert(p));
+/// The long traces (issue 36): a replay as long as the trace keeps its update share and its
+/// reuse distances (in distinct pages, distinct written pages and requests) within the
+/// tolerances docs/workloads.md states, and so its LRU miss-ratio curves; two seeds.
+#[test]
+fn fitted_long_traces_keep_their_locality() {
+    // (trace, update share, Kolmogorov-Smirnov distance and hit-ratio difference).
+    for (name, share_tol, ks_tol) in [
+        ("disksim-validate.ascii", 0.10, 0.10),
+        ("tencent-cbs-sample.csv", 0.10, 0.10),
+        ("fiu-homes-first10k.txt", 0.12, 0.12),
+        // The fit's known miss (docs/workloads.md): its fresh runs of large requests overlap
+        // where the trace's tile its footprint.
+        ("ycsb-f2fs.blkparse.txt", 0.25, 0.40),
+    ] {
+        let path = shared(name);
+        let opts = ParserOptions::default();
+        let format = detect(&path, &opts).unwrap();
+        let w = fit(RecordReader::new(&path, format, &opts, false).unwrap(), name, 1 << 20).unwrap();
+        // The trace's locality as the fit keeps it is the trace's own.
+        let direct = ftlsim_core::locality::of_trace(RecordReader::new(&path, format, &opts, false).unwrap()).unwrap();
+        assert_eq!(w.locality, direct, "{name}");
+        for seed in [1, 2] {
+            let d = w.locality.distance(&w.replay_locality(w.requests, seed));
+            let msg = format!("{name} seed {seed}: {d:?}");
+            eprintln!("{msg}");
+            assert!(d.update_share.abs() <= share_tol, "{msg}");
+            for x in [
+                d.stack_distance_ks,
+                d.write_stack_distance_ks,
+                d.request_distance_ks,
+                d.miss_ratio_curve_max,
+                d.write_miss_ratio_curve_max,
+            ] {
+                assert!(x <= ks_tol, "{msg}");
+            }
         }
     }
-    rewrites as f64 / pages.max(1) as f64
+}
+
+/// An imposed update share is reached on the replay it was calibrated for, and the shape
+/// records what was asked, what was reached and for which replay.
+#[test]
+fn an_imposed_update_share_holds_for_its_replay() {
+    let name = "financial1-first10k.ssdsim.ascii";
+    let path = shared(name);
+    let opts = ParserOptions::default();
+    let format = detect(&path, &opts).unwrap();
+    let w = fit(RecordReader::new(&path, format, &opts, false).unwrap(), name, 1 << 20).unwrap();
+    let capacity = 1u64 << 30;
+    for target in [0.35, 0.78] {
+        let replay = "requests=20000,read=0.232";
+        let spec = WorkloadSpec::parse_fitted(&w, name, replay).unwrap();
+        let imposed = ftlsim_core::workload::impose_update_share(&spec, replay, capacity, target, 3).unwrap();
+        let i = imposed.imposed.clone().unwrap();
+        assert_eq!((i.update_share, i.replay.as_str(), i.capacity_bytes), (target, replay, capacity));
+        assert!((i.reached - target).abs() <= 0.02, "{name}: asked {target}, reached {}", i.reached);
+        // Rerun independently: the same replay gives the share recorded.
+        let again = WorkloadSpec::parse_fitted(&imposed, name, replay).unwrap();
+        let got = ftlsim_core::workload::locality(&again, capacity, 3).unwrap().update_share;
+        assert_eq!(got, i.reached, "{name}: the calibration's replay is reproducible");
+        // The TOML round trip keeps the record.
+        let back = FittedWorkload::from_toml(&toml::to_string(&imposed).unwrap(), "f").unwrap();
+        assert_eq!(back, imposed);
+    }
+    // Unreachable: a share above what every write rewriting gives is refused nothing but
+    // reported as reached.
+    let replay = "requests=2000";
+    let spec = WorkloadSpec::parse_fitted(&w, name, replay).unwrap();
+    let i = ftlsim_core::workload::impose_update_share(&spec, replay, capacity, 1.0, 3).unwrap().imposed.unwrap();
+    assert!(i.reached < 1.0, "the first write of a page is never a rewrite");
 }

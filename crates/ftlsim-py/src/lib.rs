@@ -11,7 +11,7 @@ use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::SimError;
 use ftlsim_core::metrics::{IntervalRow, Observer};
 use ftlsim_core::trace::{detect, stats, ParserOptions, RecordReader, TraceFormat};
-use ftlsim_core::workload::{parse_bytes, parse_duration_ns};
+use ftlsim_core::workload::{impose_update_share, parse_bytes, parse_duration_ns, WorkloadSpec};
 use ftlsim_run::{Drive, RunObserver, RunSpec, Source};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -321,14 +321,24 @@ fn trace_stats(
 /// the same as a dict; with `out`, the TOML is also written there (atomically, never over
 /// the input trace).
 #[pyfunction]
-#[pyo3(signature = (path, extent_bytes=1 << 20, format=None, out=None))]
+#[pyo3(signature = (path, extent_bytes=1 << 20, format=None, out=None, update_share=None, replay=None, capacity_bytes=None, seed=1))]
+#[allow(clippy::too_many_arguments)]
 fn trace_fit(
     py: Python<'_>,
     path: PathBuf,
     extent_bytes: u64,
     format: Option<String>,
     out: Option<PathBuf>,
+    update_share: Option<f64>,
+    replay: Option<String>,
+    capacity_bytes: Option<u64>,
+    seed: u64,
 ) -> PyResult<(String, Py<PyAny>)> {
+    if update_share.is_some() != (replay.is_some() && capacity_bytes.is_some()) {
+        return Err(PyValueError::new_err(
+            "update_share, replay and capacity_bytes go together (the share holds for that replay on that drive)",
+        ));
+    }
     if extent_bytes < 4096 || !extent_bytes.is_multiple_of(4096) {
         return Err(PyValueError::new_err(format!("extent_bytes = {extent_bytes} must be a multiple of 4096")));
     }
@@ -345,7 +355,15 @@ fn trace_fit(
                     None => detect(&path, &opts)?,
                 };
                 let reader = RecordReader::new(&path, format, &opts, false)?;
-                Ok(ftlsim_core::fitted::fit(reader, &path.display().to_string(), extent_bytes)?)
+                let w = ftlsim_core::fitted::fit(reader, &path.display().to_string(), extent_bytes)?;
+                match (update_share, &replay, capacity_bytes) {
+                    (Some(target), Some(replay), Some(capacity)) => {
+                        let origin = out.as_ref().unwrap_or(&path).display().to_string();
+                        let spec = WorkloadSpec::parse_fitted(&w, &origin, replay)?;
+                        Ok(impose_update_share(&spec, replay, capacity, target, seed)?)
+                    }
+                    _ => Ok(w),
+                }
             })
         })?
         .map_err(|e| to_py(py, e))?;
@@ -356,6 +374,70 @@ fn trace_fit(
     }
     let v = serde_json::to_value(&w).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((text, json_to_py(py, &v)?))
+}
+
+/// A trace's temporal locality (`ftlsim trace locality --json`).
+#[pyfunction]
+#[pyo3(signature = (path, format=None))]
+fn trace_locality(py: Python<'_>, path: PathBuf, format: Option<String>) -> PyResult<Py<PyAny>> {
+    let opts = ParserOptions::default();
+    let v = py
+        .detach(|| {
+            unwound(|| -> Result<serde_json::Value, SimError> {
+                let format = match &format {
+                    Some(f) => TraceFormat::from_name(f)
+                        .ok_or_else(|| SimError::Input(format!("unknown trace format `{f}`")))?,
+                    None => detect(&path, &opts)?,
+                };
+                let l = ftlsim_core::locality::of_trace(RecordReader::new(&path, format, &opts, false)?)?;
+                Ok(serde_json::to_value(l.report()).expect("locality serialises"))
+            })
+        })?
+        .map_err(|e| to_py(py, e))?;
+    json_to_py(py, &v)
+}
+
+/// The temporal locality of a synthetic workload's requests on a drive of `capacity_bytes`.
+#[pyfunction]
+#[pyo3(signature = (spec, capacity_bytes, seed=1))]
+fn workload_locality(py: Python<'_>, spec: &str, capacity_bytes: u64, seed: u64) -> PyResult<Py<PyAny>> {
+    let v = py
+        .detach(|| {
+            unwound(|| -> Result<serde_json::Value, SimError> {
+                let spec = WorkloadSpec::parse(spec)?;
+                let l = ftlsim_core::workload::locality(&spec, capacity_bytes, seed)?;
+                Ok(serde_json::to_value(l.report()).expect("locality serialises"))
+            })
+        })?
+        .map_err(|e| to_py(py, e))?;
+    json_to_py(py, &v)
+}
+
+/// A fitted shape replayed as long as its trace (or `requests`), against the trace's
+/// locality the fit keeps: both, and their distance.
+#[pyfunction]
+#[pyo3(signature = (fit, requests=None, seed=1))]
+fn fit_check(py: Python<'_>, fit: PathBuf, requests: Option<u64>, seed: u64) -> PyResult<Py<PyAny>> {
+    let v = py
+        .detach(|| {
+            unwound(|| -> Result<serde_json::Value, SimError> {
+                let origin = fit.display().to_string();
+                let text = std::fs::read_to_string(&fit)
+                    .map_err(|e| SimError::Input(format!("{origin}: cannot read the fitted workload: {e}")))?;
+                let w = ftlsim_core::fitted::FittedWorkload::from_toml(&text, &origin).map_err(SimError::Input)?;
+                let n = requests.unwrap_or(w.requests);
+                let replayed = w.replay_locality(n, seed);
+                Ok(serde_json::json!({
+                    "requests": n,
+                    "seed": seed,
+                    "trace": w.locality.report(),
+                    "fit": replayed.report(),
+                    "distance": w.locality.distance(&replayed),
+                }))
+            })
+        })?
+        .map_err(|e| to_py(py, e))?;
+    json_to_py(py, &v)
 }
 
 /// Panic with `message`, as a broken invariant in the core would: the test that a panic
@@ -376,6 +458,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_locality, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_locality, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_check, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("FtlsimError", py.get_type::<FtlsimError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
