@@ -199,6 +199,31 @@ def test_trace_fit_replays_the_trace_shape(traces, tmp_path):
         ftlsim.run(workload="rate=10", overrides=SMALL)
 
 
+def test_locality_of_a_trace_its_fit_and_a_workload(traces, tmp_path):
+    """Issue 36: the trace's locality as the fit keeps it, the fit's replay against it, a
+    synthetic workload's, and an update share imposed on a replay."""
+    loc = ftlsim.trace_locality(traces / "financial1-first10k.ssdsim.ascii")
+    assert loc["requests"] == 10000 and 0.6 < loc["update_share"] < 0.8
+    curve = loc["miss_ratio_curve"]
+    assert curve[0]["cache_bytes"] == 1 << 20 and curve[-1]["cache_bytes"] == 4 << 30
+    hits = [p["write_hit_ratio"] for p in curve]
+    assert hits == sorted(hits) and hits[-1] == pytest.approx(loc["update_share"], abs=1e-6)
+    out = tmp_path / "w.toml"
+    w = ftlsim.trace_fit(traces / "financial1-first10k.ssdsim.ascii", out)
+    assert w["locality"]["update_share"] == loc["update_share"]
+    check = ftlsim.fit_check(out, seed=3)
+    assert check["requests"] == 10000 and check["trace"]["update_share"] == loc["update_share"]
+    assert 0 <= check["distance"]["stack_distance_ks"] < 0.3
+    # A uniform workload over a span much larger than what it writes rewrites almost nothing.
+    u = ftlsim.workload_locality("requests=2000,read=0,pattern=uniform", 1 << 30, seed=1)
+    assert u["page_writes"] == 2000 and u["update_share"] < 0.01
+    imposed = ftlsim.trace_fit(traces / "financial1-first10k.ssdsim.ascii", tmp_path / "i.toml", update_share=0.5,
+                               replay="requests=20000,read=0.2", capacity_bytes=1 << 30, seed=2)
+    assert imposed["imposed"]["update_share"] == 0.5 and abs(imposed["imposed"]["reached"] - 0.5) < 0.03
+    with pytest.raises(ValueError, match="go together"):
+        ftlsim.trace_fit(traces / "financial1-first10k.ssdsim.ascii", update_share=0.5)
+
+
 def test_a_power_cut_run_recovers_verifies_and_goes_on():
     r = small_run(ftl="dftl", workload="requests=3000", power_cut=1500, verify=True)
     cut = r.power_cut

@@ -694,3 +694,35 @@ fn issue_31_minor_refusals_say_what_is_wrong() {
     );
     assert!(o.status.success(), "without a time series it runs: {}", stderr(&o));
 }
+
+/// Issue 36: `timing.write_buffer_search_ns` charges every entry the write buffer holds to
+/// each host page's lookup; without a buffer to search it is refused.
+#[test]
+fn issue_36_a_write_buffer_search_costs_the_entries_it_holds() {
+    let d = tmp("buffer-search");
+    // 100 one-page writes at QD 1 into a 16-page buffer: the i-th finds min(i, 16) entries,
+    // 1,464 in all, so 1 us an entry adds 14.64 us to the mean response time.
+    let mean = |search: &str| {
+        let o = run_small(
+            &d,
+            &[
+                "--workload",
+                "requests=100,read=0,arrival=closed:1,pattern=uniform",
+                "--set",
+                "host.write_buffer_bytes=65536",
+                "--set",
+                &format!("timing.write_buffer_search_ns={search}"),
+                "--json",
+                "--quiet",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["report"]["response_time"]["all"]["mean_ns"].as_f64().unwrap()
+    };
+    let added = mean("1000") - mean("0");
+    assert!((added - 14_640.0).abs() < 1.0, "the search added {added} ns to the mean");
+    let o = run_small(&d, &["--workload", "requests=10", "--set", "timing.write_buffer_search_ns=5", "--quiet"]);
+    assert_bad_input(&o, "timing.write_buffer_search_ns = 5");
+    assert!(stderr(&o).contains("host.write_buffer_bytes"), "{}", stderr(&o));
+}

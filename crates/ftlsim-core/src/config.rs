@@ -231,6 +231,11 @@ pub struct Timing {
     /// Cost of one mapping lookup in controller DRAM/SRAM, charged per host page.
     #[serde(default)]
     pub dram_access_ns: u64,
+    /// Cost of examining one entry of the write buffer (`host.write_buffer_bytes`), ns: a
+    /// host page's lookup scans its LRU list and is charged every entry it holds (a miss's
+    /// cost). A proposal: seed 000 names the search cost (Sec. 5.6, Fig. 14) but not its size.
+    #[serde(default)]
+    pub write_buffer_search_ns: u64,
     /// ECC decoding of a page read to the controller, ns: added to every page read's data
     /// path (host reads and off-chip copies; a copy-back bypasses it, seed 003 Sec. II-A).
     #[serde(default)]
@@ -1119,6 +1124,16 @@ impl DriveConfig {
         }
         if buffer / page >= u64::from(u32::MAX) {
             return Err(invalid("host.write_buffer_bytes", buffer, "must be < 2^32 - 1 pages"));
+        }
+        if self.timing.write_buffer_search_ns > 0
+            && (buffer == 0 || h.write_buffer_policy == WriteBufferPolicy::WriteBehind)
+        {
+            return Err(invalid(
+                "timing.write_buffer_search_ns",
+                self.timing.write_buffer_search_ns,
+                "prices a search of the LRU write buffer: it needs host.write_buffer_bytes > 0 with a caching \
+                 policy (there is no list to search otherwise)",
+            ));
         }
         if h.write_buffer_policy == WriteBufferPolicy::WriteBehind && self.ftl.gc_preemption == GcPreemption::Reads {
             return Err(invalid(

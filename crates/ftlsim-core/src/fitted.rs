@@ -1,20 +1,23 @@
-//! Trace-shaped synthetic workloads (issue 14): [`fit`] reads a trace once and keeps what an
-//! FTL responds to — the read/write/trim mix, the request sizes, where requests land (the
-//! request count of every touched extent, in address order), how long sequential runs are and
-//! the inter-arrival times — as a [`FittedWorkload`] (TOML, `ftlsim trace fit`). A
-//! [`FittedSampler`] replays that shape at any length, drive capacity and rate
-//! (`--workload file:W.toml,requests=N,rate=R`): the touched extents land side by side in
-//! address order at their own size (`layout=compact`, the default: the footprint keeps its
-//! size, as a trace replayed with `--overflow compact`), or extent `i` of the trace's address
-//! range lands at the same relative place of the span (`layout=range`).
+//! Trace-shaped synthetic workloads (issues 14 and 36): [`fit`] reads a trace once and keeps
+//! what an FTL responds to — the read/write/trim mix, the request sizes, where requests land
+//! (the requests and fresh runs of every touched extent, in address order), how long
+//! sequential runs are, where runs start (on a page touched before, by its LRU stack distance,
+//! or on a fresh one), the inter-arrival times and the trace's temporal locality
+//! (crate::locality) — as a [`FittedWorkload`] (TOML, `ftlsim trace fit`). A [`FittedSampler`]
+//! replays that shape at any length, drive capacity and rate (`--workload
+//! file:W.toml,requests=N,rate=R`): the touched extents land side by side in address order at
+//! their own size (`layout=compact`, the default: the footprint keeps its size, as a trace
+//! replayed with `--overflow compact`), or extent `i` of the trace's address range lands at the
+//! same relative place of the span (`layout=range`).
 //!
-//! Kept as summaries rather than the trace itself: sizes (the 64 most frequent), extents
-//! (at most 65,536: the extent doubles until the range fits), run lengths (power-of-two
-//! buckets), re-references (how many runs of reads, or of writes, ago a run of reads, or of
-//! writes, last touched the page where a run starts, in power-of-two buckets up to 65,536:
-//! temporal locality, rewrites included) and inter-arrival times (16 buckets
-//! of equal count with the transitions between consecutive gaps' buckets: bursts). Not kept:
-//! correlations between size, op and place.
+//! Kept as summaries rather than the trace itself: sizes of reads, of writes and of the
+//! requests that start re-referencing runs (the 64 most frequent of each), extents (at most
+//! 65,536: the extent doubles until the range fits), run lengths (power-of-two buckets), the
+//! stack distances of run starts (four buckets per power of two) and inter-arrival times (16
+//! buckets of equal count with the transitions between consecutive gaps' buckets: bursts). Not
+//! kept: other correlations between size, op and place. `workload::impose_update_share`
+//! reweighs a shape's fresh runs of writes so that a given replay rewrites a
+//! paper's stated share of its page writes.
 
 use crate::bits::Bits;
 use crate::error::TraceError;
@@ -769,6 +772,9 @@ pub struct FittedSampler {
     /// LRU stacks of the 4 KiB pages touched by any request, and of those written: a run
     /// re-references the page at the distance it draws.
     stacks: [LruStack; 2],
+    /// Compact layout: the next page past the laid-out footprint where fresh runs go once the
+    /// footprint has no room for them.
+    tail_page: Option<u64>,
     /// Where in its page the last request starting on each page started, bytes.
     starts_within: HashMap<u64, u16>,
     /// The same pages as bits: where a first reference may land.
@@ -802,7 +808,7 @@ impl FittedSampler {
         if layout == FittedLayout::Compact {
             scale = scale.min(1.0);
         }
-        let place = w
+        let place: Vec<(u64, u64)> = w
             .space
             .touched
             .iter()
@@ -844,6 +850,8 @@ impl FittedSampler {
             .sum::<f64>()
             / total.max(1.0);
         let by_bucket = |row: &[u64]| Cumulative::new(row.iter().copied().enumerate().map(|(b, c)| (b as u64, c)));
+        let tail_page = (layout == FittedLayout::Compact)
+            .then(|| place.iter().map(|&(start, len): &(u64, u64)| (start + len).div_ceil(4096)).max().unwrap_or(0));
         FittedSampler {
             sizes: kind_sizes.map(|k| Cumulative::new(pairs(k))),
             reuse_sizes: [&w.read_reuse, &w.write_reuse].map(|r| Cumulative::new(pairs(&r.sizes))),
@@ -877,6 +885,7 @@ impl FittedSampler {
             stacks: [LruStack::default(), LruStack::default()],
             touched: [Bits::new(span_bytes.div_ceil(4096)), Bits::new(span_bytes.div_ceil(4096))],
             starts_within: HashMap::new(),
+            tail_page,
             first_writes_of_read_pages: w.write_reuse.first_writes_of_read_pages as f64
                 / w.write_reuse.first_references.max(1) as f64,
             span_bytes,
@@ -950,8 +959,21 @@ impl FittedSampler {
                         tries += 1;
                     }
                     if !fresh(self, offset) {
-                        if let Some(p) = self.fresh_gap(kind, extent, run_bytes.div_ceil(4096)) {
-                            let within = self.start_offsets.as_ref().map_or(0, |o| o.draw(rng) % 4096);
+                        let need = run_bytes.div_ceil(4096);
+                        let within = self.start_offsets.as_ref().map_or(0, |o| o.draw(rng) % 4096);
+                        let gap = self.fresh_gap(kind, extent, need);
+                        let page = match gap {
+                            Some((p, len)) if len >= need => Some(p),
+                            // The footprint is full: new data goes past it, into the span the
+                            // layout left free (compact layout), as a longer trace's would.
+                            _ if self.tail_page.is_some_and(|t| (t + need) * 4096 <= self.span_bytes) => {
+                                let t = self.tail_page.expect("checked");
+                                self.tail_page = Some(t + need);
+                                Some(t)
+                            }
+                            _ => gap.map(|g| g.0),
+                        };
+                        if let Some(p) = page {
                             offset = self.aligned(p * 4096 + within, size);
                         }
                     }
@@ -986,9 +1008,9 @@ impl FittedSampler {
 
     /// The first page of a run of `need` pages untouched by `kind`, searched from the start of
     /// extent `extent` on, then in the next touched extents (round them all: a full extent
-    /// spills into its neighbours, never into space the trace left alone); else the start of
-    /// the longest such run met; `None` if every page searched was touched.
-    fn fresh_gap(&self, kind: usize, extent: usize, need: u64) -> Option<u64> {
+    /// spills into its neighbours, never into space the trace left alone), with its length;
+    /// else the start of the longest such run met; `None` if every page searched was touched.
+    fn fresh_gap(&self, kind: usize, extent: usize, need: u64) -> Option<(u64, u64)> {
         let last_page = self.span_bytes.div_ceil(4096);
         let (mut best, mut best_len) = (None, 0u64);
         let mut searched = 0usize;
@@ -1010,10 +1032,10 @@ impl FittedSampler {
                     gap += 1;
                 }
                 if gap >= need {
-                    return Some(p);
+                    return Some((p, gap));
                 }
                 if gap > best_len {
-                    (best, best_len) = (Some(p), gap);
+                    (best, best_len) = (Some((p, gap)), gap);
                 }
                 p += gap;
                 searched += gap as usize;

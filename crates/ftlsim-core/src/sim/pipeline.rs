@@ -272,6 +272,11 @@ impl Simulator {
         // shares it, docs/timing.md).
         let npages = pages(offset, req.sectors, spp).count() as u64;
         ready += npages * self.cfg.timing.dram_access_ns;
+        // A write-buffer lookup walks its LRU list: every entry held, per page (reads and
+        // writes alike look the page up).
+        if let Some(w) = &self.wbuf {
+            ready += npages * u64::from(w.len()) * self.cfg.timing.write_buffer_search_ns;
+        }
         // A write-behind buffer acknowledges a write once its pages are in (perhaps after
         // waiting for room); their flash work starts then.
         let ack = match (req.op, self.dev.behind.as_mut()) {
