@@ -436,14 +436,18 @@ fn print_locality(l: &ftlsim_core::locality::Locality) {
                 return format!("{b}+");
             }
         }
-        "first touch".to_string()
+        "-".to_string()
     };
-    println!(
-        "reuse          median distance {} pages, {} requests; {:.1}% of accesses are first touches",
-        median(&l.stack_distance),
-        median(&l.request_distance),
-        l.stack_distance.first as f64 / l.page_accesses.max(1) as f64 * 100.0
-    );
+    let first = l.stack_distance.first as f64 / l.page_accesses.max(1) as f64 * 100.0;
+    if first >= 50.0 {
+        println!("reuse          {first:.1}% of accesses are first touches (the median access is one)");
+    } else {
+        println!(
+            "reuse          median distance {} pages, {} requests; {first:.1}% of accesses are first touches",
+            median(&l.stack_distance),
+            median(&l.request_distance)
+        );
+    }
     println!("LRU cache      size: hit ratio (cache of reads and writes) / write buffer absorbs");
     for p in l.curve() {
         println!("  {:>9}    {:.3} / {:.3}", ftlsim_run::memory::bytes(p.cache_bytes), p.hit_ratio, p.write_hit_ratio);

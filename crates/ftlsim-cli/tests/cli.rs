@@ -583,3 +583,23 @@ fn a_flashnet_replayed_trace_is_detected_and_its_latency_summarised() {
     let o = ftlsim(&["run", "--trace", trace.to_str().unwrap(), "--quiet", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// Issue 36: `trace locality` prints the update share, reuse and an LRU curve; its JSON has
+/// every distribution, and a write buffer of 4 GiB absorbs every rewrite of a small trace.
+#[test]
+fn trace_locality_prints_the_update_share_and_the_miss_ratio_curve() {
+    let t = shared_trace("financial1-first10k.ssdsim.ascii");
+    let o = ftlsim(&["trace", "locality", &t]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("update share   69.9% of page writes"), "{text}");
+    assert!(text.contains("1 MiB") && text.contains("4 GiB"), "{text}");
+    let o = ftlsim(&["trace", "locality", &t, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for k in ["stack_distance", "write_stack_distance", "request_distance"] {
+        assert!(v[k]["lower_bounds"].as_array().unwrap().len() == v[k]["counts"].as_array().unwrap().len(), "{k}");
+    }
+    let curve = v["miss_ratio_curve"].as_array().unwrap();
+    assert_eq!(curve.len(), 13);
+    assert_eq!(curve[12]["write_hit_ratio"], v["update_share"]);
+}
