@@ -772,6 +772,8 @@ pub struct FittedSampler {
     /// LRU stacks of the 4 KiB pages touched by any request, and of those written: a run
     /// re-references the page at the distance it draws.
     stacks: [LruStack; 2],
+    /// The deepest page each stack keeps: one past the largest distance its kind draws.
+    depth: [usize; 2],
     /// Compact layout: the next page past the laid-out footprint where fresh runs go once the
     /// footprint has no room for them.
     tail_page: Option<u64>,
@@ -886,6 +888,9 @@ impl FittedSampler {
             touched: [Bits::new(span_bytes.div_ceil(4096)), Bits::new(span_bytes.div_ceil(4096))],
             starts_within: HashMap::new(),
             tail_page,
+            depth: [&w.read_reuse, &w.write_reuse].map(|r| {
+                r.distances.values.iter().map(|&b| (b + bucket_width(b)) as usize).max().unwrap_or(1)
+            }),
             first_writes_of_read_pages: w.write_reuse.first_writes_of_read_pages as f64
                 / w.write_reuse.first_references.max(1) as f64,
             span_bytes,
@@ -959,7 +964,7 @@ impl FittedSampler {
                         tries += 1;
                     }
                     if !fresh(self, offset) {
-                        let need = run_bytes.div_ceil(4096);
+                        let need = run_bytes.div_ceil(4096).min(FRESH_RUN_PAGES as u64);
                         let within = self.start_offsets.as_ref().map_or(0, |o| o.draw(rng) % 4096);
                         let gap = self.fresh_gap(kind, extent, need);
                         let page = match gap {
@@ -987,11 +992,20 @@ impl FittedSampler {
         // Trims touch no page, as the trace's locality counts them.
         if self.op != IoOp::Trim {
             for p in offset / 4096..self.next_offset.div_ceil(4096) {
-                self.stacks[0].touch((0, p));
+                // A page no distance reaches is forgotten, with where a request started on it
+                // (a written page kept deeper in the written stack then draws that offset).
+                if let Some((_, old)) = self.stacks[0].touch_within((0, p), self.depth[0]) {
+                    self.starts_within.remove(&old);
+                }
                 self.touched[0].set(p, true);
                 if self.op == IoOp::Write {
-                    self.stacks[1].touch((0, p));
+                    self.stacks[1].touch_within((0, p), self.depth[1]);
                     self.touched[1].set(p, true);
+                }
+                // Whatever reaches past the footprint (a run going on, a gap at its end) moves
+                // the tail on, so the tail never hands out written pages as fresh.
+                if let Some(t) = self.tail_page.filter(|&t| p >= t) {
+                    self.tail_page = Some(t.max(p + 1));
                 }
             }
         }

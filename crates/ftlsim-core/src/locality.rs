@@ -282,6 +282,20 @@ impl LruStack {
         distance
     }
 
+    /// Touch `page` and keep at most `limit` pages (>= 1): the least recently touched one is
+    /// forgotten, and returned, when there are more. A sampler that draws distances below a
+    /// known bound needs no deeper page, so its memory follows the bound, not the span.
+    pub fn touch_within(&mut self, page: (u32, u64), limit: usize) -> Option<(u32, u64)> {
+        self.touch(page);
+        if self.last.len() <= limit.max(1) {
+            return None;
+        }
+        let oldest = self.page_at_depth(self.last.len() as u64 - 1).expect("more than one page");
+        let slot = self.last.remove(&oldest).expect("the oldest page is held");
+        self.add(slot, -1);
+        Some(oldest)
+    }
+
     /// Marks at slots `0..=slot`.
     fn marks_through(&self, slot: u32) -> u64 {
         let mut i = slot as usize + 1;
@@ -462,6 +476,17 @@ mod tests {
             assert_eq!(s.page_at_depth(d), Some((0, order[order.len() - 1 - d as usize])), "depth {d}");
         }
         assert_eq!(s.page_at_depth(1000), Some((0, order[0])), "past the bottom: the oldest");
+        // Bounded: the 50 most recent stay, in order, and the others are returned as they go.
+        let mut b = LruStack::default();
+        let mut gone = 0;
+        for &p in &stream {
+            gone += usize::from(b.touch_within((0, p), 50).is_some());
+        }
+        assert_eq!(b.pages(), 50);
+        assert!(gone > 0);
+        for d in 0..50u64 {
+            assert_eq!(b.page_at_depth(d), Some((0, order[order.len() - 1 - d as usize])), "bounded, depth {d}");
+        }
     }
 
     #[test]
