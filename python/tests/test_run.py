@@ -220,8 +220,9 @@ def test_locality_of_a_trace_its_fit_and_a_workload(traces, tmp_path):
     imposed = ftlsim.trace_fit(traces / "financial1-first10k.ssdsim.ascii", tmp_path / "i.toml", update_share=0.5,
                                replay="requests=20000,read=0.2", capacity_bytes=1 << 30, seed=2)
     assert imposed["imposed"]["update_share"] == 0.5 and abs(imposed["imposed"]["reached"] - 0.5) < 0.03
-    with pytest.raises(ValueError, match="go together"):
-        ftlsim.trace_fit(traces / "financial1-first10k.ssdsim.ascii", update_share=0.5)
+    for alone in [{"update_share": 0.5}, {"replay": "requests=10"}, {"capacity_bytes": 1 << 30}]:
+        with pytest.raises(ValueError, match="go together"):
+            ftlsim.trace_fit(traces / "financial1-first10k.ssdsim.ascii", **alone)
 
 
 def test_a_power_cut_run_recovers_verifies_and_goes_on():

@@ -888,9 +888,8 @@ impl FittedSampler {
             touched: [Bits::new(span_bytes.div_ceil(4096)), Bits::new(span_bytes.div_ceil(4096))],
             starts_within: HashMap::new(),
             tail_page,
-            depth: [&w.read_reuse, &w.write_reuse].map(|r| {
-                r.distances.values.iter().map(|&b| (b + bucket_width(b)) as usize).max().unwrap_or(1)
-            }),
+            depth: [&w.read_reuse, &w.write_reuse]
+                .map(|r| r.distances.values.iter().map(|&b| (b + bucket_width(b)) as usize).max().unwrap_or(1)),
             first_writes_of_read_pages: w.write_reuse.first_writes_of_read_pages as f64
                 / w.write_reuse.first_references.max(1) as f64,
             span_bytes,

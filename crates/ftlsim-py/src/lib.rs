@@ -334,7 +334,8 @@ fn trace_fit(
     capacity_bytes: Option<u64>,
     seed: u64,
 ) -> PyResult<(String, Py<PyAny>)> {
-    if update_share.is_some() != (replay.is_some() && capacity_bytes.is_some()) {
+    let given = [update_share.is_some(), replay.is_some(), capacity_bytes.is_some()];
+    if given.iter().any(|&g| g) && !given.iter().all(|&g| g) {
         return Err(PyValueError::new_err(
             "update_share, replay and capacity_bytes go together (the share holds for that replay on that drive)",
         ));
