@@ -9,7 +9,11 @@
 //!   `cache_second_level_hits`); otherwise the page is read into the CTP;
 //! - a modified CMT entry, when evicted, goes to its cached translation page (loaded if
 //!   needed); only a modified page evicted from the CTP is written to flash, without
-//!   reading it first since it is held whole.
+//!   reading it first since it is held whole, and with the CMT's modified entries of that
+//!   page folded in and marked clean: DFTL's batch update (seed 001 L480), which the first
+//!   level, "similar to DFTL" (L488), inherits. The copy then holds every change made so
+//!   far, so its backup stamp advances (`demand.rs`, recovery). Qin et al.'s text is not
+//!   available to us (paywalled); we follow the thesis's description.
 //!
 //! SRAM (Table 5.2, 8 GB chip): GTD 2.19 KB (512 entries of 4 B + 3 bits), CMT 2.06 KB
 //! (256 entries), CTP 16 KB (two 8 KB pages): 20.25 KB. A `ftl.mapping_cache_bytes` budget

@@ -401,7 +401,10 @@ impl Dftl {
     }
 
     /// Bring translation page `tvpn` into the CTP (most recent), reading it from flash;
-    /// a modified page evicted to make room is written back.
+    /// a modified page evicted to make room is written back with the CMT's modified entries
+    /// of that page folded in: DFTL's batch update (seed 001 L480), which CDFTL's first level
+    /// inherits (L488: "similar to DFTL"). Without it the copy lacks entries the cache still
+    /// holds, so it keeps its old backup stamp and recovery must scan past it.
     fn ctp_load(&mut self, ctx: &mut FlashCtx, tvpn: u32) -> Result<(), SimError> {
         if self.ctp_touch(tvpn) {
             return Ok(());
@@ -409,8 +412,7 @@ impl Dftl {
         if self.ctp.len() == self.ctp_cap {
             let (victim, dirty) = self.ctp.remove(0);
             if dirty {
-                self.write_back_events += 1;
-                self.write_back(victim);
+                self.batch_update(victim);
             }
         }
         self.st.fetch(ctx, tvpn)?;
