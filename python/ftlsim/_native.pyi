@@ -51,6 +51,8 @@ def run(
     fill: Optional[float] = None,
     fill_offset: float = 0.0,
     steady_state: bool = False,
+    overwrite_span: float = 0.0,
+    trim_to: Optional[float] = None,
     load_state: Optional[str] = None,
     save_state: Optional[str] = None,
     interval: str = "100ms",

@@ -226,6 +226,7 @@ def run(
     fill_offset: float = 0.0,
     steady_state: bool = False,
     overwrite_span: float = 0.0,
+    trim_to: Optional[float] = None,
     seed: int = 1,
     overrides: Optional[Mapping[str, Any]] = None,
     load_state: Optional[PathLike] = None,
@@ -253,6 +254,8 @@ def run(
         fill, fill_offset, steady_state, overwrite_span: preconditioning, as ``--fill``,
             ``--fill-offset``, ``--steady-state``, ``--overwrite-span``; ``fill=None`` takes
             the config's ``precondition.fill`` (1 unless the preset says otherwise).
+        trim_to: after the fill and overwrites, trim written pages at random until this
+            share of the logical space is valid (``--trim-to``); None trims nothing.
         seed: seed of the workload and preconditioning.
         overrides: config keys to set, ``{"ftl.gc_victim": "fifo"}`` (the CLI's ``--set``),
             validated as the TOML file is.
@@ -306,6 +309,7 @@ def run(
         fill_offset=_args.number("fill_offset", fill_offset),
         steady_state=_args.flag("steady_state", steady_state),
         overwrite_span=_args.number("overwrite_span", overwrite_span),
+        trim_to=None if trim_to is None else _args.number("trim_to", trim_to),
         load_state=_args.path("load_state", load_state),
         save_state=_args.path("save_state", save_state),
         interval=_args.count_or_text("interval", interval, '"10ms"'),

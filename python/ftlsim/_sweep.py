@@ -39,8 +39,10 @@ from ._config import Config
 
 #: Keys a run description may have: the keyword arguments of :func:`ftlsim.run`, and
 #: ``tag``, any JSON value kept in the row as ``param.tag`` (a label, an index) and not run.
-RUN_KEYS = ("preset", "config", "ftl", "workload", "trace", "trace_options", "fill", "fill_offset",
-            "steady_state", "overwrite_span", "seed", "overrides", "interval", "verify", "max_memory", "power_cut", "clean_shutdown", "tag")
+#: The preconditioning keys: a snapshot stands for them.
+_PRECONDITION_KEYS = ("fill", "fill_offset", "steady_state", "overwrite_span", "trim_to")
+RUN_KEYS = ("preset", "config", "ftl", "workload", "trace", "trace_options", *_PRECONDITION_KEYS, "seed",
+            "overrides", "interval", "verify", "max_memory", "power_cut", "clean_shutdown", "tag")
 #: Config sections that shape a drive's state: runs agreeing on them can share a snapshot.
 _STATE_SHAPING = ("geometry", "overprovisioning", "nand", "ftl", "reliability")
 #: Seconds between rewrites of the Parquet file while the sweep runs.
@@ -196,6 +198,7 @@ def _snapshot_key(run: Mapping[str, Any]) -> Optional[str]:
         "fill_offset": float(run.get("fill_offset", 0.0)),
         "steady_state": bool(run.get("steady_state", False)),
         "overwrite_span": float(run.get("overwrite_span", 0.0)),
+        "trim_to": None if run.get("trim_to") is None else float(run["trim_to"]),
         "seed": int(run.get("seed", 1)),
         # A snapshot made with the data oracle is needed by runs that verify.
         "verify": bool(run.get("verify", False)),
@@ -210,8 +213,7 @@ def _prepare(run: Mapping[str, Any], path: str) -> Optional[str]:
     """Precondition the run's drive and save it to ``path``; None if that failed (its runs
     then precondition for themselves and report their own error)."""
     from ._run import run as run_one
-    kw = {k: v for k, v in run.items() if k in ("preset", "config", "ftl", "fill", "fill_offset",
-                                                "steady_state", "overwrite_span", "seed", "overrides",
+    kw = {k: v for k, v in run.items() if k in ("preset", "config", "ftl", *_PRECONDITION_KEYS, "seed", "overrides",
                                                 "max_memory", "verify")}
     try:
         if os.path.exists(path):
@@ -244,9 +246,7 @@ def run_task(run: Mapping[str, Any], snapshot: Optional[str] = None) -> Row:
         r = None
         if snapshot is not None:
             try:
-                r = run_one(**{k: v for k, v in kw.items() if k not in ("fill", "fill_offset", "steady_state",
-                                                                              "overwrite_span")},
-                            load_state=snapshot)
+                r = run_one(**{k: v for k, v in kw.items() if k not in _PRECONDITION_KEYS}, load_state=snapshot)
             except SnapshotError:
                 # Not readable here (a worker without the shared file system): precondition.
                 snapshot = None

@@ -92,6 +92,11 @@ pub struct RunArgs {
     /// writes and aged beside cold data) [default: 0, the fill]
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, requires = "steady_state")]
     overwrite_span: f64,
+    /// After the fill (and overwrites), trim written pages at random until this share of the
+    /// logical space is valid: a drive written over, then freed by its file system (seed 001
+    /// L1396's general case) [default: trim nothing]
+    #[arg(long, allow_negative_numbers = true)]
+    trim_to: Option<f64>,
     /// Save the drive after preconditioning to this file (a drive snapshot).
     ///
     /// The snapshot holds the flash and FTL state, the config and the preconditioning it
@@ -102,7 +107,7 @@ pub struct RunArgs {
     ///
     /// The snapshot must come from the same geometry, over-provisioning, NAND and FTL
     /// settings; timing and host settings may differ. Default: precondition as asked.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["fill", "fill_offset", "steady_state", "overwrite_span", "save_state"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["fill", "fill_offset", "steady_state", "overwrite_span", "trim_to", "save_state"])]
     load_state: Option<PathBuf>,
     /// Directory for results.json, timeseries.csv and config.toml.
     #[arg(long, default_value = "out")]
@@ -174,6 +179,7 @@ impl RunArgs {
             fill_offset: self.fill_offset,
             steady_state: self.steady_state,
             overwrite_span: self.overwrite_span,
+            trim_to: self.trim_to,
             load_state: self.load_state.clone(),
             save_state: self.save_state.clone(),
             interval_ns: parse_duration_ns("--interval", &self.interval)?,

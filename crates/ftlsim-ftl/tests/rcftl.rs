@@ -162,6 +162,7 @@ fn the_mode_selector_sends_quiet_background_victims_off_chip() {
             seed: 3,
             fill_offset: 0.0,
             overwrite_span: 0.0,
+            trim_to: None,
         })
         .unwrap();
         let spec =

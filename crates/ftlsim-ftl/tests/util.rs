@@ -121,6 +121,7 @@ pub fn run_demand_with(
         seed,
         fill_offset: 0.0,
         overwrite_span: 0.0,
+        trim_to: None,
     })
     .map_err(|e| e.to_string())?;
     let arrival = if open_loop { "poisson:400us" } else { "closed:8" };
@@ -190,6 +191,7 @@ pub fn oracle_on(mut sim: Simulator, m: &Mix, requests: u64) -> Result<(Simulato
         seed: m.seed,
         fill_offset: 0.0,
         overwrite_span: 0.0,
+        trim_to: None,
     })
     .map_err(|e| e.to_string())?;
     let arrival = if m.open_loop { "poisson:300us" } else { "closed:8" };

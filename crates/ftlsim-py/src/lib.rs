@@ -127,7 +127,7 @@ impl RunObserver for PyObserver {
 #[pyfunction]
 #[pyo3(signature = (*, preset=None, config_toml=None, config_path=None, ftl=None, overrides=Vec::new(),
     workload=String::new(), trace=None, trace_options=None, seed=1, fill=None, fill_offset=0.0,
-    steady_state=false, overwrite_span=0.0, load_state=None, save_state=None, interval=String::from("100ms"), verify=false,
+    steady_state=false, overwrite_span=0.0, trim_to=None, load_state=None, save_state=None, interval=String::from("100ms"), verify=false,
     max_memory=None, power_cut=None, clean_shutdown=true, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
@@ -145,6 +145,7 @@ fn run(
     fill_offset: f64,
     steady_state: bool,
     overwrite_span: f64,
+    trim_to: Option<f64>,
     load_state: Option<PathBuf>,
     save_state: Option<PathBuf>,
     interval: String,
@@ -186,6 +187,7 @@ fn run(
         fill_offset,
         steady_state,
         overwrite_span,
+        trim_to,
         load_state,
         save_state,
         interval_ns,

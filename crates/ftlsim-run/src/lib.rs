@@ -126,6 +126,9 @@ pub struct RunSpec {
     pub steady_state: bool,
     /// Share of the logical space, from its start, the overwrites address; 0 = the fill.
     pub overwrite_span: f64,
+    /// After the fill and overwrites, trim written pages at random until this share of the
+    /// logical space is valid; `None`: trim nothing.
+    pub trim_to: Option<f64>,
     /// Load the drive from this snapshot instead of preconditioning it.
     pub load_state: Option<PathBuf>,
     /// Save the drive to this snapshot after preconditioning.
@@ -158,6 +161,7 @@ impl Default for RunSpec {
             fill_offset: 0.0,
             steady_state: false,
             overwrite_span: 0.0,
+            trim_to: None,
             load_state: None,
             save_state: None,
             interval_ns: 100_000_000,
@@ -236,6 +240,7 @@ impl RunSpec {
             fill_offset: self.fill_offset,
             steady_state: self.steady_state,
             overwrite_span: self.overwrite_span,
+            trim_to: self.trim_to,
             seed: self.seed,
             ..Precondition::default()
         };

@@ -150,6 +150,10 @@ impl crate::sim::Preconditioned for ChannelSystem {
         Ok(())
     }
 
+    fn trim_page(&mut self, _lpn: Lpn) -> Result<(), SimError> {
+        unreachable!("ChannelSystem::precondition refuses trim_to")
+    }
+
     fn pages_programmed(&self) -> u64 {
         self.units.iter().map(|u| u.flash_counts.pages_programmed()).sum()
     }
@@ -257,6 +261,14 @@ impl ChannelSystem {
         p: &crate::sim::Precondition,
         obs: &mut dyn Observer,
     ) -> Result<crate::sim::PreconditionReport, SimError> {
+        if p.trim_to.is_some() {
+            return Err(crate::error::invalid(
+                "precondition.trim_to",
+                p.trim_to.unwrap_or_default(),
+                "is not supported on a channel system, which ignores trims (docs/multichannel.md)",
+            )
+            .into());
+        }
         let (rep, _) = crate::sim::precondition_target(self, p, obs)?;
         for u in &mut self.units {
             let (ftl, mut ctx) = u.functional();

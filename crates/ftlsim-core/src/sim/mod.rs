@@ -265,6 +265,16 @@ impl Simulator {
         Ok(())
     }
 
+    /// Trim `lpn` through the FTL: it reads as never written from now on.
+    fn ftl_trim(&mut self, lpn: Lpn, record: bool) -> Result<(), SimError> {
+        self.ftl.trim(&mut self.dev.ctx(record), lpn)?;
+        self.mark_trimmed(lpn);
+        if let Some(o) = self.oracle.as_mut() {
+            o[lpn as usize] = 0;
+        }
+        Ok(())
+    }
+
     /// Hand the gathered run of whole pages starting at `first` to the FTL in one call.
     fn ftl_write_run(&mut self, first: Lpn) -> Result<(), SimError> {
         if self.run.is_empty() {

@@ -309,11 +309,7 @@ impl Simulator {
                     if self.wbuf.as_mut().and_then(|w| w.remove(span.lpn)).is_some() {
                         self.wb.trimmed_pages += 1;
                     }
-                    self.ftl.trim(&mut self.dev.ctx(true), span.lpn)?;
-                    self.mark_trimmed(span.lpn);
-                    if let Some(o) = self.oracle.as_mut() {
-                        o[span.lpn as usize] = 0;
-                    }
+                    self.ftl_trim(span.lpn, true)?;
                 }
             }
         }

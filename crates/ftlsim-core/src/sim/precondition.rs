@@ -8,6 +8,11 @@
 //! victims at once on the `default` drive) fall evenly into every window, and one pass
 //! means every page was rewritten at least once on average, so the fill's sequential layout
 //! is gone. A drive that has not settled when `max_overwrite_passes` is reached says so.
+//!
+//! `trim_to` then trims pages of the written range, in a seeded random order, until that
+//! share of the logical space holds data: the thesis's general case (seed 001 L1394-1396), a
+//! drive written over "thoroughly several times" whose file system has since freed space, so
+//! every translation page has been written and the valid share is what the run asks.
 
 use super::Simulator;
 use crate::error::SimError;
@@ -40,6 +45,10 @@ pub struct Precondition {
     pub overwrite_span: f64,
     /// Cap on random overwrites, as a multiple of the filled pages.
     pub max_overwrite_passes: f64,
+    /// After the fill and overwrites, trim written pages at random until this share of the
+    /// logical space is valid; `None`: trim nothing.
+    #[serde(default)]
+    pub trim_to: Option<f64>,
     /// Seed of the overwrite addresses.
     pub seed: u64,
 }
@@ -52,6 +61,7 @@ impl Default for Precondition {
             steady_state: false,
             overwrite_span: 0.0,
             max_overwrite_passes: 4.0,
+            trim_to: None,
             seed: 0,
         }
     }
@@ -82,6 +92,9 @@ pub struct PreconditionReport {
     /// Whether the WAF settled; false if the overwrite cap came first (or there were no
     /// overwrites).
     pub settled: bool,
+    /// Pages trimmed by `trim_to`.
+    #[serde(default)]
+    pub trimmed_pages: u64,
 }
 
 impl PreconditionReport {
@@ -99,6 +112,8 @@ pub trait Preconditioned {
     fn logical_pages(&self) -> u64;
     /// Write `lpn` once more, functionally, through the FTL's own write path.
     fn write_page(&mut self, lpn: Lpn) -> Result<(), SimError>;
+    /// Trim `lpn`, functionally, through the FTL's own trim path.
+    fn trim_page(&mut self, lpn: Lpn) -> Result<(), SimError>;
     /// `lpn` will be written soon: the FTL may fetch its state ahead (`stage`).
     fn prefetch(&self, _lpn: Lpn, _stage: PrefetchStage) {}
     /// Pages programmed so far, all flash.
@@ -112,7 +127,7 @@ pub trait Preconditioned {
 pub struct PreconditionWall {
     /// The sequential fill.
     pub fill_s: f64,
-    /// The steady-state overwrites.
+    /// The steady-state overwrites and the trims after them.
     pub steady_state_s: f64,
 }
 
@@ -151,7 +166,30 @@ pub fn precondition_target<T: Preconditioned + ?Sized>(
         overwrite_until_steady(t, p, aged_from, aged, cap, &mut rep, obs)?;
         wall.steady_state_s = t0.elapsed().as_secs_f64();
     }
+    if let Some(share) = p.trim_to {
+        let t0 = Instant::now();
+        // The written pages: the fill's range and, beyond it, the overwrites' span.
+        let (lo, hi) = (start.min(aged_from), (start + filled).max(aged_from + if cap > 0 { aged } else { 0 }));
+        let keep = (logical as f64 * share) as u64;
+        rep.trimmed_pages = trim_at_random(t, lo, hi, keep, p.seed)?;
+        wall.steady_state_s += t0.elapsed().as_secs_f64();
+    }
     Ok((rep, wall))
+}
+
+/// Trim pages of `lo..hi` in a seeded random order (a partial Fisher-Yates shuffle) until
+/// `keep` of them are left; the pages trimmed.
+fn trim_at_random<T: Preconditioned + ?Sized>(t: &mut T, lo: u64, hi: u64, keep: u64, seed: u64) -> Result<u64, SimError> {
+    let n = hi - lo;
+    let trim = n.saturating_sub(keep);
+    let mut order: Vec<Lpn> = (lo..hi).map(|l| l as Lpn).collect();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x7217_0ff5);
+    for i in 0..trim as usize {
+        let j = rng.gen_range(i..order.len());
+        order.swap(i, j);
+        t.trim_page(order[i])?;
+    }
+    Ok(trim)
 }
 
 fn check(p: &Precondition) -> Result<(), SimError> {
@@ -173,6 +211,11 @@ fn check(p: &Precondition) -> Result<(), SimError> {
     }
     if !(0.0..=1.0).contains(&p.overwrite_span) {
         return Err(crate::error::invalid("precondition.overwrite_span", p.overwrite_span, "must be in [0, 1]").into());
+    }
+    if let Some(share) = p.trim_to {
+        if !(0.0..=1.0).contains(&share) {
+            return Err(crate::error::invalid("precondition.trim_to", share, "must be in [0, 1]").into());
+        }
     }
     Ok(())
 }
@@ -249,6 +292,11 @@ impl Preconditioned for Simulator {
         let v = self.version();
         self.unbuffer(lpn);
         self.ftl_write(lpn, v, false)
+    }
+
+    fn trim_page(&mut self, lpn: Lpn) -> Result<(), SimError> {
+        self.unbuffer(lpn);
+        self.ftl_trim(lpn, false)
     }
 
     fn prefetch(&self, lpn: Lpn, stage: PrefetchStage) {
