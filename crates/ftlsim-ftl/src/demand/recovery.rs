@@ -195,7 +195,7 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
         s.flash_map[lpn as usize] = ppn;
         s.pending_write_back.insert(lpn / per_tp);
     }
-    revalidate(s, ctx, name)?;
+    revalidate(s, ctx)?;
     // Partly written blocks go back to a stream of their first page's kind, so a later
     // recovery finds translation pages where step 1 looks for them.
     let data_streams = 1 << HOST | 1 << GC;
@@ -246,7 +246,7 @@ pub(crate) fn restore_scanned<F: DemandFtl + ?Sized>(
         }
     }
     s.flash_map = pmt;
-    revalidate(s, ctx, name)?;
+    revalidate(s, ctx)?;
     // Partly written blocks go back to a stream of their first page's kind, as above.
     let g = s.geo.clone();
     let data_streams = 1 << HOST | 1 << GC;
@@ -269,12 +269,25 @@ pub(crate) fn restore_scanned<F: DemandFtl + ?Sized>(
 /// directory does (after [`FlashArray::restart`] none is).
 ///
 /// [`FlashArray::restart`]: ftlsim_core::flash::FlashArray::restart
-fn revalidate(s: &super::DemandState, ctx: &mut FlashCtx, name: &str) -> Result<(), SimError> {
-    for (lpn, &ppn) in s.flash_map.iter().enumerate() {
-        if ppn != NONE {
-            ctx.revalidate(ppn)?;
-            assert_eq!(ctx.flash().owner(ppn) as usize, lpn, "{name}: recovery mapped lpn {lpn} to page {ppn}");
+fn revalidate(s: &mut super::DemandState, ctx: &mut FlashCtx) -> Result<(), SimError> {
+    let per_tp = s.per_tp;
+    for lpn in 0..s.flash_map.len() {
+        let ppn = s.flash_map[lpn];
+        if ppn == NONE {
+            continue;
         }
+        // A trim whose mapping change the cut lost leaves the translation page's copy mapping
+        // the page the data was in, which GC may since have erased or filled with another
+        // logical page: the mapping is dropped (the page reads as trimmed, as NVMe allows of
+        // a deallocated block) and the translation page rewritten. Any other stale mapping
+        // would be a lost write, which the data oracle catches.
+        let holds = ctx.flash().read(ppn).is_ok_and(|o| o.kind == PageKind::Data && o.lpn as usize == lpn);
+        if !holds {
+            s.flash_map[lpn] = NONE;
+            s.pending_write_back.insert(lpn as u32 / per_tp);
+            continue;
+        }
+        ctx.revalidate(ppn)?;
     }
     for &ppn in s.directory.iter().filter(|&&p| p != NONE) {
         ctx.revalidate(ppn)?;
