@@ -630,6 +630,8 @@ pub struct Derived {
     pub background_gc_threshold_blocks: u32,
     /// Bus time for one page of data, ns.
     pub page_transfer_ns: u64,
+    /// Bus time for one page's whole spare area alone, ns.
+    pub spare_transfer_ns: u64,
     /// Host link time for one page, ns (0 = free).
     pub host_page_transfer_ns: u64,
     /// DRAM port time for one page, ns (0 = unlimited).
@@ -1164,6 +1166,7 @@ impl DriveConfig {
             gc_threshold_blocks: gc_threshold,
             background_gc_threshold_blocks: bg,
             page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.channel_mb_per_s),
+            spare_transfer_ns: transfer_ns(u64::from(g.spare_bytes_per_page), t.channel_mb_per_s),
             host_page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.host_mb_per_s),
             dram_page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.dram_mb_per_s),
             t_copyback_ns: t.t_copyback_ns.unwrap_or(t.t_r_ns + t.t_prog_ns),

@@ -129,6 +129,15 @@ impl<'a> FlashCtx<'a> {
         Ok(oob)
     }
 
+    /// Read a page's spare area alone (the array read, then only the spare bytes on the bus)
+    /// once `after` has completed.
+    pub fn read_spare_after(&mut self, ppn: Ppn, after: Option<OpRef>) -> Result<Oob, FlashError> {
+        let oob = self.flash.read(ppn)?;
+        self.counts.reads[self.tag as usize] += 1;
+        self.push(OpKind::ReadSpare, after, ppn, 0);
+        Ok(oob)
+    }
+
     /// Read a page's spare area during a scan (recovery): the OOB, or `None` for a page that
     /// holds nothing readable (erased, skipped or torn), which costs a read all the same.
     pub fn read_spare(&mut self, ppn: Ppn) -> Option<Oob> {

@@ -79,6 +79,7 @@ pub const SECTIONS: &[Section] = &[
     section::<fastgc::CopybackTableOptions>(),
     section::<ilog::IlogOptions>(),
     section::<hotcold::HotColdOptions>(),
+    section::<threedftl::ThreeDftlOptions>(),
 ];
 
 fn boxed<F: Ftl + 'static>(f: Result<F, ConfigError>) -> Result<Box<dyn Ftl>, ConfigError> {

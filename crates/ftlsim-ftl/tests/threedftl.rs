@@ -330,3 +330,27 @@ fn recovery_with_ilog_reads_within_the_thesis_bounds() {
         }
     }
 }
+
+/// `[ftl.threedftl] lookup_transfer = "spare"` moves only the spare area of each page a
+/// lookup reads: the same flash reads, the mapping reads' bus time a spare area's instead of
+/// a page's, so the reads wait less; data stays correct (the oracle).
+#[test]
+fn spare_only_lookups_read_the_same_pages_in_less_time() {
+    let workload = "pattern=uniform,read=0.7,size=4k,requests=3000";
+    let base = threedftl(48, 0.25, 4);
+    let mut spare = base.clone();
+    util::set(&mut spare, "ftl.threedftl.lookup_transfer", "\"spare\"");
+    let (a, b) = (run_on(base, 1.0, workload), run_on(spare, 1.0, workload));
+    assert_eq!(metric(&a, "spare_reads"), metric(&b, "spare_reads"), "the same lookups");
+    assert!(metric(&a, "spare_reads") > 500, "lookups miss the 4-line CMT often");
+    assert!(
+        b.response_time.read.mean_ns < a.response_time.read.mean_ns,
+        "spare-only {} ns, page {} ns",
+        b.response_time.read.mean_ns,
+        a.response_time.read.mean_ns
+    );
+    let bad = threedftl(48, 0.25, 4)
+        .with_overrides(&[("ftl.threedftl.lookup_transfer".into(), "\"bits\"".into())])
+        .and_then(|c| ftlsim_ftl::build(&c).map(|_| ()).map_err(Into::into));
+    assert!(bad.is_err_and(|e| e.to_string().contains("ftl.threedftl")));
+}

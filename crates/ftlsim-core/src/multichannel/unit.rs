@@ -136,7 +136,7 @@ pub(super) fn cost(ops: &[FlashOp], t: &Timing) -> (u64, u64) {
     let (mut host, mut gc) = (0, 0);
     for op in ops {
         let ns = match op.kind {
-            OpKind::Read => t.t_r_ns,
+            OpKind::Read | OpKind::ReadSpare => t.t_r_ns,
             OpKind::Program => t.t_prog_ns,
             OpKind::Erase => t.t_bers_ns,
             OpKind::Copyback => copyback,

@@ -82,6 +82,10 @@ pub const TAGS: usize = 3;
 pub enum OpKind {
     /// Page read to the controller.
     Read,
+    /// Read of a page's spare area alone: the array read (tR) of a page, then only its spare
+    /// bytes on the bus (a column address past the data; 3DFTL's lookups, `[ftl.threedftl]
+    /// lookup_transfer = "spare"`).
+    ReadSpare,
     /// Page program from the controller.
     Program,
     /// Block erase (`addr` is the block's first page).
@@ -91,6 +95,14 @@ pub enum OpKind {
     /// Hold host I/O of a scope until the GC operations of this batch end
     /// (`addr` is a page of the triggering plane, `addr2` the scope as `GcScope as u32`).
     Barrier,
+}
+
+impl OpKind {
+    /// A read of the array (the whole page or its spare area alone).
+    #[inline]
+    pub fn is_read(self) -> bool {
+        matches!(self, OpKind::Read | OpKind::ReadSpare)
+    }
 }
 
 /// [`FlashOp::after`] of an operation that waits for nothing but its batch's ready time.
@@ -158,6 +170,8 @@ pub struct Scheduler {
     map: AddressMap,
     cmd: u64,
     xfer: u64,
+    /// Bus time of a page's spare area alone.
+    spare_xfer: u64,
     t_r: u64,
     t_prog: u64,
     t_bers: u64,
@@ -242,6 +256,7 @@ impl Scheduler {
             map: AddressMap::new(g),
             cmd: t.cmd_addr_ns,
             xfer: d.page_transfer_ns,
+            spare_xfer: d.spare_transfer_ns,
             t_r: t.t_r_ns,
             t_prog: t.t_prog_ns,
             t_bers: t.t_bers_ns,
@@ -354,6 +369,7 @@ impl Scheduler {
     fn cost_ns(&self, op: &FlashOp) -> u64 {
         match op.kind {
             OpKind::Read => self.cmd + self.t_r + self.xfer,
+            OpKind::ReadSpare => self.cmd + self.t_r + self.spare_xfer,
             OpKind::Program => self.cmd + self.xfer + self.t_prog,
             OpKind::Erase => self.cmd + self.t_bers,
             OpKind::Copyback => 2 * self.cmd + self.t_cb,
@@ -409,7 +425,7 @@ impl Scheduler {
     /// Whether `op` occupies its whole die rather than its plane.
     #[inline]
     fn die_wide(&self, kind: OpKind) -> bool {
-        self.die_exclusive && !(self.independent_reads && kind == OpKind::Read)
+        self.die_exclusive && !(self.independent_reads && kind.is_read())
     }
 
     /// Earliest start of an operation of `kind` on `plane` by the array's availability.
@@ -478,7 +494,7 @@ impl Scheduler {
             // GC work is deferred, and so are programs and erases that follow deferred work
             // on their plane (a write needs the space GC makes); other reads never queue.
             let defer = deferrable
-                && (after_deferred || op.tag == Tag::Gc || (op.kind != OpKind::Read && self.backlog.is_waiting(plane)));
+                && (after_deferred || op.tag == Tag::Gc || (!op.kind.is_read() && self.backlog.is_waiting(plane)));
             if defer {
                 if after_deferred {
                     assert_eq!(
@@ -559,7 +575,7 @@ impl Scheduler {
         } else {
             self.drain(plane, Drain::Before(earliest));
         }
-        if kind != OpKind::Read {
+        if !kind.is_read() {
             self.drain(plane, Drain::All);
         }
     }
@@ -636,7 +652,7 @@ impl Scheduler {
         let plane = g.plane_of(op.addr);
         let ch = g.channel_of(plane) as usize;
         let (cmd, xfer) = (self.cmd, self.xfer);
-        let hit = op.kind == OpKind::Read && self.register_hits && self.register[plane as usize] == op.addr;
+        let hit = op.kind.is_read() && self.register_hits && self.register[plane as usize] == op.addr;
         if hit {
             self.register_hits_count += 1;
         }
@@ -644,6 +660,7 @@ impl Scheduler {
         if self.serial {
             let (bus, array) = match op.kind {
                 OpKind::Read => (cmd + xfer, t_r),
+                OpKind::ReadSpare => (cmd + self.spare_xfer, t_r),
                 OpKind::Program => (cmd + xfer, self.t_prog),
                 OpKind::Erase => (cmd, self.t_bers),
                 OpKind::Copyback => (2 * cmd, self.t_cb),
@@ -652,6 +669,7 @@ impl Scheduler {
             // The controller's part (ECC, DRAM) runs in the same single line of work.
             let controller = match op.kind {
                 OpKind::Read => self.ecc + self.dram_xfer,
+                OpKind::ReadSpare => self.ecc,
                 OpKind::Program => self.dram_xfer,
                 _ => 0,
             };
@@ -674,6 +692,12 @@ impl Scheduler {
                 data = Some(self.dma_in(x + xfer, 1));
                 (c, x + xfer)
             }
+            OpKind::ReadSpare => {
+                // The spare bytes go to the controller's SRAM, not through the DRAM port.
+                let c = self.buses[ch].reserve(a0, cmd, now);
+                let x = self.buses[ch].reserve(c + cmd + t_r, self.spare_xfer, now);
+                (c, x + self.spare_xfer)
+            }
             OpKind::Program => {
                 // The page leaves DRAM just before the plane can take it.
                 let from = self.dma_out(earliest.max(a0.saturating_sub(self.dram_xfer)), 1).max(a0);
@@ -692,6 +716,7 @@ impl Scheduler {
         };
         let bus_ns = match op.kind {
             OpKind::Read | OpKind::Program => cmd + xfer,
+            OpKind::ReadSpare => cmd + self.spare_xfer,
             OpKind::Erase => cmd,
             _ => 2 * cmd,
         };
@@ -730,7 +755,7 @@ impl Scheduler {
     fn set_register(&mut self, op: FlashOp) {
         let plane = self.map.plane_of(op.addr) as usize;
         self.register[plane] = match op.kind {
-            OpKind::Read | OpKind::Program => op.addr,
+            OpKind::Read | OpKind::ReadSpare | OpKind::Program => op.addr,
             OpKind::Copyback => op.addr2,
             _ => NONE,
         };

@@ -256,3 +256,18 @@ fn off_chip_copies_pay_ecc_and_share_the_dram_port_copy_backs_do_not() {
     let mut s = pcftl_like("ecc_decode_ns = 10000\ndram_mb_per_s = 409.6");
     assert_eq!(s.schedule(&[op(OpKind::Copyback, 0, 16, NO_DEP)], 0, Some(0)).end, 225_000);
 }
+
+#[test]
+fn a_spare_area_read_moves_only_the_spare_bytes_over_the_bus() {
+    let mut s = pcftl_like("");
+    assert_eq!(s.spare_xfer, 1_563, "128 B at 81.92 MB/s");
+    // Array read 25 us, then 1.56 us of spare bytes instead of the page's 50 us.
+    assert_eq!(s.schedule(&[op(OpKind::ReadSpare, 0, 0, NO_DEP)], 0, Some(0)).end, 25_000 + 1_563);
+    // A page read of plane 2 (same channel, its tR alongside) waits on the bus only for the
+    // spare bytes, not for a page.
+    assert_eq!(s.schedule(&[op(OpKind::Read, PLANE2, 0, NO_DEP)], 0, Some(0)).end, 25_000 + 1_563 + 50_000);
+    // Serially too: one line of work, the spare bytes only.
+    let mut s = pcftl_like("serial = true");
+    let end = s.schedule(&[op(OpKind::ReadSpare, 0, 0, NO_DEP), op(OpKind::Read, PLANE1, 0, NO_DEP)], 0, Some(0)).end;
+    assert_eq!(end, 25_000 + 1_563 + 25_000 + 50_000);
+}

@@ -14,6 +14,10 @@
 //!   line has read the old carrier, so the move carries its entries; a sub-group with no
 //!   mapped LPN left is forgotten. Counted as `threedftl_rehome_moves`.
 //! - Allocation is round-robin over planes (the thesis's chip has no parallelism, Sec. 4.2.1).
+//! - A lookup's spare-area read costs a whole page read: the thesis counts them as page reads
+//!   (L1003, L1025) and never says only the spare bytes cross the bus. `[ftl.threedftl]
+//!   lookup_transfer = "spare"` moves the spare area alone (448 B on the thesis's chip), a
+//!   sensitivity (docs/results/thesis-ch6-8.md).
 //!
 //! Invalid pages (`ftl.invalid_tracking`, Sec. 8.1, Table 8.1): flags in SRAM; counters only,
 //! GC then reading every stale page of a victim and looking its LPN up; or ILog (`crate::ilog`),
@@ -40,6 +44,29 @@ const IP_STREAM: u32 = 2;
 /// Table 6.1's CMT: 128 lines (32.73 KB).
 const DEFAULT_LINES: u64 = 128;
 
+/// What a lookup's spare-area read moves over the bus (`[ftl.threedftl] lookup_transfer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LookupTransfer {
+    /// The whole page, as a page read (the thesis counts page reads).
+    #[default]
+    Page,
+    /// The spare area alone (`geometry.spare_bytes_per_page`).
+    Spare,
+}
+
+/// 3DFTL's options (`[ftl.threedftl]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ThreeDftlOptions {
+    /// What a lookup's spare-area read transfers.
+    pub lookup_transfer: LookupTransfer,
+}
+
+impl crate::options::Options for ThreeDftlOptions {
+    const SECTION: &'static str = "threedftl";
+}
+
 /// What 3DFTL counts besides its lookups.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Counts {
@@ -62,6 +89,8 @@ pub struct ThreeDftl {
     gc: GcCounts,
     counts: Counts,
     tracking: InvalidTracking,
+    /// Lookups read the spare area alone rather than the page.
+    spare_only: bool,
     /// Per plane: the victim whose stale pages were read (counters) or whose flags were
     /// completed (ILog), NONE after its erase.
     validated: Vec<BlockId>,
@@ -98,6 +127,7 @@ struct Mover<'a> {
     tr: &'a mut Translation,
     ilog: &'a mut Option<IlogOnFlash>,
     copyback: bool,
+    spare_only: bool,
     moved: &'a mut u64,
     /// Whether the sources' invalidations go to ILog (not a victim's: it is erased next).
     log: bool,
@@ -105,7 +135,7 @@ struct Mover<'a> {
 
 impl Mover<'_> {
     fn move_page(&mut self, ctx: &mut FlashCtx, src: Ppn, lpn: Lpn) -> Result<(), SimError> {
-        spare_reads(ctx, self.tr, lpn, true)?;
+        spare_reads(ctx, self.tr, lpn, true, self.spare_only)?;
         let g = ctx.flash().geometry();
         let (plane, parity) = (g.plane_of(src), g.page_in_block(src) % 2);
         let dst = self.bm.allocate(ctx.flash(), plane, GC_STREAM)?;
@@ -142,8 +172,15 @@ fn carried_mask(format: Format, lpn: Lpn) -> u8 {
 }
 
 /// Read the spare areas `lpn`'s lookup needs (tagged mapping), each waiting for the one
-/// before; the last one's operation, for the data read to wait for.
-fn spare_reads(ctx: &mut FlashCtx, tr: &mut Translation, lpn: Lpn, gc: bool) -> Result<Option<OpRef>, SimError> {
+/// before, as page reads or (`spare_only`) spare-area reads; the last one's operation, for
+/// the data read to wait for.
+fn spare_reads(
+    ctx: &mut FlashCtx,
+    tr: &mut Translation,
+    lpn: Lpn,
+    gc: bool,
+    spare_only: bool,
+) -> Result<Option<OpRef>, SimError> {
     let access = tr.lookup(lpn, gc);
     if access.reads().is_empty() {
         return Ok(None);
@@ -151,7 +188,11 @@ fn spare_reads(ctx: &mut FlashCtx, tr: &mut Translation, lpn: Lpn, gc: bool) -> 
     let prev = ctx.set_tag(Tag::Mapping);
     let mut last = None;
     for &p in access.reads() {
-        ctx.read_after(p, last)?;
+        if spare_only {
+            ctx.read_spare_after(p, last)?;
+        } else {
+            ctx.read_after(p, last)?;
+        }
         last = ctx.last_op();
     }
     ctx.set_tag(prev);
@@ -201,6 +242,7 @@ impl ThreeDftl {
             gc: GcCounts::default(),
             counts: Counts::default(),
             tracking: cfg.ftl.invalid_tracking,
+            spare_only: <ThreeDftlOptions as crate::options::Options>::of(cfg)?.lookup_transfer == LookupTransfer::Spare,
             validated: vec![NONE; g.planes() as usize],
             ilog,
             carried: vec![0; (g.blocks() * g.pages_per_block) as usize],
@@ -215,6 +257,7 @@ impl ThreeDftl {
             tr: &mut self.tr,
             ilog: &mut self.ilog,
             copyback: self.copyback,
+            spare_only: self.spare_only,
             moved: &mut self.gc.pages_moved,
             log,
         }
@@ -267,7 +310,7 @@ impl ThreeDftl {
             if oob.kind != PageKind::Data {
                 continue; // an invalidation page: the IPT (SRAM) tells
             }
-            spare_reads(ctx, &mut self.tr, oob.lpn, true)?;
+            spare_reads(ctx, &mut self.tr, oob.lpn, true, self.spare_only)?;
             self.counts.validation_lookups += 1;
         }
         Ok(())
@@ -386,7 +429,7 @@ impl Ftl for ThreeDftl {
     }
 
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
-        let located = spare_reads(ctx, &mut self.tr, lpn, false)?;
+        let located = spare_reads(ctx, &mut self.tr, lpn, false, self.spare_only)?;
         let ppn = self.map[lpn as usize];
         if ppn == NONE {
             return Ok(None);
@@ -397,7 +440,7 @@ impl Ftl for ThreeDftl {
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
         // GC first: its moves may take this group's line out of the CMT.
         let plane = self.place(ctx, lpn)?;
-        spare_reads(ctx, &mut self.tr, lpn, false)?;
+        spare_reads(ctx, &mut self.tr, lpn, false, self.spare_only)?;
         let ppn = self.bm.allocate(ctx.flash(), plane, HOST)?;
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         let old = std::mem::replace(&mut self.map[lpn as usize], ppn);

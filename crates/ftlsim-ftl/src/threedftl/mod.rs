@@ -14,7 +14,7 @@ pub mod spare;
 pub mod sram;
 pub mod translate;
 
-pub use ftl::ThreeDftl;
+pub use ftl::{LookupTransfer, ThreeDftl, ThreeDftlOptions};
 
 /// Registry hook ([`crate::Capabilities::fit_drive`]): spare areas large enough for the
 /// compressed mapping entries (seed 001 L986: 106 bytes).
