@@ -19,8 +19,12 @@
 //!    translation page's backup is a change the cut lost from the cache. A block not full
 //!    costs one more read, the erased page that ends it. A translation page met here (GC
 //!    put it with data on a plane down to its last free block) counts like one of step 2.
-//!    One step 2 did not find leaves its translation page without a backup, so step 3 scans
-//!    every block to the bottom and meets it: never wrong, only slower.
+//!    While a translation page step 2 did not find is missing, step 3 reads blocks to the
+//!    bottom; once it has met the last one, the oldest backup point of all of them is the
+//!    floor again. A translation page met in a block read earlier may have a newer copy in a
+//!    block read later, whose backup is no older: the floor is then lower than it could be,
+//!    never higher, so the scan reads more, never less. A translation page never written keeps
+//!    the floor at the drive's first program (m + n).
 //!
 //! With ILog (Fig. 8.4): step 1 also finds ILog's blocks (first page an IP), whose every
 //! page is read (lines 13-21) to rebuild the BIFT and IPT from the newest copy of each LIPN;
@@ -138,7 +142,11 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
     };
     let oldest_backup = (0..tps).map(|t| backup_of(&newest_tp, t)).min().unwrap_or(0);
 
-    // Step 3: data blocks from their last page down to the oldest backup point.
+    // Step 3: data blocks from their last page down to the oldest backup point. A translation
+    // page step 2 did not find (GC moved it into a GC block that begins with data) is looked
+    // for here: blocks are read to the bottom only until every missing one has been met.
+    let mut missing = newest_tp.iter().filter(|t| t.1 == NONE).count();
+    let mut floor = if missing == 0 { oldest_backup } else { 0 };
     for f in firsts.iter().filter(|f| holds_data(f)) {
         let first = g.first_page(f.block);
         let wp = ctx.flash().write_pointer(f.block);
@@ -159,10 +167,17 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
             }
             let oob = if i == f.index { Some(f.oob) } else { ctx.read_spare(first + i) };
             let Some(oob) = oob else { continue };
-            if ctx.flash().stamp(first + i) <= oldest_backup {
+            if ctx.flash().stamp(first + i) <= floor {
                 break;
             }
+            let found = oob.kind == PageKind::Translation && newest_tp[oob.lpn as usize].1 == NONE;
             consider(ctx, first + i, oob, &mut newest_tp);
+            if found {
+                missing -= 1;
+                if missing == 0 {
+                    floor = (0..tps).map(|t| backup_of(&newest_tp, t)).min().unwrap_or(0);
+                }
+            }
         }
     }
 
