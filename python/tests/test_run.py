@@ -254,3 +254,18 @@ def test_random_power_cuts_summarise_every_cut_and_the_pcftl_write_buffer_loses_
 def test_a_bad_power_cut_names_the_option():
     with pytest.raises(ftlsim.WorkloadError, match="power_cut"):
         small_run(power_cut="soon")
+
+
+def test_trim_to_precondition_leaves_the_share_valid_and_a_sweep_keeps_it():
+    r = small_run(fill=1.0, steady_state=True, trim_to=0.3, workload="requests=100")
+    pre = r.summary["report"]["precondition"]
+    logical = pre["fill_pages"]  # fill 1: every logical page
+    assert pre["trimmed_pages"] == logical - int(logical * 0.3)
+    assert r.summary["run"]["precondition"]["trim_to"] == 0.3
+    with pytest.raises(ftlsim.ConfigError, match="precondition.trim_to"):
+        small_run(trim_to=1.5)
+    # The sweep passes it on (and shares a snapshot only with runs trimmed alike).
+    df = ftlsim.sweep([{"overrides": SMALL, "workload": "requests=100", "fill": 1.0, "trim_to": t} for t in (0.3, 0.6)],
+                      workers=1)
+    assert sorted(df["report.precondition.trimmed_pages"]) == sorted(
+        [logical - int(logical * t) for t in (0.6, 0.3)])

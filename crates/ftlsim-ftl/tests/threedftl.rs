@@ -351,6 +351,6 @@ fn spare_only_lookups_read_the_same_pages_in_less_time() {
     );
     let bad = threedftl(48, 0.25, 4)
         .with_overrides(&[("ftl.threedftl.lookup_transfer".into(), "\"bits\"".into())])
-        .and_then(|c| ftlsim_ftl::build(&c).map(|_| ()).map_err(Into::into));
+        .and_then(|c| ftlsim_ftl::build(&c).map(|_| ()));
     assert!(bad.is_err_and(|e| e.to_string().contains("ftl.threedftl")));
 }

@@ -179,7 +179,13 @@ pub fn precondition_target<T: Preconditioned + ?Sized>(
 
 /// Trim pages of `lo..hi` in a seeded random order (a partial Fisher-Yates shuffle) until
 /// `keep` of them are left; the pages trimmed.
-fn trim_at_random<T: Preconditioned + ?Sized>(t: &mut T, lo: u64, hi: u64, keep: u64, seed: u64) -> Result<u64, SimError> {
+fn trim_at_random<T: Preconditioned + ?Sized>(
+    t: &mut T,
+    lo: u64,
+    hi: u64,
+    keep: u64,
+    seed: u64,
+) -> Result<u64, SimError> {
     let n = hi - lo;
     let trim = n.saturating_sub(keep);
     let mut order: Vec<Lpn> = (lo..hi).map(|l| l as Lpn).collect();

@@ -242,7 +242,8 @@ impl ThreeDftl {
             gc: GcCounts::default(),
             counts: Counts::default(),
             tracking: cfg.ftl.invalid_tracking,
-            spare_only: <ThreeDftlOptions as crate::options::Options>::of(cfg)?.lookup_transfer == LookupTransfer::Spare,
+            spare_only: <ThreeDftlOptions as crate::options::Options>::of(cfg)?.lookup_transfer
+                == LookupTransfer::Spare,
             validated: vec![NONE; g.planes() as usize],
             ilog,
             carried: vec![0; (g.blocks() * g.pages_per_block) as usize],
