@@ -256,7 +256,7 @@ def test_a_bad_power_cut_names_the_option():
         small_run(power_cut="soon")
 
 
-def test_trim_to_precondition_leaves_the_share_valid_and_a_sweep_keeps_it():
+def test_trim_to_precondition_leaves_the_share_valid_and_a_sweep_keeps_it(tmp_path):
     r = small_run(fill=1.0, steady_state=True, trim_to=0.3, workload="requests=100")
     pre = r.summary["report"]["precondition"]
     logical = pre["fill_pages"]  # fill 1: every logical page
@@ -266,6 +266,6 @@ def test_trim_to_precondition_leaves_the_share_valid_and_a_sweep_keeps_it():
         small_run(trim_to=1.5)
     # The sweep passes it on (and shares a snapshot only with runs trimmed alike).
     df = ftlsim.sweep([{"overrides": SMALL, "workload": "requests=100", "fill": 1.0, "trim_to": t} for t in (0.3, 0.6)],
-                      workers=1)
+                      out=tmp_path / "sweep.parquet", workers=1)
     assert sorted(df["report.precondition.trimmed_pages"]) == sorted(
         [logical - int(logical * t) for t in (0.6, 0.3)])

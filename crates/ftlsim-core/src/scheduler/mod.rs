@@ -696,6 +696,7 @@ impl Scheduler {
                 // The spare bytes go to the controller's SRAM, not through the DRAM port.
                 let c = self.buses[ch].reserve(a0, cmd, now);
                 let x = self.buses[ch].reserve(c + cmd + t_r, self.spare_xfer, now);
+                data = Some(x + self.spare_xfer + self.ecc);
                 (c, x + self.spare_xfer)
             }
             OpKind::Program => {

@@ -168,27 +168,29 @@ pub fn precondition_target<T: Preconditioned + ?Sized>(
     }
     if let Some(share) = p.trim_to {
         let t0 = Instant::now();
-        // The written pages: the fill's range and, beyond it, the overwrites' span.
-        let (lo, hi) = (start.min(aged_from), (start + filled).max(aged_from + if cap > 0 { aged } else { 0 }));
+        // The written pages: the fill's range and the overwrites' span (they may differ).
+        let mut written: Vec<Lpn> = (start..start + filled).map(|l| l as Lpn).collect();
+        if cap > 0 {
+            written.extend((aged_from..aged_from + aged).map(|l| l as Lpn));
+            written.sort_unstable();
+            written.dedup();
+        }
         let keep = (logical as f64 * share) as u64;
-        rep.trimmed_pages = trim_at_random(t, lo, hi, keep, p.seed)?;
+        rep.trimmed_pages = trim_at_random(t, written, keep, p.seed)?;
         wall.steady_state_s += t0.elapsed().as_secs_f64();
     }
     Ok((rep, wall))
 }
 
-/// Trim pages of `lo..hi` in a seeded random order (a partial Fisher-Yates shuffle) until
+/// Trim the `written` pages in a seeded random order (a partial Fisher-Yates shuffle) until
 /// `keep` of them are left; the pages trimmed.
 fn trim_at_random<T: Preconditioned + ?Sized>(
     t: &mut T,
-    lo: u64,
-    hi: u64,
+    mut order: Vec<Lpn>,
     keep: u64,
     seed: u64,
 ) -> Result<u64, SimError> {
-    let n = hi - lo;
-    let trim = n.saturating_sub(keep);
-    let mut order: Vec<Lpn> = (lo..hi).map(|l| l as Lpn).collect();
+    let trim = (order.len() as u64).saturating_sub(keep);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x7217_0ff5);
     for i in 0..trim as usize {
         let j = rng.gen_range(i..order.len());
