@@ -123,18 +123,19 @@ impl<'a> FlashCtx<'a> {
 
     /// Read a page once `after` (e.g. the translation read that located it) has completed.
     pub fn read_after(&mut self, ppn: Ppn, after: Option<OpRef>) -> Result<Oob, FlashError> {
-        let oob = self.flash.read(ppn)?;
-        self.counts.reads[self.tag as usize] += 1;
-        self.push(OpKind::Read, after, ppn, 0);
-        Ok(oob)
+        self.read_kind(OpKind::Read, ppn, after)
     }
 
     /// Read a page's spare area alone (the array read, then only the spare bytes on the bus)
     /// once `after` has completed.
     pub fn read_spare_after(&mut self, ppn: Ppn, after: Option<OpRef>) -> Result<Oob, FlashError> {
+        self.read_kind(OpKind::ReadSpare, ppn, after)
+    }
+
+    fn read_kind(&mut self, kind: OpKind, ppn: Ppn, after: Option<OpRef>) -> Result<Oob, FlashError> {
         let oob = self.flash.read(ppn)?;
         self.counts.reads[self.tag as usize] += 1;
-        self.push(OpKind::ReadSpare, after, ppn, 0);
+        self.push(kind, after, ppn, 0);
         Ok(oob)
     }
 

@@ -261,10 +261,10 @@ impl ChannelSystem {
         p: &crate::sim::Precondition,
         obs: &mut dyn Observer,
     ) -> Result<crate::sim::PreconditionReport, SimError> {
-        if p.trim_to.is_some() {
+        if let Some(share) = p.trim_to {
             return Err(crate::error::invalid(
                 "precondition.trim_to",
-                p.trim_to.unwrap_or_default(),
+                share,
                 "is not supported on a channel system, which ignores trims (docs/multichannel.md)",
             )
             .into());

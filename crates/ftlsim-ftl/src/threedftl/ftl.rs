@@ -89,8 +89,8 @@ pub struct ThreeDftl {
     gc: GcCounts,
     counts: Counts,
     tracking: InvalidTracking,
-    /// Lookups read the spare area alone rather than the page.
-    spare_only: bool,
+    /// What a lookup's spare-area read moves over the bus.
+    lookup_transfer: LookupTransfer,
     /// Per plane: the victim whose stale pages were read (counters) or whose flags were
     /// completed (ILog), NONE after its erase.
     validated: Vec<BlockId>,
@@ -127,7 +127,7 @@ struct Mover<'a> {
     tr: &'a mut Translation,
     ilog: &'a mut Option<IlogOnFlash>,
     copyback: bool,
-    spare_only: bool,
+    lookup_transfer: LookupTransfer,
     moved: &'a mut u64,
     /// Whether the sources' invalidations go to ILog (not a victim's: it is erased next).
     log: bool,
@@ -135,7 +135,7 @@ struct Mover<'a> {
 
 impl Mover<'_> {
     fn move_page(&mut self, ctx: &mut FlashCtx, src: Ppn, lpn: Lpn) -> Result<(), SimError> {
-        spare_reads(ctx, self.tr, lpn, true, self.spare_only)?;
+        spare_reads(ctx, self.tr, lpn, true, self.lookup_transfer)?;
         let g = ctx.flash().geometry();
         let (plane, parity) = (g.plane_of(src), g.page_in_block(src) % 2);
         let dst = self.bm.allocate(ctx.flash(), plane, GC_STREAM)?;
@@ -172,14 +172,14 @@ fn carried_mask(format: Format, lpn: Lpn) -> u8 {
 }
 
 /// Read the spare areas `lpn`'s lookup needs (tagged mapping), each waiting for the one
-/// before, as page reads or (`spare_only`) spare-area reads; the last one's operation, for
-/// the data read to wait for.
+/// before, as page reads or spare-area reads (`transfer`); the last one's operation, for the
+/// data read to wait for.
 fn spare_reads(
     ctx: &mut FlashCtx,
     tr: &mut Translation,
     lpn: Lpn,
     gc: bool,
-    spare_only: bool,
+    transfer: LookupTransfer,
 ) -> Result<Option<OpRef>, SimError> {
     let access = tr.lookup(lpn, gc);
     if access.reads().is_empty() {
@@ -188,11 +188,10 @@ fn spare_reads(
     let prev = ctx.set_tag(Tag::Mapping);
     let mut last = None;
     for &p in access.reads() {
-        if spare_only {
-            ctx.read_spare_after(p, last)?;
-        } else {
-            ctx.read_after(p, last)?;
-        }
+        match transfer {
+            LookupTransfer::Page => ctx.read_after(p, last)?,
+            LookupTransfer::Spare => ctx.read_spare_after(p, last)?,
+        };
         last = ctx.last_op();
     }
     ctx.set_tag(prev);
@@ -242,8 +241,7 @@ impl ThreeDftl {
             gc: GcCounts::default(),
             counts: Counts::default(),
             tracking: cfg.ftl.invalid_tracking,
-            spare_only: <ThreeDftlOptions as crate::options::Options>::of(cfg)?.lookup_transfer
-                == LookupTransfer::Spare,
+            lookup_transfer: <ThreeDftlOptions as crate::options::Options>::of(cfg)?.lookup_transfer,
             validated: vec![NONE; g.planes() as usize],
             ilog,
             carried: vec![0; (g.blocks() * g.pages_per_block) as usize],
@@ -258,7 +256,7 @@ impl ThreeDftl {
             tr: &mut self.tr,
             ilog: &mut self.ilog,
             copyback: self.copyback,
-            spare_only: self.spare_only,
+            lookup_transfer: self.lookup_transfer,
             moved: &mut self.gc.pages_moved,
             log,
         }
@@ -311,7 +309,7 @@ impl ThreeDftl {
             if oob.kind != PageKind::Data {
                 continue; // an invalidation page: the IPT (SRAM) tells
             }
-            spare_reads(ctx, &mut self.tr, oob.lpn, true, self.spare_only)?;
+            spare_reads(ctx, &mut self.tr, oob.lpn, true, self.lookup_transfer)?;
             self.counts.validation_lookups += 1;
         }
         Ok(())
@@ -430,7 +428,7 @@ impl Ftl for ThreeDftl {
     }
 
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
-        let located = spare_reads(ctx, &mut self.tr, lpn, false, self.spare_only)?;
+        let located = spare_reads(ctx, &mut self.tr, lpn, false, self.lookup_transfer)?;
         let ppn = self.map[lpn as usize];
         if ppn == NONE {
             return Ok(None);
@@ -441,7 +439,7 @@ impl Ftl for ThreeDftl {
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
         // GC first: its moves may take this group's line out of the CMT.
         let plane = self.place(ctx, lpn)?;
-        spare_reads(ctx, &mut self.tr, lpn, false, self.spare_only)?;
+        spare_reads(ctx, &mut self.tr, lpn, false, self.lookup_transfer)?;
         let ppn = self.bm.allocate(ctx.flash(), plane, HOST)?;
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         let old = std::mem::replace(&mut self.map[lpn as usize], ppn);
