@@ -1,7 +1,7 @@
 """ftlsim: a fast, deterministic NAND-flash SSD and FTL simulator, from Python.
 
 The simulation runs in the Rust core (no subprocess): :func:`run` one drive and workload,
-:func:`sweep` a grid of them on a process pool or a Dask cluster, :func:`report` results as a
+:func:`sweep` a grid of them on a local or remote Dask cluster, :func:`report` results as a
 self-contained HTML page with plots. docs/python.md walks through an example.
 """
 

@@ -14,7 +14,7 @@ def main(argv: "list[str] | None" = None) -> int:
     s.add_argument("file", help="sweep description (docs/python.md, 'Sweep files')")
     s.add_argument("--out", default="sweep.parquet", help="Parquet file (default: sweep.parquet)")
     s.add_argument("--scheduler", metavar="ADDRESS",
-                   help="a Dask scheduler (tcp://host:8786); default: a local process pool")
+                   help="a Dask scheduler (tcp://host:8786); default: a local cluster")
     s.add_argument("--workers", type=int, help="local processes (default: one per core)")
     s.add_argument("--no-retry-failed", action="store_true", help="keep failed rows instead of re-running them")
     s.add_argument("--quiet", action="store_true", help="no progress bar")

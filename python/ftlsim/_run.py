@@ -46,18 +46,6 @@ class RunDetail(TypedDict, total=False):
     per_unit_mandatory_steps: list[int]
 
 
-def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested dicts as one level with dotted keys; lists kept as they are."""
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(flatten(v, key + "."))
-        else:
-            out[key] = v
-    return out
-
-
 class Result:
     """The outcome of :func:`run`.
 
@@ -134,7 +122,8 @@ class Result:
     def row(self) -> dict[str, Any]:
         """One flat dict: ``config.*`` (every config field), ``run.*``, ``report.*`` and
         ``wall_time.*``, lists and histograms left out."""
-        flat = flatten({"config": self.config, **self.summary})
+        nested = pd.json_normalize({"config": self.config, **self.summary}, sep=".").iloc[0]
+        flat = {str(k): v for k, v in nested.items()}
         return {k: v for k, v in flat.items()
                 if not any(k == p or k.startswith(p + ".") for p in _NOT_IN_ROW) and not isinstance(v, list)}
 

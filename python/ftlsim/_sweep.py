@@ -1,5 +1,5 @@
-"""Parameter sweeps: the Cartesian product (or an explicit list) of runs, on a local process
-pool or on any Dask cluster, into one Parquet file with a row per run.
+"""Parameter sweeps: the Cartesian product (or an explicit list) of runs, on a local Dask
+cluster or on any other, into one Parquet file with a row per run.
 
 A run's row holds its parameters (``param.*``), every config field (``config.*``), every
 metric (``report.*``), the wall time (``wall_time.*``), the software version, its status and
@@ -13,12 +13,11 @@ the first builds a snapshot (docs/performance.md, "Snapshots") and the others lo
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import functools
 import hashlib
 import itertools
 import json
-import multiprocessing
+import logging
 import os
 import shutil
 import signal
@@ -26,7 +25,6 @@ import sys
 import time
 import traceback
 import uuid
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -81,8 +79,6 @@ def expand(grid: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> list[
             if k == "overrides":
                 for ok, ov in (v or {}).items():
                     axes.append((f"overrides.{ok}", list(ov) if isinstance(ov, (list, tuple)) else [ov]))
-            elif k == "trace_options":
-                axes.append((k, list(v) if isinstance(v, (list, tuple)) else [v]))
             else:
                 axes.append((k, list(v) if isinstance(v, (list, tuple)) else [v]))
         empty = [k for k, vals in axes if not vals]
@@ -348,8 +344,8 @@ def sweep(
             an explicit list of runs.
         client: a ``dask.distributed.Client``: every run becomes a Dask task, so the sweep
             runs wherever the client's cluster does (LocalCluster, dask-jobqueue on Slurm,
-            Kubernetes). None: a local process pool of ``workers`` processes (default: one
-            per core).
+            Kubernetes). None: a Dask LocalCluster of ``workers`` one-thread processes
+            (default: one per core), closed when the sweep ends (:func:`_run_local`).
         out: the Parquet file; rows already in it are skipped (failed ones retried when
             ``retry_failed``; rows of another simulator build, :func:`build_id`, run again
             unless ``reuse_other_builds``), and it is rewritten every few seconds as runs
@@ -426,97 +422,36 @@ def _grid_rows(df: pd.DataFrame, runs: list[Run]) -> pd.DataFrame:
     return mine.iloc[mine["run_id"].map(order).argsort()].reset_index(drop=True)
 
 
-def _ignore_sigint() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them (and keeps what finished)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-Item = tuple[str, Any, Optional[str]]  # ("run", index, snapshot) or ("prepare", group key, None)
-
-
 def _run_local(todo: list[Run], groups: dict[str, list[int]], snapdir: Path, workers: Optional[int],
                finished: Callable[[Row], None]) -> None:
-    """Run the sweep on a local process pool. A worker that dies (a simulator crash aborts its
-    process) breaks the pool: the runs that were under way are run again one at a time, and
-    the one that kills its worker alone becomes an error row; a new pool takes the rest.
-    Ctrl-C cancels the queued runs, stops the workers and leaves the finished rows to be
-    written."""
-    # Processes, not threads: a simulator bug aborts only its worker, and the run is still a
-    # row. Fork where the platform has it (Linux), so that a script calling sweep() needs no
-    # `if __name__ == "__main__"` guard; spawn elsewhere (macOS, Windows: the guard is needed).
+    """Run the sweep on a Dask LocalCluster of ``workers`` one-thread worker processes.
+
+    Processes, not threads: a simulator bug aborts only its worker, and the run is still a
+    row. A worker runs one run at a time, so the run under way when a worker dies is the one
+    that killed it: the scheduler gives it up at once (``allowed-failures`` 0) and it becomes
+    an error row, while the nanny starts a new worker for the rest. Workers fork where the
+    platform has it (Linux), so that a script calling sweep() needs no ``if __name__ ==
+    "__main__"`` guard; they spawn elsewhere (macOS, Windows: the guard is needed). No memory
+    limit: a run's memory is the drive's, checked by ``max_memory``, and a worker restarted
+    for its memory would lose the run. Ctrl-C kills the workers (closing the cluster would wait
+    for the runs under way); the finished rows are written by :func:`sweep`."""
+    import dask
+    from distributed import Client, LocalCluster
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    ctx = multiprocessing.get_context(method)
-    grouped = {i for v in groups.values() for i in v}
-    queue: list[Item] = [("run", i, None) for i in range(len(todo)) if i not in grouped]
-    queue += [("prepare", key, None) for key in groups]
-    suspects: list[Item] = []
-    n = workers or os.cpu_count() or 1
-
-    def done(item: Item, f: cf.Future[Any]) -> None:
-        kind, what, _ = item
-        if kind == "prepare":
-            path = f.result() if f.exception() is None else None
-            queue.extend(("run", i, path) for i in groups[what])
-        elif f.exception() is None:
-            finished(f.result())
-        else:
-            finished(_error_row(todo[what], f"worker failed: {f.exception()!r}"))
-
-    while queue or suspects:
-        alone = bool(suspects)
-        batch, pool_size = ([suspects.pop(0)], 1) if alone else (queue, n)
-        if not alone:
-            queue = []
-        pool = cf.ProcessPoolExecutor(max_workers=pool_size, mp_context=ctx, initializer=_ignore_sigint)
-        pending: dict[cf.Future[Any], Item] = {}
-        running: set[cf.Future[Any]] = set()
-        try:
-            for item in batch:
-                try:
-                    pending[_submit(pool, todo, groups, snapdir, item)] = item
-                except BrokenProcessPool:
-                    queue.append(item)
-            while pending:
-                ready, _ = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
-                for f in ready:
-                    item = pending.pop(f)
-                    kind, what, _ = item
-                    if not isinstance(f.exception(), BrokenProcessPool):
-                        done(item, f)
-                        if not alone:
-                            # Runs a prepare just released go into this pool while it lasts.
-                            while queue:
-                                try:
-                                    pending[_submit(pool, todo, groups, snapdir, queue[0])] = queue[0]
-                                except BrokenProcessPool:
-                                    break
-                                queue.pop(0)
-                    elif alone and kind == "run":
-                        finished(_error_row(todo[what], "the worker process died running it alone "
-                                            "(a crash in the simulator)"))
-                    elif alone:  # a preparation that crashes: its runs precondition themselves
-                        queue.extend(("run", i, None) for i in groups[what])
-                    elif f in running:  # under way when a worker died: a suspect
-                        suspects.append(item)
-                    else:
-                        queue.append(item)
-                running = {f for f in pending if f.running()}
-        except BaseException:
-            # Ctrl-C (or a failure of the parent): drop the queue, stop the workers now.
-            procs = list((getattr(pool, "_processes", None) or {}).values())
-            pool.shutdown(wait=False, cancel_futures=True)
-            for p in procs:
-                p.terminate()
-            raise
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _submit(pool: cf.ProcessPoolExecutor, todo: list[Run], groups: dict[str, list[int]], snapdir: Path,
-            item: tuple[str, Any, Optional[str]]) -> cf.Future[Any]:
-    kind, what, snap = item
-    if kind == "prepare":
-        return pool.submit(_prepare, todo[groups[what][0]], str(snapdir / f"{what}.snap"))
-    return pool.submit(run_task, todo[what], snap)
+    settings = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.multiprocessing-method": method}
+    with dask.config.set(settings):
+        # LocalCluster and Client are not annotated.
+        with LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,  # type: ignore[no-untyped-call]
+                          processes=True, memory_limit=0, dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
+                Client(cluster) as client:  # type: ignore[no-untyped-call]
+            try:
+                _run_dask(client, todo, groups, snapdir, finished, crash="the worker process died running it alone "
+                          "(a crash in the simulator)")
+            except BaseException:
+                for nanny in cluster.workers.values():
+                    if nanny.pid is not None:
+                        os.kill(nanny.pid, signal.SIGKILL)
+                raise
 
 
 def _error_row(run: Run, error: str) -> Row:
@@ -530,8 +465,12 @@ def _error_row(run: Run, error: str) -> Row:
 
 
 def _run_dask(client: Any, todo: list[Run], groups: dict[str, list[int]], snapdir: Path,
-              finished: Callable[[Row], None]) -> None:
-    from distributed import as_completed
+              finished: Callable[[Row], None], crash: Optional[str] = None) -> None:
+    """Run the sweep as Dask tasks on ``client``'s cluster: a preparation task per shared
+    drive, the runs of that drive depending on it. A run whose task fails (its worker died
+    more often than the scheduler's ``allowed-failures``, or it was cancelled) is an error
+    row, with ``crash`` as its error when a worker died and that is given."""
+    from distributed import KilledWorker, as_completed
     grouped = {i for v in groups.values() for i in v}
     futures: dict[Any, Run] = {}  # distributed.Future -> its run
     # Task keys are unique to this sweep: a re-run on the same client computes afresh.
@@ -550,7 +489,9 @@ def _run_dask(client: Any, todo: list[Run], groups: dict[str, list[int]], snapdi
         r = futures[f]
         try:
             finished(f.result())
-        except Exception as e:  # lost more often than the scheduler allows, or cancelled
+        except KilledWorker as e:
+            finished(_error_row(r, crash or f"dask task failed: {type(e).__name__}: {e}"))
+        except Exception as e:  # cancelled, or the cluster went away
             finished(_error_row(r, f"dask task failed: {type(e).__name__}: {e}"))
 
 
