@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import itertools
 import json
 import logging
@@ -34,13 +35,17 @@ import pyarrow.parquet as pq
 
 from . import _native
 from ._config import Config
+from ._run import run as run_one
 
-#: Keys a run description may have: the keyword arguments of :func:`ftlsim.run`, and
-#: ``tag``, any JSON value kept in the row as ``param.tag`` (a label, an index) and not run.
 #: The preconditioning keys: a snapshot stands for them.
 _PRECONDITION_KEYS = ("fill", "fill_offset", "steady_state", "overwrite_span", "trim_to")
-RUN_KEYS = ("preset", "config", "ftl", "workload", "trace", "trace_options", *_PRECONDITION_KEYS, "seed",
-            "overrides", "interval", "verify", "max_memory", "power_cut", "clean_shutdown", "tag")
+#: Keyword arguments of :func:`ftlsim.run` that a sweep manages itself: the snapshots it
+#: shares, and its own progress bar.
+_SWEEP_MANAGED = ("load_state", "save_state", "progress")
+#: Keys a run description may have: the keyword arguments of :func:`ftlsim.run` (read from its
+#: signature, so an option added there is a sweep key too), less those the sweep manages, and
+#: ``tag``, any JSON value kept in the row as ``param.tag`` (a label, an index) and not run.
+RUN_KEYS = (*(k for k in inspect.signature(run_one).parameters if k not in _SWEEP_MANAGED), "tag")
 #: Config sections that shape a drive's state: runs agreeing on them can share a snapshot.
 _STATE_SHAPING = ("geometry", "overprovisioning", "nand", "ftl", "reliability")
 #: Seconds between rewrites of the Parquet file while the sweep runs.
@@ -208,7 +213,6 @@ def _snapshot_key(run: Mapping[str, Any]) -> Optional[str]:
 def _prepare(run: Mapping[str, Any], path: str) -> Optional[str]:
     """Precondition the run's drive and save it to ``path``; None if that failed (its runs
     then precondition for themselves and report their own error)."""
-    from ._run import run as run_one
     kw = {k: v for k, v in run.items() if k in ("preset", "config", "ftl", *_PRECONDITION_KEYS, "seed", "overrides",
                                                 "max_memory", "verify")}
     try:
@@ -233,7 +237,6 @@ def run_task(run: Mapping[str, Any], snapshot: Optional[str] = None) -> Row:
     """Run one sweep point; returns its row. Never raises for a failed run: the row then
     has ``status == "error"`` and the error text."""
     from ._native import SnapshotError
-    from ._run import run as run_one
     row: Row = {"run_id": run_id(run), **_identity()}
     t0 = time.time()
     try:
@@ -442,7 +445,9 @@ def _run_local(todo: list[Run], groups: dict[str, list[int]], snapdir: Path, wor
     with dask.config.set(settings):
         # LocalCluster and Client are not annotated.
         with LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,  # type: ignore[no-untyped-call]
-                          processes=True, memory_limit=0, dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
+                          processes=True, memory_limit=0, dashboard_address=None, silence_logs=logging.CRITICAL,
+                          # No dashboard, and its HTTP routes (health, metrics) on a free port.
+                          scheduler_kwargs={"dashboard_address": ":0"}) as cluster, \
                 Client(cluster) as client:  # type: ignore[no-untyped-call]
             try:
                 _run_dask(client, todo, groups, snapdir, finished, crash="the worker process died running it alone "
