@@ -12,14 +12,14 @@
 //! would finish the page copy it started.
 
 use super::power_cut::{CutAt, InFlight};
-use super::report::Measured;
+use super::report::{Baseline, Measured};
 use super::Simulator;
 use super::{HostCounts, Report};
 use crate::error::SimError;
 use crate::ftl::{GcCounts, SeriesKind, SeriesValue};
 use crate::host::{check_bounds, IoOp, Request};
 use crate::metrics::{r6, IntervalRow, LatencyHistogram, Observer, WriteBufferReport};
-use crate::scheduler::{SimTime, Tag, SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
+use crate::scheduler::{Scheduler, SimTime, Tag, SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -87,6 +87,7 @@ struct RowState {
 }
 
 /// A request in flight, by replay slot.
+#[derive(Clone, Copy)]
 struct Pending {
     arrival: SimTime,
     op: IoOp,
@@ -149,12 +150,45 @@ impl Simulator {
         if let Some(b) = self.dev.behind.as_mut() {
             b.begin(self.dev.sched.now());
         }
+        self.check_cut_with_write_behind(opts)?;
+        let mut run = ReplayLoop::new(self, opts, &base)?;
+        loop {
+            run.read_next(source)?;
+            let next_completion = run.queue.next_completion();
+            // Deferred work starting first is placed first: it may complete requests.
+            let next_deferred = self.dev.sched.next_deferred_start();
+            let first_event = match (next_completion, next_deferred) {
+                (Some(c), Some(d)) => Some(c.min(d)),
+                (c, d) => c.or(d),
+            };
+            match run.issue(self, opts, first_event)? {
+                Issue::Dispatched => continue,
+                Issue::Cut => break,
+                Issue::Waiting => {}
+            }
+            if let Some(d) = next_deferred.filter(|&d| next_completion.is_none_or(|c| d <= c)) {
+                self.dev.sched.set_now(d);
+                run.queue.place_deferred(&mut self.dev.sched);
+                continue;
+            }
+            if run.time_cut_due(opts, next_completion) {
+                break;
+            }
+            let Some((t, p)) = run.queue.pop() else {
+                break;
+            };
+            run.complete(self, t, &p, obs)?;
+        }
+        run.finish(self, &base, obs)
+    }
+
+    /// A write-behind buffer's pages are on flash in the functional state as soon as
+    /// issued: a power cut matches that only with a buffer that flushes them all at the cut.
+    fn check_cut_with_write_behind(&self, opts: &RunOptions) -> Result<(), SimError> {
         if opts.power_cut.is_some()
             && self.dev.behind.is_some()
             && (!self.cfg.host.buffer_power_protected || self.cfg.host.buffer_flush_budget_pages.is_some())
         {
-            // Pages acknowledged from the buffer are on flash in the functional state as soon
-            // as issued: only a buffer that flushes them all at the cut matches that.
             return Err(crate::error::invalid(
                 "host.write_buffer_policy",
                 "\"write_behind\"",
@@ -162,284 +196,7 @@ impl Simulator {
             )
             .into());
         }
-
-        let (qd, closed, scale) = match opts.replay {
-            Replay::Open { time_scale } => {
-                if !(time_scale > 0.0 && time_scale.is_finite()) {
-                    return Err(crate::error::invalid("time_scale", time_scale, "must be > 0").into());
-                }
-                (self.cfg.host.queue_depth, false, time_scale)
-            }
-            Replay::Closed { queue_depth } => {
-                if queue_depth == 0 {
-                    return Err(crate::error::invalid("queue_depth", 0, "must be >= 1").into());
-                }
-                (queue_depth, true, 1.0)
-            }
-        };
-        let logical_sectors = u64::from(self.d.logical_pages) * u64::from(self.cfg.geometry.sectors_per_page());
-        let bg = self.cfg.ftl.background_gc;
-        let idle_threshold = self.cfg.ftl.idle_threshold_ns;
-
-        let mut lat_all = LatencyHistogram::default();
-        let mut lat_read = LatencyHistogram::default();
-        let mut lat_write = LatencyHistogram::default();
-        let mut lat_trim = LatencyHistogram::default();
-        let mut idle_len = LatencyHistogram::default();
-        let mut idle_total = 0u64;
-
-        let mut heap: BinaryHeap<Reverse<(SimTime, u64, u32)>> = BinaryHeap::with_capacity(qd as usize + 1);
-        let mut slots: Vec<Pending> = Vec::with_capacity(qd as usize);
-        let mut free_slots: Vec<u32> = Vec::with_capacity(qd as usize);
-        let mut seq = 0u64;
-        // Time runs on from where the drive's clock is: 0 for a first run, the end of
-        // recovery for the run after a power cut (the host issues again once the drive is back).
-        let clock0: SimTime = self.dev.sched.now();
-        let mut now: SimTime = clock0;
-        let mut start: Option<SimTime> = None;
-        let mut last_completion: SimTime = 0;
-        let mut first_arrival: Option<u64> = None;
-        // A request the last run read but did not issue (it was cut first) comes first.
-        let mut pending: Option<Request> = self.held.take();
-        // Closed loop: when the pending request is issued (a free slot plus its think time).
-        let mut pending_at: Option<SimTime> = None;
-        let mut source_done = false;
-        let mut index = u64::from(pending.is_some());
-        let mut completed: Vec<(u32, SimTime)> = Vec::new();
-        let mut cut: Option<(SimTime, Option<Request>)> = None;
-
-        // Time series accumulators.
-        let interval = opts.interval_ns;
-        let mut next_row = interval;
-        let mut rows_written = 0u64;
-        let mut rows = RowState {
-            row: IntervalRow::default(),
-            lat_sum: 0,
-            bytes: 0,
-            gc: base.gc.clone(),
-            programs: self.dev.counts.pages_programmed(),
-            series: self.ftl.series(),
-        };
-
-        loop {
-            while pending.is_none() && !source_done {
-                match source.next() {
-                    None => source_done = true,
-                    Some(r) => {
-                        let r = r?;
-                        index += 1;
-                        check_bounds(r.offset_sector, r.sectors, logical_sectors, || format!("request {index}"))?;
-                        pending = Some(r);
-                    }
-                }
-            }
-            let stop_issuing = opts.max_sim_ns.is_some_and(|m| now >= clock0 + m);
-            let outstanding = slots.len() - free_slots.len();
-            let next_completion = heap.peek().map(|e| e.0 .0);
-            // Deferred work starting first is placed first: it may complete requests.
-            let next_deferred = self.dev.sched.next_deferred_start();
-            let first_event = match (next_completion, next_deferred) {
-                (Some(c), Some(d)) => Some(c.min(d)),
-                (c, d) => c.or(d),
-            };
-            if let (Some(req), false) = (pending.as_ref(), stop_issuing) {
-                if outstanding < qd as usize {
-                    let arrival = if closed {
-                        // The think time runs from when the slot was free (fixed once, so a
-                        // completion handled meanwhile does not restart it).
-                        *pending_at.get_or_insert(now.saturating_add(req.think_ns))
-                    } else {
-                        let first = *first_arrival.get_or_insert(req.arrival_ns);
-                        let rel = req.arrival_ns.checked_sub(first).ok_or_else(|| {
-                            SimError::Request(format!(
-                                "request {index}: arrival {} ns before the first request's {first} ns (sort the trace)",
-                                req.arrival_ns
-                            ))
-                        })?;
-                        clock0.saturating_add((rel as f64 * scale).round() as u64)
-                    };
-                    if arrival > SIM_TIME_LIMIT_NS {
-                        return Err(beyond_time_limit(index, arrival, closed));
-                    }
-                    let t = arrival.max(now);
-                    if first_event.is_none_or(|e| t < e) {
-                        let req = *req;
-                        pending = None;
-                        pending_at = None;
-                        let cut_time = match opts.power_cut {
-                            Some(CutAt::Request(n)) if index >= n => Some(t),
-                            Some(CutAt::TimeNs(x)) if t >= start.unwrap_or(t) + x => Some(start.unwrap_or(t) + x),
-                            _ => None,
-                        };
-                        if let Some(at) = cut_time {
-                            cut = Some((at, Some(req)));
-                            break;
-                        }
-                        if outstanding == 0 && start.is_some() && t > last_completion {
-                            let gap = t - last_completion;
-                            idle_len.record(gap);
-                            idle_total += gap;
-                            if bg && gap > idle_threshold {
-                                self.background(last_completion + idle_threshold, t)?;
-                            }
-                        }
-                        start.get_or_insert(t);
-                        let t = t.max(self.dev.sched.now());
-                        now = t;
-                        let p = Pending {
-                            arrival,
-                            op: req.op,
-                            offset_sector: req.offset_sector,
-                            sectors: req.sectors,
-                            deferred: 0,
-                            end: t,
-                        };
-                        let slot = match free_slots.pop() {
-                            Some(s) => {
-                                slots[s as usize] = p;
-                                s
-                            }
-                            None => {
-                                slots.push(p);
-                                (slots.len() - 1) as u32
-                            }
-                        };
-                        assert!(slots.len() <= qd as usize, "more slots than the queue depth");
-                        let (done, deferred) = self.dispatch(&req, t, slot)?;
-                        let p = &mut slots[slot as usize];
-                        (p.end, p.deferred) = (done, deferred);
-                        if deferred == 0 {
-                            heap.push(Reverse((done, seq, slot)));
-                            seq += 1;
-                        }
-                        self.complete_deferred(&mut completed, &mut slots, &mut heap, &mut seq);
-                        if opts.check_every > 0 && index.is_multiple_of(opts.check_every) {
-                            self.check_invariants();
-                        }
-                        continue;
-                    }
-                }
-            }
-            if let Some(d) = next_deferred.filter(|&d| next_completion.is_none_or(|c| d <= c)) {
-                self.dev.sched.set_now(d);
-                self.complete_deferred(&mut completed, &mut slots, &mut heap, &mut seq);
-                continue;
-            }
-            if let (Some(CutAt::TimeNs(x)), Some(origin), Some(c)) = (opts.power_cut, start, next_completion) {
-                if c > origin + x {
-                    // The request the host issues next is the frontier the cut tears, if it
-                    // has arrived (closed loop: the host keeps the queue full); one arriving
-                    // later waits for the run after recovery.
-                    let at = origin + x;
-                    let arrived = |r: &Request| {
-                        closed
-                            || first_arrival.is_some_and(|f| {
-                                (r.arrival_ns.saturating_sub(f) as f64 * scale).round() as u64
-                                    <= at.saturating_sub(clock0)
-                            })
-                    };
-                    cut = Some((at, pending.take_if(|r| arrived(r))));
-                    break;
-                }
-            }
-            let Some(Reverse((t, _, slot))) = heap.pop() else {
-                break;
-            };
-            now = now.max(t);
-            let p = &slots[slot as usize];
-            free_slots.push(slot);
-            let lat = t - p.arrival;
-            lat_all.record(lat);
-            match p.op {
-                IoOp::Read => lat_read.record(lat),
-                IoOp::Write => lat_write.record(lat),
-                IoOp::Trim => lat_trim.record(lat),
-            }
-            self.host.requests += 1;
-            last_completion = last_completion.max(t);
-            if let Some(due_after_first) = (t - start.unwrap_or(0)).saturating_sub(next_row).checked_div(interval) {
-                let origin = start.unwrap_or(0);
-                // Rows this completion closes; past the limit, the run stops before writing them.
-                let due = due_after_first + u64::from(t - origin >= next_row);
-                if rows_written + due > MAX_INTERVAL_ROWS {
-                    return Err(too_many_rows(interval, t - origin));
-                }
-                rows_written += due;
-                while t - origin >= next_row {
-                    rows.row.t_end_ns = origin + next_row;
-                    self.emit_row(&mut rows, interval, obs);
-                    next_row += interval;
-                }
-                rows.row.requests += 1;
-                rows.lat_sum += u128::from(lat);
-                rows.row.max_latency_us = rows.row.max_latency_us.max(lat as f64 / 1e3);
-                if p.op != IoOp::Trim {
-                    rows.bytes += u64::from(p.sectors) * 512;
-                }
-            }
-            if self.host.requests.is_multiple_of(65_536) {
-                obs.progress(self.host.requests);
-                if obs.interrupted() {
-                    return Err(SimError::Interrupted);
-                }
-            }
-        }
-        obs.progress(self.host.requests);
-        let origin = start.unwrap_or(0);
-        let end = match cut {
-            Some((at, _)) => at.max(origin),
-            None => last_completion.max(origin),
-        };
-        if interval > 0 && rows.row.requests > 0 {
-            rows.row.t_end_ns = end;
-            let partial = (end - (origin + next_row - interval)).max(1);
-            self.emit_row(&mut rows, partial, obs);
-        }
-        // Deferred GC still waiting is placed now, so busy time covers all of it.
-        self.dev.sched.drain_all();
-        let measured = Measured {
-            sim_ns: end - origin,
-            latency: [lat_all, lat_read, lat_write, lat_trim],
-            idle_len,
-            idle_total_ns: idle_total,
-        };
-        let mut report = self.report(measured, &base);
-        if let Some((at, next)) = cut {
-            // Dispatched and not completed: they fail. A request read from the source that
-            // had not arrived goes to the next run.
-            self.held = pending.take();
-            let in_flight = (0..slots.len() as u32)
-                .filter(|s| !free_slots.contains(s))
-                .map(|s| {
-                    let p = &slots[s as usize];
-                    InFlight { op: p.op, offset_sector: p.offset_sector, sectors: p.sectors }
-                })
-                .collect();
-            report.power_cut = Some(self.power_cut(at, at - origin.min(at), next, in_flight)?);
-        }
-        Ok(report)
-    }
-
-    /// Requests whose deferred operations the scheduler placed: those now complete go on
-    /// the completion heap.
-    fn complete_deferred(
-        &mut self,
-        buf: &mut Vec<(u32, SimTime)>,
-        slots: &mut [Pending],
-        heap: &mut BinaryHeap<Reverse<(SimTime, u64, u32)>>,
-        seq: &mut u64,
-    ) {
-        self.dev.sched.take_completions(buf);
-        for &(slot, end) in buf.iter() {
-            let p = &mut slots[slot as usize];
-            assert!(p.deferred > 0, "slot {slot}: a completion for a request with nothing deferred");
-            p.end = p.end.max(end);
-            p.deferred -= 1;
-            if p.deferred == 0 {
-                heap.push(Reverse((p.end, *seq, slot)));
-                *seq += 1;
-            }
-        }
+        Ok(())
     }
 
     /// Close the time-series row of `len_ns` and start the next.
@@ -474,6 +231,475 @@ impl Simulator {
             .collect();
         obs.interval(row);
         *rows = RowState { row: IntervalRow::default(), lat_sum: 0, bytes: 0, gc: g, programs: p, series };
+    }
+}
+
+/// What the dispatch step did.
+enum Issue {
+    /// A request went to the drive.
+    Dispatched,
+    /// The power cut is due: the run stops.
+    Cut,
+    /// No request can go now (none, the queue is full, or an event comes first).
+    Waiting,
+}
+
+/// The requests in flight: their replay slots and the completion heap, keyed by (time,
+/// issue sequence) so equal times complete in issue order.
+struct Queue {
+    /// Most requests outstanding.
+    depth: usize,
+    heap: BinaryHeap<Reverse<(SimTime, u64, u32)>>,
+    slots: Vec<Pending>,
+    free_slots: Vec<u32>,
+    seq: u64,
+    /// The scheduler's deferred completions, kept to reuse its allocation.
+    completed: Vec<(u32, SimTime)>,
+}
+
+impl Queue {
+    fn new(depth: u32) -> Queue {
+        let depth = depth as usize;
+        Queue {
+            depth,
+            heap: BinaryHeap::with_capacity(depth + 1),
+            slots: Vec::with_capacity(depth),
+            free_slots: Vec::with_capacity(depth),
+            seq: 0,
+            completed: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn outstanding(&self) -> usize {
+        self.slots.len() - self.free_slots.len()
+    }
+
+    #[inline]
+    fn next_completion(&self) -> Option<SimTime> {
+        self.heap.peek().map(|e| e.0 .0)
+    }
+
+    /// A free slot for `p`.
+    #[inline]
+    fn occupy(&mut self, p: Pending) -> u32 {
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.slots[s as usize] = p;
+                s
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        assert!(self.slots.len() <= self.depth, "more slots than the queue depth");
+        slot
+    }
+
+    /// The request in `slot` was dispatched: it completes at `done` unless `deferred`
+    /// operations of it wait for the scheduler.
+    #[inline]
+    fn dispatched(&mut self, slot: u32, done: SimTime, deferred: u32) {
+        let p = &mut self.slots[slot as usize];
+        (p.end, p.deferred) = (done, deferred);
+        if deferred == 0 {
+            self.push(done, slot);
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, end: SimTime, slot: u32) {
+        self.heap.push(Reverse((end, self.seq, slot)));
+        self.seq += 1;
+    }
+
+    /// Requests whose deferred operations the scheduler placed: those now complete go on
+    /// the completion heap.
+    fn place_deferred(&mut self, sched: &mut Scheduler) {
+        sched.take_completions(&mut self.completed);
+        for &(slot, end) in &self.completed {
+            let p = &mut self.slots[slot as usize];
+            assert!(p.deferred > 0, "slot {slot}: a completion for a request with nothing deferred");
+            p.end = p.end.max(end);
+            p.deferred -= 1;
+            if p.deferred == 0 {
+                let end = p.end;
+                self.heap.push(Reverse((end, self.seq, slot)));
+                self.seq += 1;
+            }
+        }
+    }
+
+    /// The next completion: its time and request, whose slot is free again.
+    #[inline]
+    fn pop(&mut self) -> Option<(SimTime, Pending)> {
+        let Reverse((t, _, slot)) = self.heap.pop()?;
+        self.free_slots.push(slot);
+        Some((t, self.slots[slot as usize]))
+    }
+
+    /// The requests dispatched and not completed, for a power cut.
+    fn in_flight(&self) -> Vec<InFlight> {
+        (0..self.slots.len() as u32)
+            .filter(|s| !self.free_slots.contains(s))
+            .map(|s| {
+                let p = &self.slots[s as usize];
+                InFlight { op: p.op, offset_sector: p.offset_sector, sectors: p.sectors }
+            })
+            .collect()
+    }
+}
+
+/// Response times by operation and the idle periods between them.
+#[derive(Default)]
+struct Latencies {
+    all: LatencyHistogram,
+    read: LatencyHistogram,
+    write: LatencyHistogram,
+    trim: LatencyHistogram,
+    idle_len: LatencyHistogram,
+    idle_total_ns: u64,
+}
+
+impl Latencies {
+    #[inline]
+    fn record(&mut self, op: IoOp, lat: u64) {
+        self.all.record(lat);
+        match op {
+            IoOp::Read => self.read.record(lat),
+            IoOp::Write => self.write.record(lat),
+            IoOp::Trim => self.trim.record(lat),
+        }
+    }
+
+    fn measured(self, sim_ns: u64) -> Measured {
+        Measured {
+            sim_ns,
+            latency: [self.all, self.read, self.write, self.trim],
+            idle_len: self.idle_len,
+            idle_total_ns: self.idle_total_ns,
+        }
+    }
+}
+
+/// The time series: the row being gathered and where the next one starts.
+struct Series {
+    /// Row length, ns of simulated time (0 = no time series).
+    interval: u64,
+    /// The end of the current row, ns after the first request.
+    next_row: u64,
+    rows_written: u64,
+    rows: RowState,
+}
+
+impl Series {
+    /// Count a completion at `t` (`origin`: the first request's dispatch) in its row,
+    /// closing the rows it passes.
+    #[inline]
+    fn record(
+        &mut self,
+        sim: &Simulator,
+        (t, origin): (SimTime, SimTime),
+        lat: u64,
+        p: &Pending,
+        obs: &mut dyn Observer,
+    ) -> Result<(), SimError> {
+        let Some(due_after_first) = (t - origin).saturating_sub(self.next_row).checked_div(self.interval) else {
+            return Ok(());
+        };
+        // Rows this completion closes; past the limit, the run stops before writing them.
+        let due = due_after_first + u64::from(t - origin >= self.next_row);
+        if self.rows_written + due > MAX_INTERVAL_ROWS {
+            return Err(too_many_rows(self.interval, t - origin));
+        }
+        self.rows_written += due;
+        while t - origin >= self.next_row {
+            self.rows.row.t_end_ns = origin + self.next_row;
+            sim.emit_row(&mut self.rows, self.interval, obs);
+            self.next_row += self.interval;
+        }
+        let rows = &mut self.rows;
+        rows.row.requests += 1;
+        rows.lat_sum += u128::from(lat);
+        rows.row.max_latency_us = rows.row.max_latency_us.max(lat as f64 / 1e3);
+        if p.op != IoOp::Trim {
+            rows.bytes += u64::from(p.sectors) * 512;
+        }
+        Ok(())
+    }
+
+    /// Close the last row, partial, at the run's `end`.
+    fn finish(&mut self, sim: &Simulator, origin: SimTime, end: SimTime, obs: &mut dyn Observer) {
+        if self.interval > 0 && self.rows.row.requests > 0 {
+            self.rows.row.t_end_ns = end;
+            let partial = (end - (origin + self.next_row - self.interval)).max(1);
+            sim.emit_row(&mut self.rows, partial, obs);
+        }
+    }
+}
+
+/// The replay loop's state between steps: the clock, the request waiting to be issued,
+/// the requests in flight and what the run measures.
+struct ReplayLoop {
+    closed: bool,
+    /// Open loop: the multiplier of inter-arrival times.
+    scale: f64,
+    logical_sectors: u64,
+    background_gc: bool,
+    idle_threshold_ns: u64,
+    /// The drive's clock when the run began: 0 for a first run, the end of recovery for
+    /// the run after a power cut (the host issues again once the drive is back).
+    clock0: SimTime,
+    now: SimTime,
+    /// When the first request was dispatched.
+    start: Option<SimTime>,
+    last_completion: SimTime,
+    /// Open loop: the first request's arrival, which the others are relative to.
+    first_arrival: Option<u64>,
+    /// The request read from the source and not yet issued.
+    pending: Option<Request>,
+    /// Closed loop: when the pending request is issued (a free slot plus its think time).
+    pending_at: Option<SimTime>,
+    source_done: bool,
+    /// The number of the last request read (1-based), for messages and cuts.
+    index: u64,
+    /// The power cut once due: its time and the request it tears, if any.
+    cut: Option<(SimTime, Option<Request>)>,
+    queue: Queue,
+    latency: Latencies,
+    series: Series,
+}
+
+impl ReplayLoop {
+    fn new(sim: &mut Simulator, opts: &RunOptions, base: &Baseline) -> Result<ReplayLoop, SimError> {
+        let (qd, closed, scale) = match opts.replay {
+            Replay::Open { time_scale } => {
+                if !(time_scale > 0.0 && time_scale.is_finite()) {
+                    return Err(crate::error::invalid("time_scale", time_scale, "must be > 0").into());
+                }
+                (sim.cfg.host.queue_depth, false, time_scale)
+            }
+            Replay::Closed { queue_depth } => {
+                if queue_depth == 0 {
+                    return Err(crate::error::invalid("queue_depth", 0, "must be >= 1").into());
+                }
+                (queue_depth, true, 1.0)
+            }
+        };
+        let clock0 = sim.dev.sched.now();
+        // A request the last run read but did not issue (it was cut first) comes first.
+        let pending = sim.held.take();
+        let rows = RowState {
+            row: IntervalRow::default(),
+            lat_sum: 0,
+            bytes: 0,
+            gc: base.gc.clone(),
+            programs: sim.dev.counts.pages_programmed(),
+            series: sim.ftl.series(),
+        };
+        Ok(ReplayLoop {
+            closed,
+            scale,
+            logical_sectors: u64::from(sim.d.logical_pages) * u64::from(sim.cfg.geometry.sectors_per_page()),
+            background_gc: sim.cfg.ftl.background_gc,
+            idle_threshold_ns: sim.cfg.ftl.idle_threshold_ns,
+            clock0,
+            now: clock0,
+            start: None,
+            last_completion: 0,
+            first_arrival: None,
+            index: u64::from(pending.is_some()),
+            pending,
+            pending_at: None,
+            source_done: false,
+            cut: None,
+            queue: Queue::new(qd),
+            latency: Latencies::default(),
+            series: Series { interval: opts.interval_ns, next_row: opts.interval_ns, rows_written: 0, rows },
+        })
+    }
+
+    /// Source step: read the next request unless one is waiting, checking its bounds.
+    #[inline]
+    fn read_next(&mut self, source: &mut dyn Iterator<Item = Result<Request, SimError>>) -> Result<(), SimError> {
+        while self.pending.is_none() && !self.source_done {
+            match source.next() {
+                None => self.source_done = true,
+                Some(r) => {
+                    let r = r?;
+                    self.index += 1;
+                    let index = self.index;
+                    check_bounds(r.offset_sector, r.sectors, self.logical_sectors, || format!("request {index}"))?;
+                    self.pending = Some(r);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Dispatch step: issue the pending request if the queue has room and it is issued
+    /// before `first_event`; a power cut due at it stops the run instead.
+    fn issue(
+        &mut self,
+        sim: &mut Simulator,
+        opts: &RunOptions,
+        first_event: Option<SimTime>,
+    ) -> Result<Issue, SimError> {
+        let stop_issuing = opts.max_sim_ns.is_some_and(|m| self.now >= self.clock0 + m);
+        let Some(req) = self.pending.filter(|_| !stop_issuing) else {
+            return Ok(Issue::Waiting);
+        };
+        if self.queue.outstanding() >= self.queue.depth {
+            return Ok(Issue::Waiting);
+        }
+        let arrival = self.arrival(&req)?;
+        if arrival > SIM_TIME_LIMIT_NS {
+            return Err(beyond_time_limit(self.index, arrival, self.closed));
+        }
+        let t = arrival.max(self.now);
+        if first_event.is_some_and(|e| t >= e) {
+            return Ok(Issue::Waiting);
+        }
+        self.pending = None;
+        self.pending_at = None;
+        if let Some(at) = self.request_cut(opts, t) {
+            self.cut = Some((at, Some(req)));
+            return Ok(Issue::Cut);
+        }
+        self.idle_before(sim, t)?;
+        self.start.get_or_insert(t);
+        let t = t.max(sim.dev.sched.now());
+        self.now = t;
+        let p = Pending {
+            arrival,
+            op: req.op,
+            offset_sector: req.offset_sector,
+            sectors: req.sectors,
+            deferred: 0,
+            end: t,
+        };
+        let slot = self.queue.occupy(p);
+        let (done, deferred) = sim.dispatch(&req, t, slot)?;
+        self.queue.dispatched(slot, done, deferred);
+        self.queue.place_deferred(&mut sim.dev.sched);
+        if opts.check_every > 0 && self.index.is_multiple_of(opts.check_every) {
+            sim.check_invariants();
+        }
+        Ok(Issue::Dispatched)
+    }
+
+    /// When `req` arrives: closed loop, a free slot plus its think time; open loop, its
+    /// arrival relative to the first request's, scaled.
+    #[inline]
+    fn arrival(&mut self, req: &Request) -> Result<SimTime, SimError> {
+        if self.closed {
+            // The think time runs from when the slot was free (fixed once, so a completion
+            // handled meanwhile does not restart it).
+            return Ok(*self.pending_at.get_or_insert(self.now.saturating_add(req.think_ns)));
+        }
+        let first = *self.first_arrival.get_or_insert(req.arrival_ns);
+        let rel = req.arrival_ns.checked_sub(first).ok_or_else(|| {
+            SimError::Request(format!(
+                "request {}: arrival {} ns before the first request's {first} ns (sort the trace)",
+                self.index, req.arrival_ns
+            ))
+        })?;
+        Ok(self.clock0.saturating_add((rel as f64 * self.scale).round() as u64))
+    }
+
+    /// Power-cut step at a request: the cut time if the request issued at `t` is cut.
+    #[inline]
+    fn request_cut(&self, opts: &RunOptions, t: SimTime) -> Option<SimTime> {
+        match opts.power_cut {
+            Some(CutAt::Request(n)) if self.index >= n => Some(t),
+            Some(CutAt::TimeNs(x)) if t >= self.start.unwrap_or(t) + x => Some(self.start.unwrap_or(t) + x),
+            _ => None,
+        }
+    }
+
+    /// Idle-GC step: a gap before a request issued at `t` with nothing outstanding is an
+    /// idle period; background GC runs in it once the idle threshold has passed.
+    #[inline]
+    fn idle_before(&mut self, sim: &mut Simulator, t: SimTime) -> Result<(), SimError> {
+        if self.queue.outstanding() == 0 && self.start.is_some() && t > self.last_completion {
+            let gap = t - self.last_completion;
+            self.latency.idle_len.record(gap);
+            self.latency.idle_total_ns += gap;
+            if self.background_gc && gap > self.idle_threshold_ns {
+                sim.background(self.last_completion + self.idle_threshold_ns, t)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Power-cut step at a time: due once the next completion is past it. The request the
+    /// host issues next is the frontier the cut tears, if it has arrived (closed loop: the
+    /// host keeps the queue full); one arriving later waits for the run after recovery.
+    fn time_cut_due(&mut self, opts: &RunOptions, next_completion: Option<SimTime>) -> bool {
+        let (Some(CutAt::TimeNs(x)), Some(origin), Some(c)) = (opts.power_cut, self.start, next_completion) else {
+            return false;
+        };
+        if c <= origin + x {
+            return false;
+        }
+        let at = origin + x;
+        let (closed, first_arrival, scale, clock0) = (self.closed, self.first_arrival, self.scale, self.clock0);
+        let arrived = |r: &Request| {
+            closed
+                || first_arrival.is_some_and(|f| {
+                    (r.arrival_ns.saturating_sub(f) as f64 * scale).round() as u64 <= at.saturating_sub(clock0)
+                })
+        };
+        self.cut = Some((at, self.pending.take_if(|r| arrived(r))));
+        true
+    }
+
+    /// Completion step: the request `p` completes at `t`.
+    #[inline]
+    fn complete(
+        &mut self,
+        sim: &mut Simulator,
+        t: SimTime,
+        p: &Pending,
+        obs: &mut dyn Observer,
+    ) -> Result<(), SimError> {
+        self.now = self.now.max(t);
+        let lat = t - p.arrival;
+        self.latency.record(p.op, lat);
+        sim.host.requests += 1;
+        self.last_completion = self.last_completion.max(t);
+        self.series.record(sim, (t, self.start.unwrap_or(0)), lat, p, obs)?;
+        if sim.host.requests.is_multiple_of(65_536) {
+            obs.progress(sim.host.requests);
+            if obs.interrupted() {
+                return Err(SimError::Interrupted);
+            }
+        }
+        Ok(())
+    }
+
+    /// The report, after the last row and the deferred GC still waiting; at a power cut,
+    /// the drive recovers and the report says what the cut cost.
+    fn finish(mut self, sim: &mut Simulator, base: &Baseline, obs: &mut dyn Observer) -> Result<Report, SimError> {
+        obs.progress(sim.host.requests);
+        let origin = self.start.unwrap_or(0);
+        let end = match self.cut {
+            Some((at, _)) => at.max(origin),
+            None => self.last_completion.max(origin),
+        };
+        self.series.finish(sim, origin, end, obs);
+        // Deferred GC still waiting is placed now, so busy time covers all of it.
+        sim.dev.sched.drain_all();
+        let mut report = sim.report(self.latency.measured(end - origin), base);
+        if let Some((at, next)) = self.cut {
+            // Dispatched and not completed: they fail. A request read from the source that
+            // had not arrived goes to the next run.
+            sim.held = self.pending.take();
+            let in_flight = self.queue.in_flight();
+            report.power_cut = Some(sim.power_cut(at, at - origin.min(at), next, in_flight)?);
+        }
+        Ok(report)
     }
 }
 
