@@ -948,15 +948,30 @@ impl DriveConfig {
         Ok(())
     }
 
-    /// Validate and compute derived quantities. Every rule names its key.
+    /// Validate and compute derived quantities. Every rule names its key; the sections are
+    /// checked in a fixed order, so the first rule broken is the error.
     pub fn derive(&self) -> Result<Derived, ConfigError> {
-        let g = &self.geometry;
         if let Some(r) = &self.reliability {
             crate::reliability::ReliabilityModel::new(r)?;
         }
         if let Some(m) = &self.multichannel {
             self.check_multichannel(m)?;
         }
+        let physical_pages = self.check_geometry()?;
+        // Over-provisioning and the GC thresholds are rules on derived quantities (the
+        // logical pages, the GC blocks): their checks return what they checked.
+        let space = self.check_overprovisioning(physical_pages)?;
+        let thresholds = self.check_gc_thresholds(&space)?;
+        self.check_timing()?;
+        self.check_host()?;
+        self.check_precondition()?;
+        Ok(self.derived(&space, thresholds))
+    }
+
+    /// `[geometry]`: every count at least one and the pages addressable; returns the
+    /// physical pages.
+    fn check_geometry(&self) -> Result<u32, ConfigError> {
+        let g = &self.geometry;
         ge1("geometry.channels", g.channels)?;
         ge1("geometry.chips_per_channel", g.chips_per_channel)?;
         ge1("geometry.dies_per_chip", g.dies_per_chip)?;
@@ -988,7 +1003,13 @@ impl DriveConfig {
                 "total pages must be < 2^32 - 1; use larger pages or fewer blocks",
             ));
         }
-        let physical_pages = pages as u32;
+        Ok(pages as u32)
+    }
+
+    /// `[overprovisioning]`: one convention, in range, leaving logical pages; returns how
+    /// the `physical_pages` split.
+    fn check_overprovisioning(&self, physical_pages: u32) -> Result<Space, ConfigError> {
+        let g = &self.geometry;
         let op = &self.overprovisioning;
         let (logical_pages, gc_blocks, held_back) = match (op.share, op.extra_blocks_per_plane) {
             (Some(share), None) => {
@@ -1033,6 +1054,13 @@ impl DriveConfig {
         if logical_pages == 0 {
             return Err(invalid("overprovisioning", "100%", "leaves no logical pages"));
         }
+        Ok(Space { physical_pages, logical_pages, gc_blocks, held_back })
+    }
+
+    /// `[ftl]`'s write streams and GC thresholds: GC can make progress on a full drive;
+    /// returns the foreground and background thresholds.
+    fn check_gc_thresholds(&self, space: &Space) -> Result<Thresholds, ConfigError> {
+        let g = &self.geometry;
         let streams = self.ftl.write_streams;
         if streams == 0 || streams > 16 {
             return Err(invalid("ftl.write_streams", streams, "must be in [1, 16]"));
@@ -1040,7 +1068,7 @@ impl DriveConfig {
         // Each plane keeps one open block per host stream plus the GC stream open; GC needs at
         // least one free block beyond them to relocate into.
         let min_threshold = 2;
-        let default_threshold = (2 + gc_blocks / 8).min(gc_blocks.max(min_threshold));
+        let default_threshold = (2 + space.gc_blocks / 8).min(space.gc_blocks.max(min_threshold));
         let gc_threshold = self.ftl.gc_threshold_blocks.unwrap_or(default_threshold);
         if gc_threshold < min_threshold {
             return Err(invalid(
@@ -1050,6 +1078,7 @@ impl DriveConfig {
             ));
         }
         let open_blocks = streams + 1;
+        let held_back = space.held_back;
         if gc_threshold + open_blocks + held_back >= g.blocks_per_plane {
             return Err(invalid(
                 "ftl.gc_threshold_blocks",
@@ -1062,12 +1091,18 @@ impl DriveConfig {
         }
         let room = GcRoom {
             geometry: g,
-            logical_pages,
+            logical_pages: space.logical_pages,
             held_back,
             gc_threshold,
             background_gc_threshold: self.ftl.background_gc_threshold_blocks,
         };
-        let bg = room.check("the FTL", open_blocks, 0)?;
+        let background = room.check("the FTL", open_blocks, 0)?;
+        Ok(Thresholds { foreground: gc_threshold, background })
+    }
+
+    /// `[timing]`: rates and latencies positive, and the plane and preemption options that
+    /// go together.
+    fn check_timing(&self) -> Result<(), ConfigError> {
         let t = &self.timing;
         if !(t.channel_mb_per_s > 0.0 && t.channel_mb_per_s.is_finite()) {
             return Err(invalid("timing.channel_mb_per_s", t.channel_mb_per_s, "must be > 0"));
@@ -1088,7 +1123,7 @@ impl DriveConfig {
             };
             return Err(invalid(k, v, "must be >= 1"));
         }
-        if t.multi_plane && g.planes_per_die < 2 {
+        if t.multi_plane && self.geometry.planes_per_die < 2 {
             return Err(invalid("timing.multi_plane", true, "needs geometry.planes_per_die >= 2"));
         }
         if t.independent_plane_reads && t.plane_concurrency != PlaneConcurrency::MultiPlaneOnly {
@@ -1110,12 +1145,17 @@ impl DriveConfig {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// `[host]`: the queue, the merge buffer and the write buffer's size and options.
+    fn check_host(&self) -> Result<(), ConfigError> {
         let h = &self.host;
         ge1("host.queue_depth", h.queue_depth)?;
         if h.partial_write == PartialWrite::Merge {
             ge1("host.merge_buffer_pages", h.merge_buffer_pages)?;
         }
-        let page = u64::from(g.page_size_bytes);
+        let page = u64::from(self.geometry.page_size_bytes);
         let buffer = h.write_buffer_bytes.unwrap_or(0);
         if buffer != 0 && buffer < page {
             return Err(invalid(
@@ -1147,35 +1187,65 @@ impl DriveConfig {
         if h.bplru_block_pages == Some(0) {
             return Err(invalid("host.bplru_block_pages", 0, "must be >= 1"));
         }
-        let group = h.bplru_block_pages.unwrap_or(g.pages_per_block);
+        let group = h.bplru_block_pages.unwrap_or(self.geometry.pages_per_block);
         if let Some(p) = h.bplru_padding_pages.filter(|&p| p == 0 || p > group) {
             return Err(invalid("host.bplru_padding_pages", p, format!("must be in [1, {group}] (the block's pages)")));
         }
         if h.write_buffer_load_window_ns == Some(0) {
             return Err(invalid("host.write_buffer_load_window_ns", 0, "must be >= 1"));
         }
+        Ok(())
+    }
+
+    /// `[precondition]`: the fill is a share.
+    fn check_precondition(&self) -> Result<(), ConfigError> {
         let fill = self.precondition.fill;
         if !(0.0..=1.0).contains(&fill) {
             return Err(invalid("precondition.fill", fill, "must be in [0, 1]"));
         }
-        Ok(Derived {
-            logical_pages,
-            logical_bytes: u64::from(logical_pages) * u64::from(g.page_size_bytes),
-            physical_pages,
-            held_back_blocks_per_plane: held_back,
-            gc_threshold_blocks: gc_threshold,
-            background_gc_threshold_blocks: bg,
-            page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.channel_mb_per_s),
+        Ok(())
+    }
+
+    /// The derived quantities of a config whose rules hold, from its checked `space` and
+    /// GC `thresholds`: capacities, transfer times and the write buffer's size.
+    fn derived(&self, space: &Space, thresholds: Thresholds) -> Derived {
+        let (g, t, h) = (&self.geometry, &self.timing, &self.host);
+        let page = u64::from(g.page_size_bytes);
+        Derived {
+            logical_pages: space.logical_pages,
+            logical_bytes: u64::from(space.logical_pages) * page,
+            physical_pages: space.physical_pages,
+            held_back_blocks_per_plane: space.held_back,
+            gc_threshold_blocks: thresholds.foreground,
+            background_gc_threshold_blocks: thresholds.background,
+            page_transfer_ns: transfer_ns(page, t.channel_mb_per_s),
             spare_transfer_ns: transfer_ns(u64::from(g.spare_bytes_per_page), t.channel_mb_per_s),
-            host_page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.host_mb_per_s),
-            dram_page_transfer_ns: transfer_ns(u64::from(g.page_size_bytes), t.dram_mb_per_s),
+            host_page_transfer_ns: transfer_ns(page, t.host_mb_per_s),
+            dram_page_transfer_ns: transfer_ns(page, t.dram_mb_per_s),
             t_copyback_ns: t.t_copyback_ns.unwrap_or(t.t_r_ns + t.t_prog_ns),
             write_buffer_pages: h.write_buffer_bytes.map(|b| (b / page) as u32),
             write_buffer_load_window_ns: h.write_buffer_load_window_ns.unwrap_or_else(|| {
                 u64::from(g.pages_per_block) * (transfer_ns(page, t.channel_mb_per_s) + t.t_prog_ns)
             }),
-        })
+        }
     }
+}
+
+/// How the physical pages split: what the host sees, what GC has, what is held back.
+struct Space {
+    physical_pages: u32,
+    logical_pages: u32,
+    /// Blocks per plane beyond the logical space that GC may use.
+    gc_blocks: u32,
+    /// Blocks per plane never allocated.
+    held_back: u32,
+}
+
+/// GC thresholds, free blocks per plane.
+#[derive(Clone, Copy)]
+struct Thresholds {
+    foreground: u32,
+    background: u32,
 }
 
 #[cfg(test)]
