@@ -19,9 +19,9 @@
 //! contiguous run of the list, moved to the head on any write to the block (to the tail once
 //! every page of it is buffered: LRU compensation) and evicted whole
 //! ([`Insert::EvictedBlock`]); the caller pads a leaving block (`host.bplru_padding_pages`).
-//! Another page policy is a new [`WriteBufferPolicy`] variant plus its arms in
-//! `WriteBuffer::on_hit` (where an updated page goes) and `WriteBuffer::victim` (which page
-//! leaves).
+//! Another page policy is a new [`WriteBufferPolicy`] variant, its `CachePolicy` twin and
+//! its arms in `WriteBuffer::on_hit` (where an updated page goes) and `WriteBuffer::victim`
+//! (which page leaves).
 //!
 //! Departures from the paper: reads do not change the recency order (the paper's cache
 //! "only accepts write requests", Fig. 4(3) serves a read without moving the page); the
@@ -46,6 +46,28 @@ pub enum Insert {
     EvictedBlock,
 }
 
+/// The caching policies of [`WriteBufferPolicy`]: write-behind is no cache
+/// (crate::write_behind). The variants keep the config's order and names, so a snapshot
+/// holds the same bytes either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum CachePolicy {
+    Lru,
+    Fifo,
+    Bplru,
+}
+
+impl CachePolicy {
+    fn of(policy: WriteBufferPolicy) -> CachePolicy {
+        match policy {
+            WriteBufferPolicy::Lru => CachePolicy::Lru,
+            WriteBufferPolicy::Fifo => CachePolicy::Fifo,
+            WriteBufferPolicy::Bplru => CachePolicy::Bplru,
+            WriteBufferPolicy::WriteBehind => panic!("a write-behind buffer is crate::write_behind"),
+        }
+    }
+}
+
 /// A BPLRU block's run of slots in the page list (its pages are kept contiguous).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct Group {
@@ -57,7 +79,7 @@ struct Group {
 /// A page-granular write buffer of fixed capacity.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WriteBuffer {
-    policy: WriteBufferPolicy,
+    policy: CachePolicy,
     lpn: Vec<Lpn>,
     version: Vec<u32>,
     prev: Vec<u32>,
@@ -94,11 +116,10 @@ impl WriteBuffer {
     /// An empty buffer of `capacity_pages` pages (>= 1).
     pub fn new(capacity_pages: u32, policy: WriteBufferPolicy) -> WriteBuffer {
         assert!(capacity_pages >= 1, "write buffer capacity {capacity_pages} must be >= 1");
-        assert_ne!(policy, WriteBufferPolicy::WriteBehind, "a write-behind buffer is crate::write_behind");
         assert!(capacity_pages < NONE, "write buffer capacity {capacity_pages} too large");
         let cap = capacity_pages as usize;
         WriteBuffer {
-            policy,
+            policy: CachePolicy::of(policy),
             lpn: vec![0; cap],
             version: vec![0; cap],
             prev: vec![NONE; cap],
@@ -159,7 +180,7 @@ impl WriteBuffer {
             return 0;
         }
         let mask = |b: &WriteBuffer, s: u32| b.masks.get(s as usize).copied().unwrap_or(0);
-        if self.policy != WriteBufferPolicy::Bplru {
+        if self.policy != CachePolicy::Bplru {
             let s = self.victim();
             let (l, v) = (self.lpn[s as usize], self.version[s as usize]);
             out.push((l, v, mask(self, s)));
@@ -185,7 +206,7 @@ impl WriteBuffer {
         if self.tail == NONE {
             return None;
         }
-        if self.policy != WriteBufferPolicy::Bplru {
+        if self.policy != CachePolicy::Bplru {
             return Some(self.lpn[self.victim() as usize]);
         }
         let gr = self.groups[&(self.lpn[self.tail as usize] / self.block_pages)];
@@ -221,7 +242,7 @@ impl WriteBuffer {
     /// Buffer version `version` of `lpn`; says whether it was a hit, took a free slot or
     /// evicted a victim that the caller must write to flash.
     pub fn insert(&mut self, lpn: Lpn, version: u32) -> Insert {
-        if self.policy == WriteBufferPolicy::Bplru {
+        if self.policy == CachePolicy::Bplru {
             return self.insert_bplru(lpn, version);
         }
         if let Some(&s) = self.index.get(&lpn) {
@@ -353,7 +374,7 @@ impl WriteBuffer {
     /// Drop `lpn` (a trim); returns its buffered version.
     pub fn remove(&mut self, lpn: Lpn) -> Option<u32> {
         let s = self.index.remove(&lpn)?;
-        if self.policy == WriteBufferPolicy::Bplru {
+        if self.policy == CachePolicy::Bplru {
             let g = lpn / self.block_pages;
             let gr = self.groups.get_mut(&g).expect("a buffered page's block is buffered");
             gr.count -= 1;
@@ -390,23 +411,21 @@ impl WriteBuffer {
     /// Where a hit page goes.
     fn on_hit(&mut self, s: u32) {
         match self.policy {
-            WriteBufferPolicy::Lru => {
+            CachePolicy::Lru => {
                 self.unlink(s);
                 self.push_head(s);
             }
             // The page keeps its place: its age is its first write's.
-            WriteBufferPolicy::Fifo => {}
-            WriteBufferPolicy::Bplru => unreachable!("BPLRU moves blocks (insert_bplru)"),
-            WriteBufferPolicy::WriteBehind => unreachable!("a write-behind buffer is crate::write_behind"),
+            CachePolicy::Fifo => {}
+            CachePolicy::Bplru => unreachable!("BPLRU moves blocks (insert_bplru)"),
         }
     }
 
     /// The slot that leaves when the buffer is full.
     fn victim(&self) -> u32 {
         match self.policy {
-            WriteBufferPolicy::Lru | WriteBufferPolicy::Fifo => self.tail,
-            WriteBufferPolicy::Bplru => unreachable!("BPLRU evicts blocks (evict_tail_group)"),
-            WriteBufferPolicy::WriteBehind => unreachable!("a write-behind buffer is crate::write_behind"),
+            CachePolicy::Lru | CachePolicy::Fifo => self.tail,
+            CachePolicy::Bplru => unreachable!("BPLRU evicts blocks (evict_tail_group)"),
         }
     }
 
@@ -477,7 +496,7 @@ impl WriteBuffer {
         assert_eq!(self.tail, prev, "tail is the last slot of the list");
         assert_eq!(n, self.index.len(), "list length {n} vs map {}", self.index.len());
         assert_eq!(n + self.free.len(), self.lpn.len(), "used + free = capacity");
-        if self.policy == WriteBufferPolicy::Bplru {
+        if self.policy == CachePolicy::Bplru {
             // Each block's pages form one run of the list, as its group says.
             let mut pages = 0;
             for (&g, gr) in &self.groups {
