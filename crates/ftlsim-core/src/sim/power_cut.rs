@@ -115,19 +115,11 @@ impl Simulator {
         next: Option<Request>,
         mut in_flight: Vec<InFlight>,
     ) -> Result<PowerCutReport, SimError> {
-        let spp = self.cfg.geometry.sectors_per_page();
         let requests_completed = self.host.requests;
         if let Some(r) = &next {
             in_flight.push(InFlight { op: r.op, offset_sector: r.offset_sector, sectors: r.sectors });
         }
-        // Newest version each page had before the cut, for pages an unacknowledged write
-        // touched: recovery may give the new one or an older one.
-        let mut unacked: BTreeMap<Lpn, u32> = BTreeMap::new();
-        for r in in_flight.iter().filter(|r| r.op == IoOp::Write) {
-            for span in pages(r.offset_sector, r.sectors, spp) {
-                unacked.insert(span.lpn, u32::MAX);
-            }
-        }
+        let unacked = self.unacknowledged_pages(&in_flight);
         self.dev.sched.drain_all();
         let now = at.max(self.dev.sched.now());
         self.dev.sched.set_now(now);
@@ -137,20 +129,72 @@ impl Simulator {
         let budget = if protected { self.cfg.host.buffer_flush_budget_pages.unwrap_or(u32::MAX) } else { 0 };
         let flushed = self.flush_buffers(budget)?;
         self.dev.ops.clear();
+        let buffered = self.buffered_pages();
+        // 2. The operation under way is torn.
+        let (torn_op, torn_kind) = self.tear(next.as_ref(), now)?;
+        // 3. The volatile buffers are lost (which of their pages flash lacks is known once
+        // the drive has recovered).
+        self.lose_buffers();
+        // 4. Restart and recovery.
+        self.dev.flash.restart();
+        let torn_pages = self.dev.flash.torn_pages();
+        let (c, end) = self.recover(now)?;
+        let (lost, lost_unacked, lost_pages) = self.lost_buffered_pages(&buffered, &unacked)?;
+        // 5. The data oracle.
+        let checked = self.check_after_cut(&unacked, &lost_pages)?;
 
-        // What the buffers hold now is acknowledged unless a request in flight wrote it; the
-        // torn dispatch may evict some of it towards flash and lose it on the way.
-        let mut buffered: Vec<(Lpn, u32, Buffer)> = Vec::new();
+        let reads: u64 = c.reads.iter().sum();
+        Ok(PowerCutReport {
+            at_ns: at_rel,
+            requests_completed,
+            requests_in_flight: in_flight.len() as u64,
+            torn_operation: torn_op.map(torn_op_name),
+            torn_page_kind: torn_kind.filter(|_| torn_op != Some(TornOp::Erase)).map(page_kind_name),
+            torn_pages,
+            buffer_power_protected: protected,
+            buffer_flushed_pages: flushed,
+            lost_acknowledged_pages: lost,
+            lost_unacknowledged_pages: lost_unacked,
+            recovery_pages_read: reads,
+            recovery_pages_read_ratio: r6(reads as f64 / f64::from(self.d.physical_pages)),
+            recovery_pages_programmed: c.pages_programmed(),
+            recovery_blocks_erased: c.erases.iter().sum(),
+            recovery_time_us: r6(end.saturating_sub(now) as f64 / 1e3),
+            oracle_checked_pages: checked,
+        })
+    }
+
+    /// The pages the writes `in_flight` touch, each with the newest version it had before
+    /// the cut (unknown yet: `u32::MAX`): recovery may give the new one or an older one.
+    fn unacknowledged_pages(&self, in_flight: &[InFlight]) -> BTreeMap<Lpn, u32> {
+        let spp = self.cfg.geometry.sectors_per_page();
+        let mut unacked = BTreeMap::new();
+        for r in in_flight.iter().filter(|r| r.op == IoOp::Write) {
+            for span in pages(r.offset_sector, r.sectors, spp) {
+                unacked.insert(span.lpn, u32::MAX);
+            }
+        }
+        unacked
+    }
+
+    /// What the buffers hold now: acknowledged unless a request in flight wrote it; the torn
+    /// dispatch may evict some of it towards flash and lose it on the way.
+    fn buffered_pages(&self) -> Vec<(Lpn, u32, Buffer)> {
+        let mut buffered = Vec::new();
         if let Some(w) = self.wbuf.as_ref() {
             buffered.extend(w.iter_recent().map(|(l, v)| (l, v, Buffer::Write)));
         }
         if let Some(m) = self.merge.as_ref() {
             buffered.extend(m.entries().map(|(l, v)| (l, v, Buffer::Merge)));
         }
+        buffered
+    }
 
-        // 2. The operation under way is torn.
+    /// Dispatch `next` at `now` with the power already gone: the first flash operation it
+    /// reaches is torn. Returns what was torn.
+    fn tear(&mut self, next: Option<&Request>, now: SimTime) -> Result<(Option<TornOp>, Option<PageKind>), SimError> {
         self.dev.flash.arm_power_cut(0);
-        if let Some(req) = &next {
+        if let Some(req) = next {
             match self.dispatch_in_slot(req, now) {
                 Ok(_) | Err(SimError::Flash(FlashError::PowerLost)) => {}
                 Err(e) => return Err(e),
@@ -159,20 +203,22 @@ impl Simulator {
         self.request = None;
         self.run.clear();
         self.dev.ops.clear();
-        let (torn_op, torn_kind) = (self.dev.flash.torn_op(), self.dev.flash.torn_kind());
+        Ok((self.dev.flash.torn_op(), self.dev.flash.torn_kind()))
+    }
 
-        // 3. The volatile buffers are lost (which of their pages flash lacks is known once
-        // the drive has recovered).
+    /// Empty the volatile buffers.
+    fn lose_buffers(&mut self) {
         if let Some(w) = self.wbuf.as_mut() {
             *w = WriteBuffer::new(w.capacity_pages(), self.cfg.host.write_buffer_policy);
         }
         if let Some(m) = self.merge.as_mut() {
             while m.oldest().is_some() {}
         }
+    }
 
-        // 4. Restart and recovery.
-        self.dev.flash.restart();
-        let torn_pages = self.dev.flash.torn_pages();
+    /// The FTL recovers from `now`; returns the flash operations it took and when the
+    /// drive is back, which is when the host issues again.
+    fn recover(&mut self, now: SimTime) -> Result<(FlashCounts, SimTime), SimError> {
         let before = self.dev.counts.clone();
         {
             let mut ctx = self.dev.ctx(true);
@@ -188,15 +234,22 @@ impl Simulator {
         let end = self.dev.sched.schedule(&self.dev.ops, now, None).end;
         self.dev.ops.clear();
         self.dev.sched.drain_all();
-        // The host issues again once the drive is back.
         self.dev.sched.set_now(end.max(now));
-        let c: FlashCounts = self.dev.counts.since(&before);
+        Ok((self.dev.counts.since(&before), end))
+    }
 
-        // A buffered page is lost when flash does not give its version back.
+    /// The `buffered` pages flash does not give back after recovery: acknowledged ones by
+    /// buffer, the count of those a request in flight wrote (`unacked`), and the newest
+    /// version lost of each page.
+    fn lost_buffered_pages(
+        &mut self,
+        buffered: &[(Lpn, u32, Buffer)],
+        unacked: &BTreeMap<Lpn, u32>,
+    ) -> Result<(LostPages, u64, BTreeMap<Lpn, u32>), SimError> {
         let mut lost = LostPages::default();
         let mut lost_unacked = 0u64;
         let mut lost_pages: BTreeMap<Lpn, u32> = BTreeMap::new();
-        for &(lpn, v, buffer) in &buffered {
+        for &(lpn, v, buffer) in buffered {
             if self.read_untimed(lpn)? == Some(v) {
                 continue;
             }
@@ -208,39 +261,7 @@ impl Simulator {
                 (false, Buffer::Merge) => lost.merge_buffer += 1,
             }
         }
-
-        // 5. The data oracle.
-        let checked = self.check_after_cut(&unacked, &lost_pages)?;
-
-        let reads: u64 = c.reads.iter().sum();
-        Ok(PowerCutReport {
-            at_ns: at_rel,
-            requests_completed,
-            requests_in_flight: in_flight.len() as u64,
-            torn_operation: torn_op.map(|op| match op {
-                TornOp::Program => "program",
-                TornOp::Copyback => "copyback",
-                TornOp::Erase => "erase",
-            }),
-            torn_page_kind: torn_kind.filter(|_| torn_op != Some(TornOp::Erase)).map(|k| match k {
-                PageKind::Data => "data",
-                PageKind::Translation => "translation",
-                PageKind::Log => "log",
-                PageKind::Meta => "meta",
-                PageKind::Staged => "staged",
-            }),
-            torn_pages,
-            buffer_power_protected: protected,
-            buffer_flushed_pages: flushed,
-            lost_acknowledged_pages: lost,
-            lost_unacknowledged_pages: lost_unacked,
-            recovery_pages_read: reads,
-            recovery_pages_read_ratio: r6(reads as f64 / f64::from(self.d.physical_pages)),
-            recovery_pages_programmed: c.pages_programmed(),
-            recovery_blocks_erased: c.erases.iter().sum(),
-            recovery_time_us: r6(end.saturating_sub(now) as f64 / 1e3),
-            oracle_checked_pages: checked,
-        })
+        Ok((lost, lost_unacked, lost_pages))
     }
 
     /// Write up to `budget` buffered pages through the FTL, untimed, oldest first: the write
@@ -325,4 +346,24 @@ pub(crate) fn check_oracle_after_cut(
         }
     }
     Ok(())
+}
+
+/// A torn operation's name in the report.
+fn torn_op_name(op: TornOp) -> &'static str {
+    match op {
+        TornOp::Program => "program",
+        TornOp::Copyback => "copyback",
+        TornOp::Erase => "erase",
+    }
+}
+
+/// A torn page's kind in the report.
+fn page_kind_name(kind: PageKind) -> &'static str {
+    match kind {
+        PageKind::Data => "data",
+        PageKind::Translation => "translation",
+        PageKind::Log => "log",
+        PageKind::Meta => "meta",
+        PageKind::Staged => "staged",
+    }
 }

@@ -320,19 +320,145 @@ impl Simulator {
 
     /// The report of the run measured since `base`.
     pub(super) fn report(&self, m: Measured, base: &Baseline) -> Report {
-        let (sim_ns, idle_len, idle_total) = (m.sim_ns, m.idle_len, m.idle_total_ns);
-        let (counts0, plane0, wasted0, busy0) = (&base.counts, &base.plane_programs, base.wasted_pages, &base.busy);
-        let c = self.dev.counts.since(counts0);
+        let c = self.dev.counts.since(&base.counts);
         let gc = self.gc_counts().since(&base.gc);
-        let contention = self.dev.sched.gc_contention();
+        let h = &self.host;
+        let per_plane: Vec<u64> = self.plane_programs().iter().zip(&base.plane_programs).map(|(a, b)| a - b).collect();
+        let ec = self.dev.flash.erase_counts();
+        let pages_erased = c.erases.iter().sum::<u64>() * u64::from(self.cfg.geometry.pages_per_block);
+        let [lat_all, lat_read, lat_write, lat_trim] = m.latency;
+        Report {
+            drive: DriveSummary {
+                name: self.cfg.name.clone(),
+                ftl: self.ftl.name().to_string(),
+                logical_bytes: self.d.logical_bytes,
+                physical_bytes: self.cfg.geometry.raw_bytes(),
+                planes: self.cfg.geometry.planes(),
+                gc_threshold_blocks: self.d.gc_threshold_blocks,
+            },
+            host: h.clone(),
+            performance: self.performance(m.sim_ns),
+            response_time: ResponseTimes {
+                all: lat_all.stats(),
+                read: lat_read.stats(),
+                write: lat_write.stats(),
+                trim: lat_trim.stats(),
+            },
+            flash: self.flash_summary(&c, base),
+            write_amplification: self.waf(&c),
+            gc: self.gc_summary(&gc, pages_erased),
+            wear: self.wear(ec),
+            planes: self.planes(per_plane, base),
+            channels: self.channels(m.sim_ns, &base.busy),
+            idle: Idle { periods: m.idle_len.stats().count, total_ns: m.idle_total_ns, length: m.idle_len.stats() },
+            mapping_sram_bytes: self.ftl.mapping_sram_bytes(),
+            ftl_metrics: self.ftl.extra_metrics(),
+            write_buffer: self.write_buffer_report(),
+            write_behind: self.write_behind_report(),
+            precondition: self.precondition.clone(),
+            power_cut: None,
+            histograms: Histograms {
+                response_time_all: lat_all.log_buckets(),
+                response_time_read: lat_read.log_buckets(),
+                response_time_write: lat_write.log_buckets(),
+                erase_counts: erase_histogram(ec),
+            },
+        }
+    }
+
+    /// Rates over the `sim_ns` measured.
+    fn performance(&self, sim_ns: u64) -> Performance {
         let secs = (sim_ns.max(1)) as f64 / 1e9;
         let h = &self.host;
-        let hp = h.pages_written.max(1) as f64;
+        Performance {
+            simulated_time_ns: sim_ns,
+            iops: r6(h.requests as f64 / secs),
+            throughput_mb_per_s: r6((h.bytes_read + h.bytes_written) as f64 / 1e6 / secs),
+            read_mb_per_s: r6(h.bytes_read as f64 / 1e6 / secs),
+            write_mb_per_s: r6(h.bytes_written as f64 / 1e6 / secs),
+        }
+    }
+
+    /// Flash operations `c` of the run, by tag.
+    fn flash_summary(&self, c: &FlashCounts, base: &Baseline) -> FlashSummary {
+        let wasted_pages = self.dev.flash.wasted_pages() - base.wasted_pages;
+        FlashSummary {
+            reads: ByTag::from(c.reads),
+            programs: ByTag::from(c.programs),
+            copybacks: ByTag::from(c.copybacks),
+            erases: ByTag::from(c.erases),
+            wasted_pages,
+            wasted_pages_share: r6(wasted_pages as f64 / f64::from(self.d.physical_pages)),
+            multi_plane_commands: self.dev.sched.multi_plane_commands() - base.multi_plane_commands,
+            register_read_hits: self.dev.sched.register_hits() - base.register_hits,
+        }
+    }
+
+    /// Pages programmed (and copied back) per host page written, by tag.
+    fn waf(&self, c: &FlashCounts) -> Waf {
+        let hp = self.host.pages_written.max(1) as f64;
         let tag_programs = |i: usize| (c.programs[i] + c.copybacks[i]) as f64 / hp;
-        let per_plane: Vec<u64> = self.plane_programs().iter().zip(plane0).map(|(a, b)| a - b).collect();
-        let (pm, ps) = mean_std(per_plane.iter().map(|&v| v as f64));
-        let ec = self.dev.flash.erase_counts();
+        Waf {
+            total: r6(c.pages_programmed() as f64 / hp),
+            host: r6(tag_programs(0)),
+            gc: r6(tag_programs(1)),
+            mapping: r6(tag_programs(2)),
+        }
+    }
+
+    /// The run's collections `gc`, against the `pages_erased`.
+    fn gc_summary(&self, gc: &GcCounts, pages_erased: u64) -> GcSummary {
+        let pages_written = self.host.pages_written;
+        GcSummary {
+            collections: gc.collections(),
+            foreground_collections: gc.foreground_collections,
+            background_collections: gc.background_collections,
+            pages_moved: gc.pages_moved,
+            pages_moved_per_collection: r6(gc.pages_moved as f64 / gc.collections().max(1) as f64),
+            victim_valid_share: r6(
+                gc.pages_moved as f64 / (gc.collections().max(1) * u64::from(self.cfg.geometry.pages_per_block)) as f64
+            ),
+            fallbacks: gc.fallbacks,
+            block_utilization: r6(
+                pages_written as f64 / pages_erased.max(1) as f64 * f64::from(u8::from(pages_erased > 0))
+            ),
+            valid_page_move_rate: r6(gc.pages_moved as f64 / pages_erased.max(1) as f64),
+        }
+    }
+
+    /// Erase counts `ec` of every block (since the drive was new), and per plane.
+    fn wear(&self, ec: &[u32]) -> Wear {
         let (em, es) = mean_std(ec.iter().map(|&v| f64::from(v)));
+        let geo = &self.cfg.geometry;
+        let mut erases_per_plane = vec![0u64; geo.planes() as usize];
+        for (b, &e) in ec.iter().enumerate() {
+            erases_per_plane[geo.plane_of_block(b as _) as usize] += u64::from(e);
+        }
+        Wear {
+            erase_count_min: ec.iter().copied().min().unwrap_or(0),
+            erase_count_mean: r6(em),
+            erase_count_max: ec.iter().copied().max().unwrap_or(0),
+            erase_count_std: r6(es),
+            erases_per_plane,
+        }
+    }
+
+    /// The run's programs `per_plane` and host programs held behind GC.
+    fn planes(&self, per_plane: Vec<u64>, base: &Baseline) -> Planes {
+        let (pm, ps) = mean_std(per_plane.iter().map(|&v| v as f64));
+        let contention = self.dev.sched.gc_contention();
+        Planes {
+            programs_mean: r6(pm),
+            sdwpp: r6(ps),
+            programs_per_plane: per_plane,
+            host_programs_behind_gc: contention.host_programs_behind_gc - base.contention.host_programs_behind_gc,
+            host_programs_behind_gc_with_idle_plane: contention.host_programs_behind_gc_with_idle_plane
+                - base.contention.host_programs_behind_gc_with_idle_plane,
+        }
+    }
+
+    /// Channel and plane busy time by tag since `busy0`, over `sim_ns`.
+    fn channels(&self, sim_ns: u64, busy0: &BusyTime) -> Channels {
         let busy = self.dev.sched.busy();
         let mut ch = [0u64; 3];
         for (now, before) in busy.channel.iter().zip(&busy0.channel) {
@@ -351,130 +477,57 @@ impl Simulator {
         let plane_total = f64::from(self.cfg.geometry.planes()) * sim_ns.max(1) as f64;
         let ch_busy: u64 = ch.iter().sum();
         let idle_ns = u64::try_from(channel_total.saturating_sub(u128::from(ch_busy))).unwrap_or(u64::MAX);
-        let [lat_all, lat_read, lat_write, lat_trim] = m.latency;
-        let geo = &self.cfg.geometry;
-        let mut erases_per_plane = vec![0u64; geo.planes() as usize];
-        let mut erase_histogram = std::collections::BTreeMap::<u32, u64>::new();
-        for (b, &e) in ec.iter().enumerate() {
-            erases_per_plane[geo.plane_of_block(b as _) as usize] += u64::from(e);
-            *erase_histogram.entry(e).or_default() += 1;
-        }
-        let pages_erased = c.erases.iter().sum::<u64>() * u64::from(self.cfg.geometry.pages_per_block);
-        Report {
-            drive: DriveSummary {
-                name: self.cfg.name.clone(),
-                ftl: self.ftl.name().to_string(),
-                logical_bytes: self.d.logical_bytes,
-                physical_bytes: self.cfg.geometry.raw_bytes(),
-                planes: self.cfg.geometry.planes(),
-                gc_threshold_blocks: self.d.gc_threshold_blocks,
-            },
-            host: h.clone(),
-            performance: Performance {
-                simulated_time_ns: sim_ns,
-                iops: r6(h.requests as f64 / secs),
-                throughput_mb_per_s: r6((h.bytes_read + h.bytes_written) as f64 / 1e6 / secs),
-                read_mb_per_s: r6(h.bytes_read as f64 / 1e6 / secs),
-                write_mb_per_s: r6(h.bytes_written as f64 / 1e6 / secs),
-            },
-            response_time: ResponseTimes {
-                all: lat_all.stats(),
-                read: lat_read.stats(),
-                write: lat_write.stats(),
-                trim: lat_trim.stats(),
-            },
-            flash: FlashSummary {
-                reads: ByTag::from(c.reads),
-                programs: ByTag::from(c.programs),
-                copybacks: ByTag::from(c.copybacks),
-                erases: ByTag::from(c.erases),
-                wasted_pages: self.dev.flash.wasted_pages() - wasted0,
-                wasted_pages_share: r6(
-                    (self.dev.flash.wasted_pages() - wasted0) as f64 / f64::from(self.d.physical_pages)
-                ),
-                multi_plane_commands: self.dev.sched.multi_plane_commands() - base.multi_plane_commands,
-                register_read_hits: self.dev.sched.register_hits() - base.register_hits,
-            },
-            write_amplification: Waf {
-                total: r6(c.pages_programmed() as f64 / hp),
-                host: r6(tag_programs(0)),
-                gc: r6(tag_programs(1)),
-                mapping: r6(tag_programs(2)),
-            },
-            gc: GcSummary {
-                collections: gc.collections(),
-                foreground_collections: gc.foreground_collections,
-                background_collections: gc.background_collections,
-                pages_moved: gc.pages_moved,
-                pages_moved_per_collection: r6(gc.pages_moved as f64 / gc.collections().max(1) as f64),
-                victim_valid_share: r6(gc.pages_moved as f64
-                    / (gc.collections().max(1) * u64::from(self.cfg.geometry.pages_per_block)) as f64),
-                fallbacks: gc.fallbacks,
-                block_utilization: r6(
-                    h.pages_written as f64 / pages_erased.max(1) as f64 * f64::from(u8::from(pages_erased > 0))
-                ),
-                valid_page_move_rate: r6(gc.pages_moved as f64 / pages_erased.max(1) as f64),
-            },
-            wear: Wear {
-                erase_count_min: ec.iter().copied().min().unwrap_or(0),
-                erase_count_mean: r6(em),
-                erase_count_max: ec.iter().copied().max().unwrap_or(0),
-                erase_count_std: r6(es),
-                erases_per_plane,
-            },
-            planes: Planes {
-                programs_mean: r6(pm),
-                sdwpp: r6(ps),
-                programs_per_plane: per_plane,
-                host_programs_behind_gc: contention.host_programs_behind_gc - base.contention.host_programs_behind_gc,
-                host_programs_behind_gc_with_idle_plane: contention.host_programs_behind_gc_with_idle_plane
-                    - base.contention.host_programs_behind_gc_with_idle_plane,
-            },
-            channels: Channels {
-                host_busy_ns: ch[0],
-                gc_busy_ns: ch[1],
-                mapping_busy_ns: ch[2],
-                idle_ns,
-                host_share: r6(ch[0] as f64 / channel_total as f64),
-                gc_share: r6(ch[1] as f64 / channel_total as f64),
-                mapping_share: r6(ch[2] as f64 / channel_total as f64),
-                idle_share: r6(idle_ns as f64 / channel_total as f64),
-                plane_host_share: r6(pl[0] as f64 / plane_total),
-                plane_gc_share: r6(pl[1] as f64 / plane_total),
-                plane_mapping_share: r6(pl[2] as f64 / plane_total),
-            },
-            idle: Idle { periods: idle_len.stats().count, total_ns: idle_total, length: idle_len.stats() },
-            mapping_sram_bytes: self.ftl.mapping_sram_bytes(),
-            ftl_metrics: self.ftl.extra_metrics(),
-            write_buffer: self.wbuf.as_ref().map(|w| {
-                let ratio = |hits: u64, all: u64| r6(hits as f64 / all.max(1) as f64);
-                WriteBufferReport {
-                    policy: self.cfg.host.write_buffer_policy,
-                    capacity_pages: w.capacity_pages(),
-                    pages_buffered_end: w.len(),
-                    hit_ratio: ratio(self.wb.write_hits + self.wb.read_hits, h.pages_written + h.pages_read),
-                    write_hit_ratio: ratio(self.wb.write_hits, h.pages_written),
-                    read_hit_ratio: ratio(self.wb.read_hits, h.pages_read),
-                    ..self.wb.clone()
-                }
-            }),
-            write_behind: self.dev.behind.as_ref().map(|b| WriteBehindReport {
-                capacity_pages: b.capacity_pages(),
-                load_window_ns: self.d.write_buffer_load_window_ns,
-                pages_admitted: b.pages_admitted,
-                writes_stalled: b.writes_stalled,
-                mean_stall_us: r6(b.stall_ns as f64 / 1e3 / h.writes.max(1) as f64),
-                pages_held_end: b.held(),
-                mean_utilisation_end: r6(b.mean_utilisation()),
-            }),
-            precondition: self.precondition.clone(),
-            power_cut: None,
-            histograms: Histograms {
-                response_time_all: lat_all.log_buckets(),
-                response_time_read: lat_read.log_buckets(),
-                response_time_write: lat_write.log_buckets(),
-                erase_counts: erase_histogram.into_iter().map(|(e, n)| [u64::from(e), n]).collect(),
-            },
+        Channels {
+            host_busy_ns: ch[0],
+            gc_busy_ns: ch[1],
+            mapping_busy_ns: ch[2],
+            idle_ns,
+            host_share: r6(ch[0] as f64 / channel_total as f64),
+            gc_share: r6(ch[1] as f64 / channel_total as f64),
+            mapping_share: r6(ch[2] as f64 / channel_total as f64),
+            idle_share: r6(idle_ns as f64 / channel_total as f64),
+            plane_host_share: r6(pl[0] as f64 / plane_total),
+            plane_gc_share: r6(pl[1] as f64 / plane_total),
+            plane_mapping_share: r6(pl[2] as f64 / plane_total),
         }
     }
+
+    /// The caching write buffer's hits, if the drive has one.
+    fn write_buffer_report(&self) -> Option<WriteBufferReport> {
+        let h = &self.host;
+        self.wbuf.as_ref().map(|w| {
+            let ratio = |hits: u64, all: u64| r6(hits as f64 / all.max(1) as f64);
+            WriteBufferReport {
+                policy: self.cfg.host.write_buffer_policy,
+                capacity_pages: w.capacity_pages(),
+                pages_buffered_end: w.len(),
+                hit_ratio: ratio(self.wb.write_hits + self.wb.read_hits, h.pages_written + h.pages_read),
+                write_hit_ratio: ratio(self.wb.write_hits, h.pages_written),
+                read_hit_ratio: ratio(self.wb.read_hits, h.pages_read),
+                ..self.wb.clone()
+            }
+        })
+    }
+
+    /// The write-behind buffer's admissions and stalls, if the drive has one.
+    fn write_behind_report(&self) -> Option<WriteBehindReport> {
+        self.dev.behind.as_ref().map(|b| WriteBehindReport {
+            capacity_pages: b.capacity_pages(),
+            load_window_ns: self.d.write_buffer_load_window_ns,
+            pages_admitted: b.pages_admitted,
+            writes_stalled: b.writes_stalled,
+            mean_stall_us: r6(b.stall_ns as f64 / 1e3 / self.host.writes.max(1) as f64),
+            pages_held_end: b.held(),
+            mean_utilisation_end: r6(b.mean_utilisation()),
+        })
+    }
+}
+
+/// Blocks by erase count: `[erase count, blocks]`, ascending.
+fn erase_histogram(ec: &[u32]) -> Vec<[u64; 2]> {
+    let mut histogram = std::collections::BTreeMap::<u32, u64>::new();
+    for &e in ec {
+        *histogram.entry(e).or_default() += 1;
+    }
+    histogram.into_iter().map(|(e, n)| [u64::from(e), n]).collect()
 }
