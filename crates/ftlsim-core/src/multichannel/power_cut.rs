@@ -65,14 +65,49 @@ impl ChannelSystem {
 
         // 1. Hold-up flush, oldest first per unit, the units in turn.
         let protected = self.cfg.host.buffer_power_protected;
-        let mut budget =
-            if protected { self.cfg.host.buffer_flush_budget_pages.map_or(u64::MAX, u64::from) } else { 0 };
+        let budget = if protected { self.cfg.host.buffer_flush_budget_pages.map_or(u64::MAX, u64::from) } else { 0 };
+        let (flushed, left) = self.hold_up_flush(budget)?;
+
+        // 3. The buffer is lost.
+        self.buffer.clear();
+        self.host.pending.clear();
+
+        // 4. Restart and recovery, the units in parallel, each by its unit's config.
+        let r = self.recover_units()?;
+        let (lost, lost_unacked, lost_pages) = self.lost_buffered_pages(&left, &unacked)?;
+        // 5. The data oracle.
+        let checked = self.check_oracle_after_cut(&unacked, &lost_pages)?;
+
+        Ok(PowerCutReport {
+            at_ns,
+            requests_completed: self.host.stats.requests,
+            requests_in_flight: in_flight,
+            torn_operation: None,
+            torn_page_kind: None,
+            torn_pages: 0,
+            buffer_power_protected: protected,
+            buffer_flushed_pages: flushed,
+            lost_acknowledged_pages: lost,
+            lost_unacknowledged_pages: lost_unacked,
+            recovery_pages_read: r.reads,
+            recovery_pages_read_ratio: r6(r.reads as f64 / r.physical.max(1) as f64),
+            recovery_pages_programmed: r.programmed,
+            recovery_blocks_erased: r.erased,
+            recovery_time_us: r6(r.longest_ns as f64 / 1e3),
+            oracle_checked_pages: checked,
+        })
+    }
+
+    /// Write up to `budget` buffered pages to their units, oldest first per unit, the
+    /// units in turn; returns how many, and the pages left in the buffer as (unit, page,
+    /// version).
+    fn hold_up_flush(&mut self, mut budget: u64) -> Result<(u64, Vec<LeftPage>), SimError> {
         let mut flushed = 0u64;
         let mut victim = Vec::new();
-        let mut left: Vec<(usize, Lpn, u32)> = Vec::new();
+        let mut left: Vec<LeftPage> = Vec::new();
         loop {
             let mut any = false;
-            for u in 0..n {
+            for u in 0..self.units.len() {
                 if self.buffer.take_victim(u as u32, &mut victim) == 0 {
                     continue;
                 }
@@ -92,42 +127,51 @@ impl ChannelSystem {
                 break;
             }
         }
+        Ok((flushed, left))
+    }
 
-        // 3. The buffer is lost.
-        self.buffer.clear();
-        self.host.pending.clear();
-
-        // 4. Restart and recovery, the units in parallel, each by its unit's config.
+    /// Restart every unit and recover it by its unit's config; the units recover in
+    /// parallel, so the recovery takes the longest unit's time.
+    fn recover_units(&mut self) -> Result<UnitsRecovery, SimError> {
         let unit_cfg = self.layout.unit_config(&self.cfg)?;
-        let (mut reads, mut programmed, mut erased, mut longest, mut physical) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut r = UnitsRecovery::default();
         for u in &mut self.units {
             u.flash.restart();
-            physical += u64::from(u.flash.geometry().pages());
+            r.physical += u64::from(u.flash.geometry().pages());
             let mut counts = FlashCounts::default();
             let mut ops = Vec::new();
             {
                 let mut ctx = FlashCtx::new(&mut u.flash, &mut ops, &mut counts, true);
                 ctx.set_tag(Tag::Mapping);
                 let name = u.ftl.name();
-                let r = u.ftl.recovery().ok_or_else(|| {
+                let recovery = u.ftl.recovery().ok_or_else(|| {
                     SimError::Ftl(format!(
                         "{name}: this FTL does not recover from a power cut (`ftlsim ftls` says which do)"
                     ))
                 })?;
-                r.recover(&mut ctx, &unit_cfg)?;
+                recovery.recover(&mut ctx, &unit_cfg)?;
             }
             let (host, gc) = cost(&ops, &self.timing);
-            longest = longest.max(host + gc);
-            reads += counts.reads.iter().sum::<u64>();
-            programmed += counts.pages_programmed();
-            erased += counts.erases.iter().sum::<u64>();
+            r.longest_ns = r.longest_ns.max(host + gc);
+            r.reads += counts.reads.iter().sum::<u64>();
+            r.programmed += counts.pages_programmed();
+            r.erased += counts.erases.iter().sum::<u64>();
         }
+        Ok(r)
+    }
 
-        // A page left in the buffer is lost when its unit does not give its version back.
+    /// The pages `left` in the buffer that their unit does not give back after recovery:
+    /// acknowledged ones, the count of those the request being admitted wrote (`unacked`),
+    /// and the newest version lost of each page, per unit.
+    fn lost_buffered_pages(
+        &mut self,
+        left: &[LeftPage],
+        unacked: &[BTreeMap<Lpn, u32>],
+    ) -> Result<(LostPages, u64, Vec<PageVersions>), SimError> {
         let mut lost = LostPages::default();
         let mut lost_unacked = 0u64;
-        let mut lost_pages: Vec<BTreeMap<Lpn, u32>> = vec![BTreeMap::new(); n];
-        for &(u, lpn, v) in &left {
+        let mut lost_pages: Vec<PageVersions> = vec![BTreeMap::new(); self.units.len()];
+        for &(u, lpn, v) in left {
             if self.read_untimed(u, lpn)? == Some(v) {
                 continue;
             }
@@ -139,8 +183,16 @@ impl ChannelSystem {
                 lost.write_buffer += 1;
             }
         }
+        Ok((lost, lost_unacked, lost_pages))
+    }
 
-        // 5. The data oracle.
+    /// With a data oracle, check every unit's pages after recovery; returns the pages
+    /// checked.
+    fn check_oracle_after_cut(
+        &mut self,
+        unacked: &[BTreeMap<Lpn, u32>],
+        lost_pages: &[BTreeMap<Lpn, u32>],
+    ) -> Result<u64, SimError> {
         let mut checked = 0u64;
         if let Some(mut oracle) = self.oracle.take() {
             let mut r = Ok(());
@@ -156,25 +208,7 @@ impl ChannelSystem {
             r?;
             self.check_invariants();
         }
-
-        Ok(PowerCutReport {
-            at_ns,
-            requests_completed: self.host.stats.requests,
-            requests_in_flight: in_flight,
-            torn_operation: None,
-            torn_page_kind: None,
-            torn_pages: 0,
-            buffer_power_protected: protected,
-            buffer_flushed_pages: flushed,
-            lost_acknowledged_pages: lost,
-            lost_unacknowledged_pages: lost_unacked,
-            recovery_pages_read: reads,
-            recovery_pages_read_ratio: r6(reads as f64 / physical.max(1) as f64),
-            recovery_pages_programmed: programmed,
-            recovery_blocks_erased: erased,
-            recovery_time_us: r6(longest as f64 / 1e3),
-            oracle_checked_pages: checked,
-        })
+        Ok(checked)
     }
 
     /// The version unit `u`'s FTL gives for `lpn`, read outside the run.
@@ -182,4 +216,22 @@ impl ChannelSystem {
         let unit = &mut self.units[u];
         read_untimed(unit.ftl.as_mut(), &mut unit.flash, lpn)
     }
+}
+
+/// A page left in the buffer at the cut: (unit, page, version).
+type LeftPage = (usize, Lpn, u32);
+
+/// Pages of one unit, each with a version.
+type PageVersions = BTreeMap<Lpn, u32>;
+
+/// What recovering the units cost, summed over them.
+#[derive(Default)]
+struct UnitsRecovery {
+    reads: u64,
+    programmed: u64,
+    erased: u64,
+    /// The longest unit's recovery time, ns.
+    longest_ns: u64,
+    /// The units' physical pages.
+    physical: u64,
 }
