@@ -43,11 +43,12 @@
 //! queued rewrite. That never changes the result: any entry newer than a copy's backup stamp
 //! records a data page programmed after it, which step 3 reads and which wins.
 
-use super::{DemandFtl, GC, HOST, IP_STREAM, TRANSLATION};
+use super::{DemandFtl, DemandState, GC, HOST, IP_STREAM, TRANSLATION};
+use crate::ilog::on_flash::{FoundIp, IlogOnFlash};
 use ftlsim_core::error::SimError;
 use ftlsim_core::flash::{Oob, PageKind};
 use ftlsim_core::ftl::FlashCtx;
-use ftlsim_core::geometry::{BlockId, Lpn, Ppn, NONE};
+use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn, NONE};
 use std::collections::BTreeMap;
 
 /// What step 1 learnt of a written block: its first readable page and that page's spare area.
@@ -72,10 +73,29 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
         )));
     }
     let g = ftl.state().geo.clone();
-    let ppb = g.pages_per_block;
-    let per_tp = ftl.state().per_tp;
+    let firsts = first_pages(ctx, &g);
+    // Fig. 8.4 lines 12-22: ILog's BIFT and IPT from the IPs on flash.
+    let ips = match ftl.state().ilog.as_ref() {
+        Some(il) => il.read_ips(ctx),
+        None => Vec::new(),
+    };
+    if let Some(il) = ftl.state_mut().ilog.as_mut() {
+        il.restore(ctx, &ips)?;
+    }
+    let mut scan = Scan::new(name, ftl.state().directory.len());
+    scan.translation_blocks(ctx, &g, &firsts);
+    scan.data_blocks(ctx, &g, &firsts, ftl.state().ilog.as_ref().map(|il| (il, ips.as_slice())));
+    let changes = scan.newest_changes(ctx, ftl.state().per_tp);
+    install(ftl.state_mut(), contents, &scan.newest_tp, &changes);
+    let s = ftl.state_mut();
+    revalidate(s, ctx)?;
+    restore_streams(s, ctx, &g, &firsts)?;
+    ftl.flush_write_backs(ctx, true)
+}
 
-    // Step 1: the first page of every block.
+/// Step 1: the first readable page of every written block, newest block first (the order
+/// of lines 11 and 21; the stamps decide, not the order).
+fn first_pages(ctx: &mut FlashCtx, g: &Geometry) -> Vec<FirstPage> {
     let mut firsts = Vec::new();
     for b in 0..g.blocks() {
         let first = g.first_page(b);
@@ -87,114 +107,150 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
             }
         }
     }
-    // Newest block first (the order of lines 11 and 21; the stamps decide, not the order).
     firsts.sort_by_key(|f| std::cmp::Reverse(ctx.flash().open_seq(f.block)));
-    let holds_translation = |f: &FirstPage| f.oob.kind == PageKind::Translation;
-    let holds_data = |f: &FirstPage| !matches!(f.oob.kind, PageKind::Translation | PageKind::Log);
+    firsts
+}
 
-    // Fig. 8.4 lines 12-22: ILog's BIFT and IPT from the IPs on flash.
-    let ips = match ftl.state().ilog.as_ref() {
-        Some(il) => il.read_ips(ctx),
-        None => Vec::new(),
-    };
-    if let Some(il) = ftl.state_mut().ilog.as_mut() {
-        il.restore(ctx, &ips)?;
+/// What steps 2 and 3 found: the newest copy of each translation page and the data pages
+/// that may be newer than their translation page's copy.
+struct Scan {
+    /// The FTL's name, for messages.
+    name: &'static str,
+    /// Per translation page, `(program stamp, page, backup stamp)` of its newest copy
+    /// (page NONE: none found).
+    newest_tp: Vec<(u32, Ppn, u32)>,
+    /// Data pages met, `(page, logical page)`.
+    candidates: Vec<(Ppn, Lpn)>,
+}
+
+impl Scan {
+    fn new(name: &'static str, tps: usize) -> Scan {
+        Scan { name, newest_tp: vec![(0, NONE, 0); tps], candidates: Vec::new() }
     }
-    let mut flagged = ftlsim_core::bits::Bits::new(u64::from(g.blocks()) * u64::from(ppb));
 
-    // Step 2: translation pages, newest copy of each; data pages met on the way are kept.
-    let tps = ftl.state().directory.len();
-    let mut newest_tp: Vec<(u32, Ppn, u32)> = vec![(0, NONE, 0); tps];
-    let mut candidates: Vec<(Ppn, Lpn)> = Vec::new();
-    let mut consider = |ctx: &FlashCtx, ppn: Ppn, oob: Oob, newest_tp: &mut Vec<(u32, Ppn, u32)>| {
+    /// Take in the page `ppn` with spare area `oob`.
+    fn consider(&mut self, ctx: &FlashCtx, ppn: Ppn, oob: Oob) {
         let stamp = ctx.flash().stamp(ppn);
         match oob.kind {
             PageKind::Translation => {
-                let slot = &mut newest_tp[oob.lpn as usize];
+                let slot = &mut self.newest_tp[oob.lpn as usize];
                 if slot.1 == NONE || stamp > slot.0 {
                     *slot = (stamp, ppn, oob.version);
                 }
             }
-            PageKind::Data => candidates.push((ppn, oob.lpn)),
-            other => unreachable!("{name} writes no {other:?} pages"),
-        }
-    };
-    for f in firsts.iter().filter(|f| holds_translation(f)) {
-        let first = g.first_page(f.block);
-        let wp = ctx.flash().write_pointer(f.block);
-        consider(ctx, first + f.index, f.oob, &mut newest_tp);
-        for i in f.index + 1..wp {
-            if let Some(oob) = ctx.read_spare(first + i) {
-                consider(ctx, first + i, oob, &mut newest_tp);
-            }
-        }
-        if wp < ppb {
-            let _ = ctx.read_spare(first + wp);
+            PageKind::Data => self.candidates.push((ppn, oob.lpn)),
+            other => unreachable!("{} writes no {other:?} pages", self.name),
         }
     }
-    // A translation page never written has no backup: every data page of it counts.
-    let backup_of = |newest_tp: &[(u32, Ppn, u32)], tvpn: usize| {
-        if newest_tp[tvpn].1 == NONE {
+
+    /// The backup stamp of translation page `tvpn`'s newest copy; a translation page never
+    /// written has no backup: every data page of it counts.
+    fn backup_of(&self, tvpn: usize) -> u32 {
+        if self.newest_tp[tvpn].1 == NONE {
             0
         } else {
-            newest_tp[tvpn].2
+            self.newest_tp[tvpn].2
         }
-    };
-    let oldest_backup = (0..tps).map(|t| backup_of(&newest_tp, t)).min().unwrap_or(0);
+    }
 
-    // Step 3: data blocks from their last page down to the oldest backup point. A translation
-    // page step 2 did not find (GC moved it into a GC block that begins with data) is looked
-    // for here: blocks are read to the bottom only until every missing one has been met.
-    let mut missing = newest_tp.iter().filter(|t| t.1 == NONE).count();
-    let mut floor = if missing == 0 { oldest_backup } else { 0 };
-    for f in firsts.iter().filter(|f| holds_data(f)) {
-        let first = g.first_page(f.block);
-        let wp = ctx.flash().write_pointer(f.block);
-        if let Some(il) = ftl.state().ilog.as_ref() {
-            // Line 35: the block's BIF, read from its IP.
-            if let Some(ip) = il.ilog.ip_of(f.block) {
-                let _ = ctx.read_spare(ip);
-                let found = ips.iter().find(|x| x.ppn == ip).expect("a restored IP was found on flash");
-                il.mark_flagged(ctx.flash(), found, f.block, &mut flagged);
+    fn oldest_backup(&self) -> u32 {
+        (0..self.newest_tp.len()).map(|t| self.backup_of(t)).min().unwrap_or(0)
+    }
+
+    /// Step 2: every page of the translation blocks; data pages met on the way are kept.
+    fn translation_blocks(&mut self, ctx: &mut FlashCtx, g: &Geometry, firsts: &[FirstPage]) {
+        for f in firsts.iter().filter(|f| f.oob.kind == PageKind::Translation) {
+            let first = g.first_page(f.block);
+            let wp = ctx.flash().write_pointer(f.block);
+            self.consider(ctx, first + f.index, f.oob);
+            for i in f.index + 1..wp {
+                if let Some(oob) = ctx.read_spare(first + i) {
+                    self.consider(ctx, first + i, oob);
+                }
+            }
+            if wp < g.pages_per_block {
+                let _ = ctx.read_spare(first + wp);
             }
         }
-        if wp < ppb {
-            let _ = ctx.read_spare(first + wp);
-        }
-        for i in (f.index..wp).rev() {
-            if i != f.index && flagged.get(first + i) {
-                continue;
+    }
+
+    /// Step 3: data blocks from their last page down to the oldest backup point. A
+    /// translation page step 2 did not find (GC moved it into a GC block that begins with
+    /// data) is looked for here: blocks are read to the bottom only until every missing one
+    /// has been met. With ILog (`ilog`: it and the IPs found), the pages a block's BIF flags
+    /// invalid are not read.
+    fn data_blocks(
+        &mut self,
+        ctx: &mut FlashCtx,
+        g: &Geometry,
+        firsts: &[FirstPage],
+        ilog: Option<(&IlogOnFlash, &[FoundIp])>,
+    ) {
+        let mut flagged = ftlsim_core::bits::Bits::new(u64::from(g.blocks()) * u64::from(g.pages_per_block));
+        let mut missing = self.newest_tp.iter().filter(|t| t.1 == NONE).count();
+        let mut floor = if missing == 0 { self.oldest_backup() } else { 0 };
+        for f in firsts.iter().filter(|f| !matches!(f.oob.kind, PageKind::Translation | PageKind::Log)) {
+            let first = g.first_page(f.block);
+            let wp = ctx.flash().write_pointer(f.block);
+            if let Some((il, ips)) = ilog {
+                // Line 35: the block's BIF, read from its IP.
+                if let Some(ip) = il.ilog.ip_of(f.block) {
+                    let _ = ctx.read_spare(ip);
+                    let found = ips.iter().find(|x| x.ppn == ip).expect("a restored IP was found on flash");
+                    il.mark_flagged(ctx.flash(), found, f.block, &mut flagged);
+                }
             }
-            let oob = if i == f.index { Some(f.oob) } else { ctx.read_spare(first + i) };
-            let Some(oob) = oob else { continue };
-            if ctx.flash().stamp(first + i) <= floor {
-                break;
+            if wp < g.pages_per_block {
+                let _ = ctx.read_spare(first + wp);
             }
-            let found = oob.kind == PageKind::Translation && newest_tp[oob.lpn as usize].1 == NONE;
-            consider(ctx, first + i, oob, &mut newest_tp);
-            if found {
-                missing -= 1;
-                if missing == 0 {
-                    floor = (0..tps).map(|t| backup_of(&newest_tp, t)).min().unwrap_or(0);
+            for i in (f.index..wp).rev() {
+                if i != f.index && flagged.get(first + i) {
+                    continue;
+                }
+                let oob = if i == f.index { Some(f.oob) } else { ctx.read_spare(first + i) };
+                let Some(oob) = oob else { continue };
+                if ctx.flash().stamp(first + i) <= floor {
+                    break;
+                }
+                let found = oob.kind == PageKind::Translation && self.newest_tp[oob.lpn as usize].1 == NONE;
+                self.consider(ctx, first + i, oob);
+                if found {
+                    missing -= 1;
+                    if missing == 0 {
+                        floor = self.oldest_backup();
+                    }
                 }
             }
         }
     }
 
-    // The newest change per logical page after its translation page's backup.
-    let mut changes: BTreeMap<Lpn, (u32, Ppn)> = BTreeMap::new();
-    for &(ppn, lpn) in &candidates {
-        let stamp = ctx.flash().stamp(ppn);
-        if stamp <= backup_of(&newest_tp, (lpn / per_tp) as usize) {
-            continue;
+    /// The newest change per logical page after its translation page's backup
+    /// (`per_tp` entries per translation page): `(program stamp, page)`.
+    fn newest_changes(&self, ctx: &FlashCtx, per_tp: u32) -> BTreeMap<Lpn, (u32, Ppn)> {
+        let mut changes: BTreeMap<Lpn, (u32, Ppn)> = BTreeMap::new();
+        for &(ppn, lpn) in &self.candidates {
+            let stamp = ctx.flash().stamp(ppn);
+            if stamp <= self.backup_of((lpn / per_tp) as usize) {
+                continue;
+            }
+            let e = changes.entry(lpn).or_insert((0, NONE));
+            if stamp > e.0 {
+                *e = (stamp, ppn);
+            }
         }
-        let e = changes.entry(lpn).or_insert((0, NONE));
-        if stamp > e.0 {
-            *e = (stamp, ppn);
-        }
+        changes
     }
+}
 
-    let s = ftl.state_mut();
+/// Install what the scan found: the directory and backups from `newest_tp`, the entries
+/// from `contents` and the `changes`, whose translation pages are rewritten.
+fn install(
+    s: &mut DemandState,
+    contents: Vec<Ppn>,
+    newest_tp: &[(u32, Ppn, u32)],
+    changes: &BTreeMap<Lpn, (u32, Ppn)>,
+) {
+    let per_tp = s.per_tp;
     s.flash_map = contents;
     for (tvpn, &(_, ppn, backup)) in newest_tp.iter().enumerate() {
         s.directory[tvpn] = ppn;
@@ -206,16 +262,23 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
             s.flash_map[lo..hi].fill(NONE);
         }
     }
-    for (&lpn, &(_, ppn)) in &changes {
+    for (&lpn, &(_, ppn)) in changes {
         s.flash_map[lpn as usize] = ppn;
         s.pending_write_back.insert(lpn / per_tp);
     }
-    revalidate(s, ctx)?;
-    // Partly written blocks go back to a stream of their first page's kind, so a later
-    // recovery finds translation pages where step 1 looks for them.
+}
+
+/// Partly written blocks go back to a stream of their first page's kind, so a later
+/// recovery finds translation pages where step 1 looks for them.
+fn restore_streams(
+    s: &mut DemandState,
+    ctx: &mut FlashCtx,
+    g: &Geometry,
+    firsts: &[FirstPage],
+) -> Result<(), SimError> {
     let data_streams = 1 << HOST | 1 << GC;
     let mut streams = vec![data_streams; g.blocks() as usize];
-    for f in &firsts {
+    for f in firsts {
         match f.oob.kind {
             PageKind::Translation => streams[f.block as usize] = 1 << TRANSLATION,
             PageKind::Log => streams[f.block as usize] = 1 << IP_STREAM,
@@ -226,7 +289,7 @@ pub(crate) fn recover<F: DemandFtl + ?Sized>(
     if let Some(il) = s.ilog.as_mut() {
         il.rebuilt(ctx.flash());
     }
-    ftl.flush_write_backs(ctx, true)
+    Ok(())
 }
 
 /// Restore `ftl`, built anew, from a scan another FTL made (WAFTL, whose data blocks the
