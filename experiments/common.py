@@ -110,15 +110,18 @@ class TaggedRows:
         self.frame = df.set_index(pd.MultiIndex.from_tuples(tags, names=list(names)))
         if not self.frame.index.is_unique:
             raise ValueError("two runs of the sweep have the same tag")
+        # Rows as dicts once: a page looks thousands up, and `.loc` on a frame of thousands of
+        # columns costs milliseconds each.
+        self._records = dict(zip(tags, df.to_dict(orient="records")))
 
     def key(self, fields: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(_level(f) for f in fields)
 
     def get(self, *fields: Any) -> dict[str, Any]:
-        key = self.key(fields)
-        if key not in self.frame.index:
+        row = self._records.get(self.key(fields))
+        if row is None:
             raise KeyError(f"no run tagged {list(fields)}")
-        return dict(self.frame.loc[key].to_dict())
+        return dict(row)
 
     def __contains__(self, fields: Any) -> bool:
-        return self.key(fields) in self.frame.index
+        return self.key(fields) in self._records
