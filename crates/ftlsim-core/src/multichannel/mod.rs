@@ -40,7 +40,7 @@ use layout::{Place, StripeLayout};
 use manager::{cf_follows, follower_move, gca_starts, gca_stops, FollowerMove, GcaView};
 use report::*;
 use std::collections::VecDeque;
-use unit::{Activity, Unit};
+use unit::{Activity, GcMove, GcUrgency, Unit};
 
 pub use unit::{FollowerExits, UnitCounts, UnitTime};
 
@@ -114,7 +114,8 @@ pub struct ChannelSystem {
     unit_logical_pages: u32,
     host_pages: u64,
     full_mask: u128,
-    pad: Option<(u32, u32, u32)>,
+    /// BPLRU: (pages per block, padding threshold, a unit's logical pages).
+    padding: Option<(u32, u32, u32)>,
     /// Per unit, the newest version of each unit page (verify mode).
     oracle: Option<Vec<Vec<u32>>>,
     round: Option<Round>,
@@ -207,7 +208,7 @@ impl ChannelSystem {
         let ppb = ucfg.geometry.pages_per_block;
         let block_pages = cfg.host.bplru_block_pages.unwrap_or(ppb).max(1);
         let buffer = ChannelBuffer::new(capacity, layout.units(), cfg.host.write_buffer_policy, mc.buffer, block_pages);
-        let pad = (cfg.host.write_buffer_policy == WriteBufferPolicy::Bplru)
+        let padding = (cfg.host.write_buffer_policy == WriteBufferPolicy::Bplru)
             .then(|| (block_pages, cfg.host.bplru_padding_pages.unwrap_or(u32::MAX), unit_logical_pages));
         let spp = g.sectors_per_page();
         let unit_sectors = spp * k;
@@ -226,7 +227,7 @@ impl ChannelSystem {
             unit_logical_pages,
             host_pages: u64::from(unit_logical_pages) * u64::from(k) * n as u64,
             full_mask,
-            pad,
+            padding,
             oracle,
             round: None,
             rounds: 0,
@@ -590,7 +591,7 @@ impl ChannelSystem {
         }
         let u = &mut self.units[i];
         let kind = u.gc_next();
-        if !u.gc_step(now, false, false, &self.timing)? {
+        if !u.gc_step(now, GcUrgency::Due, GcMove::Any, &self.timing)? {
             return Err(SimError::Ftl(format!(
                 "unit {i}: out of free space with nothing to collect (every block fully valid); raise the over-provisioning"
             )));
@@ -696,7 +697,7 @@ impl ChannelSystem {
                     if active && dirty > 0 {
                         u.counts.preemptions += 1;
                     }
-                } else if u.gc_step(now, true, false, &self.timing)? {
+                } else if u.gc_step(now, GcUrgency::Early, GcMove::Any, &self.timing)? {
                     continue;
                 } else {
                     u.early = false;
@@ -712,7 +713,7 @@ impl ChannelSystem {
                 }
                 let n = self.buffer.take_victim(unit, &mut self.victim);
                 let u = &mut self.units[i];
-                u.flush(now, &self.victim, self.full_mask, self.pad, &self.timing)?;
+                u.flush(now, &self.victim, self.full_mask, self.padding, &self.timing)?;
                 u.in_flight = self.victim.len() as u32;
                 debug_assert!(n >= 1);
                 flushes += 1;
@@ -735,7 +736,7 @@ impl ChannelSystem {
                     spare_threshold: ns,
                     has_garbage: u.gc_next() != GcNext::Nothing,
                 };
-                if gca_starts(&view) && u.gc_step(now, true, false, &self.timing)? {
+                if gca_starts(&view) && u.gc_step(now, GcUrgency::Early, GcMove::Any, &self.timing)? {
                     u.early = true;
                     u.counts.early_starts += 1;
                 }
@@ -770,7 +771,7 @@ impl ChannelSystem {
                 u.counts.exits.write_path_merge_ended += 1;
                 return Ok(false);
             }
-            if u.gc_next() == GcNext::Nothing || !u.gc_step(now, true, false, &self.timing)? {
+            if u.gc_next() == GcNext::Nothing || !u.gc_step(now, GcUrgency::Early, GcMove::Any, &self.timing)? {
                 u.following = false;
                 u.counts.exits.nothing_to_collect += 1;
                 return Ok(false);
@@ -807,14 +808,17 @@ impl ChannelSystem {
                     u.halt(now, step_end);
                     true
                 }
-                FollowerMove::Step => u.gc_step(now, true, kind == GcNext::Copy, &self.timing)?,
+                FollowerMove::Step => {
+                    let moves = if kind == GcNext::Copy { GcMove::CopyOnly } else { GcMove::Any };
+                    u.gc_step(now, GcUrgency::Early, moves, &self.timing)?
+                }
                 FollowerMove::NextVictim => {
-                    if u.gc_step(now, true, true, &self.timing)? {
+                    if u.gc_step(now, GcUrgency::Early, GcMove::CopyOnly, &self.timing)? {
                         u.counts.next_victims += 1;
                         true
                     } else {
                         u.counts.type_mismatches += 1;
-                        u.gc_step(now, true, false, &self.timing)?
+                        u.gc_step(now, GcUrgency::Early, GcMove::Any, &self.timing)?
                     }
                 }
             };
@@ -894,25 +898,153 @@ impl ChannelSystem {
     }
 
     fn report(&self, end: u64) -> McReport {
-        let n = self.units.len();
-        let k = u64::from(self.layout.pages_per_unit_page());
+        let h = &self.host;
+        let bytes = h.stats.sectors_written * 512;
+        McReport {
+            drive: self.drive_summary(),
+            host: McHost {
+                mean_request_bytes: if h.stats.requests > 0 { bytes as f64 / h.stats.requests as f64 } else { 0.0 },
+                ..h.stats.clone()
+            },
+            performance: self.performance(end),
+            channel_time: self.channel_time(end),
+            gc: self.gc_summary(),
+            buffer: McBuffer {
+                pages_flushed: self.unit_count(|x| x.pages_flushed),
+                rmw_reads: self.unit_count(|x| x.rmw_reads),
+                blocks_flushed: self.unit_count(|x| x.blocks_flushed),
+                padded_pages: self.unit_count(|x| x.padded_pages),
+                host_blocked_ns: h.blocked_ns,
+            },
+            flash: self.flash_summary(),
+            dirty_pages: self.series.clone(),
+            precondition: self.precondition.clone(),
+            power_cut: None,
+        }
+    }
+
+    /// A unit quantity summed over the units.
+    fn unit_sum(&self, f: impl Fn(&Unit) -> u64) -> u64 {
+        self.units.iter().map(f).sum()
+    }
+
+    /// A unit counter summed over the units.
+    fn unit_count(&self, f: impl Fn(&UnitCounts) -> u64) -> u64 {
+        self.units.iter().map(|u| f(&u.counts)).sum()
+    }
+
+    fn drive_summary(&self) -> McDrive {
+        let g = &self.cfg.geometry;
+        McDrive {
+            name: self.cfg.name.clone(),
+            ftl: self.cfg.ftl.name.clone(),
+            mode: self.mc.mode.name(),
+            channels: g.channels,
+            planes_per_channel: g.planes_per_die,
+            units: self.units.len() as u32,
+            unit_page_bytes: self.unit_sectors * 512,
+            logical_bytes: self.logical_bytes(),
+            buffer_bytes: self.cfg.host.write_buffer_bytes.unwrap_or(0),
+            buffer_unit_pages: self.buffer.capacity(),
+            buffer_policy: format!("{:?}", self.cfg.host.write_buffer_policy).to_lowercase(),
+            buffer_sharing: format!("{:?}", self.mc.buffer).to_lowercase(),
+            bplru_padding_pages: self.cfg.host.bplru_padding_pages,
+            preemption: self.mc.preemption,
+            spare_threshold: self.mc.mode.uses_spare_threshold().then_some(self.mc.spare_threshold),
+        }
+    }
+
+    /// IOPS, throughput and response times over the `end` ns simulated.
+    fn performance(&self, end: u64) -> McPerformance {
         let h = &self.host;
         let secs = end as f64 / 1e9;
         let iops = if secs > 0.0 { h.stats.requests as f64 / secs } else { 0.0 };
         let bytes = h.stats.sectors_written * 512;
         let lat = h.latency.stats();
-        let total = (end as f64) * n as f64;
+        McPerformance {
+            simulated_time_ns: end,
+            iops,
+            throughput_mb_per_s: if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 },
+            response_inverse_iops_us: if iops > 0.0 { 1e6 / iops } else { 0.0 },
+            response_mean_us: lat.mean_ns as f64 / 1e3,
+            response_p99_us: lat.p99_ns as f64 / 1e3,
+            response_max_us: lat.max_ns as f64 / 1e3,
+        }
+    }
+
+    /// Where the channels' time went over the `end` ns simulated.
+    fn channel_time(&self, end: u64) -> McChannelTime {
+        let total = (end as f64) * self.units.len() as f64;
         let share = |ns: u64| if total > 0.0 { ns as f64 / total } else { 0.0 };
-        let sum = |f: &dyn Fn(&Unit) -> u64| self.units.iter().map(f).sum::<u64>();
-        let host_ns = sum(&|u| u.time.host_ns);
-        let mand = sum(&|u| u.time.mandatory_gc_ns);
-        let early = sum(&|u| u.time.early_gc_ns);
-        let halted = sum(&|u| u.time.halted_ns);
+        let host_ns = self.unit_sum(|u| u.time.host_ns);
+        let mand = self.unit_sum(|u| u.time.mandatory_gc_ns);
+        let early = self.unit_sum(|u| u.time.early_gc_ns);
+        let halted = self.unit_sum(|u| u.time.halted_ns);
         let idle: Vec<u64> = self
             .units
             .iter()
             .map(|u| end.saturating_sub(u.time.host_ns + u.time.mandatory_gc_ns + u.time.early_gc_ns))
             .collect();
+        let all_idle: u64 = idle.iter().sum();
+        let nd = self.unit_sum(|u| u.time.idle_no_dirty_ns);
+        let nf = self.unit_sum(|u| u.time.idle_buffer_not_full_ns);
+        let fw = self.unit_sum(|u| u.time.idle_follower_ns);
+        McChannelTime {
+            host_write_share: share(host_ns),
+            gc_share: share(mand + early),
+            mandatory_gc_share: share(mand),
+            early_gc_share: share(early),
+            idle_share: share(all_idle),
+            halted_share: share(halted),
+            idle: McIdle {
+                no_dirty_pages_share: share(nd),
+                buffer_not_full_share: share(nf),
+                follower_waiting_share: share(fw),
+                other_share: share(all_idle.saturating_sub(nd + nf + fw + halted)),
+            },
+            per_unit_host_write_ns: self.units.iter().map(|u| u.time.host_ns).collect(),
+            per_unit_mandatory_gc_ns: self.units.iter().map(|u| u.time.mandatory_gc_ns).collect(),
+            per_unit_early_gc_ns: self.units.iter().map(|u| u.time.early_gc_ns).collect(),
+            per_unit_idle_ns: idle,
+        }
+    }
+
+    /// GC steps and CF rounds, summed over the units, and the units' FTL counters.
+    fn gc_summary(&self) -> McGc {
+        let c = |f: fn(&UnitCounts) -> u64| self.unit_count(f);
+        McGc {
+            mandatory_steps: c(|x| x.mandatory_steps),
+            early_steps: c(|x| x.early_steps),
+            early_starts: c(|x| x.early_starts),
+            preemptions: c(|x| x.preemptions),
+            cf_rounds: self.rounds,
+            cf_write_path_rounds: self.write_path_rounds,
+            cf_round_extensions: self.round_extensions,
+            cf_followers: c(|x| x.rounds_followed),
+            cf_rejoins: c(|x| x.rejoins),
+            cf_fill_steps: c(|x| x.fill_steps),
+            cf_follower_exits: self.units.iter().fold(FollowerExits::default(), |a, u| {
+                let e = u.counts.exits;
+                FollowerExits {
+                    round_ended: a.round_ended + e.round_ended,
+                    write_path_merge_ended: a.write_path_merge_ended + e.write_path_merge_ended,
+                    nothing_to_collect: a.nothing_to_collect + e.nothing_to_collect,
+                    fell_due: a.fell_due + e.fell_due,
+                }
+            }),
+            write_due_collections: c(|x| x.write_due_collections),
+            cf_halts: c(|x| x.halts),
+            cf_next_victims: c(|x| x.next_victims),
+            cf_type_mismatches: c(|x| x.type_mismatches),
+            victim_repicks: c(|x| x.repicks),
+            erases: self.unit_sum(|u| u.flash_counts.erases.iter().sum::<u64>()),
+            per_unit_mandatory_steps: self.units.iter().map(|u| u.counts.mandatory_steps).collect(),
+            ftl: self.ftl_metrics(),
+        }
+    }
+
+    /// The units' FTL counters, summed by name (counts only).
+    fn ftl_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut ftl = serde_json::Map::new();
         for u in &self.units {
             for (key, v) in u.ftl.extra_metrics() {
@@ -922,112 +1054,19 @@ impl ChannelSystem {
                 }
             }
         }
-        let c = |f: &dyn Fn(&UnitCounts) -> u64| self.units.iter().map(|u| f(&u.counts)).sum::<u64>();
-        let reads = sum(&|u| u.flash_counts.reads.iter().sum::<u64>()) * k;
-        let programmed = sum(&|u| u.flash_counts.pages_programmed()) * k;
-        let host_pages = h.stats.sectors_written as f64 / f64::from(self.spp);
-        let g = &self.cfg.geometry;
-        McReport {
-            drive: McDrive {
-                name: self.cfg.name.clone(),
-                ftl: self.cfg.ftl.name.clone(),
-                mode: self.mc.mode.name(),
-                channels: g.channels,
-                planes_per_channel: g.planes_per_die,
-                units: n as u32,
-                unit_page_bytes: self.unit_sectors * 512,
-                logical_bytes: self.logical_bytes(),
-                buffer_bytes: self.cfg.host.write_buffer_bytes.unwrap_or(0),
-                buffer_unit_pages: self.buffer.capacity(),
-                buffer_policy: format!("{:?}", self.cfg.host.write_buffer_policy).to_lowercase(),
-                buffer_sharing: format!("{:?}", self.mc.buffer).to_lowercase(),
-                bplru_padding_pages: self.cfg.host.bplru_padding_pages,
-                preemption: self.mc.preemption,
-                spare_threshold: self.mc.mode.uses_spare_threshold().then_some(self.mc.spare_threshold),
-            },
-            host: McHost {
-                mean_request_bytes: if h.stats.requests > 0 { bytes as f64 / h.stats.requests as f64 } else { 0.0 },
-                ..h.stats.clone()
-            },
-            performance: McPerformance {
-                simulated_time_ns: end,
-                iops,
-                throughput_mb_per_s: if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 },
-                response_inverse_iops_us: if iops > 0.0 { 1e6 / iops } else { 0.0 },
-                response_mean_us: lat.mean_ns as f64 / 1e3,
-                response_p99_us: lat.p99_ns as f64 / 1e3,
-                response_max_us: lat.max_ns as f64 / 1e3,
-            },
-            channel_time: McChannelTime {
-                host_write_share: share(host_ns),
-                gc_share: share(mand + early),
-                mandatory_gc_share: share(mand),
-                early_gc_share: share(early),
-                idle_share: share(idle.iter().sum()),
-                halted_share: share(halted),
-                idle: {
-                    let (nd, nf, fw) = (
-                        sum(&|u| u.time.idle_no_dirty_ns),
-                        sum(&|u| u.time.idle_buffer_not_full_ns),
-                        sum(&|u| u.time.idle_follower_ns),
-                    );
-                    let all_idle: u64 = idle.iter().sum();
-                    McIdle {
-                        no_dirty_pages_share: share(nd),
-                        buffer_not_full_share: share(nf),
-                        follower_waiting_share: share(fw),
-                        other_share: share(all_idle.saturating_sub(nd + nf + fw + halted)),
-                    }
-                },
-                per_unit_host_write_ns: self.units.iter().map(|u| u.time.host_ns).collect(),
-                per_unit_mandatory_gc_ns: self.units.iter().map(|u| u.time.mandatory_gc_ns).collect(),
-                per_unit_early_gc_ns: self.units.iter().map(|u| u.time.early_gc_ns).collect(),
-                per_unit_idle_ns: idle,
-            },
-            gc: McGc {
-                mandatory_steps: c(&|x| x.mandatory_steps),
-                early_steps: c(&|x| x.early_steps),
-                early_starts: c(&|x| x.early_starts),
-                preemptions: c(&|x| x.preemptions),
-                cf_rounds: self.rounds,
-                cf_write_path_rounds: self.write_path_rounds,
-                cf_round_extensions: self.round_extensions,
-                cf_followers: c(&|x| x.rounds_followed),
-                cf_rejoins: c(&|x| x.rejoins),
-                cf_fill_steps: c(&|x| x.fill_steps),
-                cf_follower_exits: self.units.iter().fold(FollowerExits::default(), |a, u| {
-                    let e = u.counts.exits;
-                    FollowerExits {
-                        round_ended: a.round_ended + e.round_ended,
-                        write_path_merge_ended: a.write_path_merge_ended + e.write_path_merge_ended,
-                        nothing_to_collect: a.nothing_to_collect + e.nothing_to_collect,
-                        fell_due: a.fell_due + e.fell_due,
-                    }
-                }),
-                write_due_collections: c(&|x| x.write_due_collections),
-                cf_halts: c(&|x| x.halts),
-                cf_next_victims: c(&|x| x.next_victims),
-                cf_type_mismatches: c(&|x| x.type_mismatches),
-                victim_repicks: c(&|x| x.repicks),
-                erases: sum(&|u| u.flash_counts.erases.iter().sum::<u64>()),
-                per_unit_mandatory_steps: self.units.iter().map(|u| u.counts.mandatory_steps).collect(),
-                ftl,
-            },
-            buffer: McBuffer {
-                pages_flushed: c(&|x| x.pages_flushed),
-                rmw_reads: c(&|x| x.rmw_reads),
-                blocks_flushed: c(&|x| x.blocks_flushed),
-                padded_pages: c(&|x| x.padded_pages),
-                host_blocked_ns: h.blocked_ns,
-            },
-            flash: McFlash {
-                pages_read: reads,
-                pages_programmed: programmed,
-                write_amplification: if host_pages > 0.0 { programmed as f64 / host_pages } else { 0.0 },
-            },
-            dirty_pages: self.series.clone(),
-            precondition: self.precondition.clone(),
-            power_cut: None,
+        ftl
+    }
+
+    /// Pages read and programmed, in pages of the geometry, and the write amplification.
+    fn flash_summary(&self) -> McFlash {
+        let k = u64::from(self.layout.pages_per_unit_page());
+        let reads = self.unit_sum(|u| u.flash_counts.reads.iter().sum::<u64>()) * k;
+        let programmed = self.unit_sum(|u| u.flash_counts.pages_programmed()) * k;
+        let host_pages = self.host.stats.sectors_written as f64 / f64::from(self.spp);
+        McFlash {
+            pages_read: reads,
+            pages_programmed: programmed,
+            write_amplification: if host_pages > 0.0 { programmed as f64 / host_pages } else { 0.0 },
         }
     }
 }

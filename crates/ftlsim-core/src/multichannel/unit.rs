@@ -97,6 +97,25 @@ pub struct FollowerExits {
     pub fell_due: u64,
 }
 
+/// Whether a unit collects because it must (mandatory GC) or ahead of need (early GC:
+/// GCA's advancing, CF's rounds); the step's time counts as such.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GcUrgency {
+    /// Mandatory: the unit is short of space.
+    Due,
+    /// Early GC.
+    Early,
+}
+
+/// What one GC step may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GcMove {
+    /// The victim's next page copy or its erase.
+    Any,
+    /// A page copy only: a CF follower's step while the initiator copies.
+    CopyOnly,
+}
+
 /// A unit: flash, FTL, clock.
 pub struct Unit {
     pub(crate) flash: FlashArray,
@@ -126,7 +145,8 @@ pub struct Unit {
     /// collection may then resume on a better victim.
     wrote_since_gc: bool,
     ops: Vec<FlashOp>,
-    pad: Vec<(Lpn, u32)>,
+    /// The pages a flush writes, as (page, version) (kept to reuse its allocation).
+    flushed: Vec<(Lpn, u32)>,
 }
 
 /// Durations of recorded operations: (non-GC ns, GC ns). Operations of a unit run one after
@@ -171,7 +191,7 @@ impl Unit {
             flash_counts: FlashCounts::default(),
             wrote_since_gc: false,
             ops: Vec::new(),
-            pad: Vec::new(),
+            flushed: Vec::new(),
         }
     }
 
@@ -236,52 +256,65 @@ impl Unit {
         self.start(now, Activity::Halted, 0, until.saturating_sub(now));
     }
 
-    /// One GC step (`early` or mandatory); `copy_only`: a CF follower's step while the
-    /// initiator copies. `false` when there was nothing to do.
-    pub(crate) fn gc_step(&mut self, now: u64, early: bool, copy_only: bool, t: &Timing) -> Result<bool, SimError> {
+    /// One GC step, early or mandatory (`urgency`), any or a page copy only (`moves`);
+    /// `false` when there was nothing to do.
+    pub(crate) fn gc_step(
+        &mut self,
+        now: u64,
+        urgency: GcUrgency,
+        moves: GcMove,
+        t: &Timing,
+    ) -> Result<bool, SimError> {
         let gc = self.ftl.managed_gc().expect("a unit's FTL has managed GC");
         if std::mem::take(&mut self.wrote_since_gc) && gc.gc_repick(&self.flash, 0) {
             self.counts.repicks += 1;
         }
         self.ops.clear();
         let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, true);
-        let did = if copy_only { gc.gc_copy_step(&mut ctx, 0)? } else { gc.gc_step(&mut ctx, 0)? };
+        let did = match moves {
+            GcMove::CopyOnly => gc.gc_copy_step(&mut ctx, 0)?,
+            GcMove::Any => gc.gc_step(&mut ctx, 0)?,
+        };
         if !did {
             return Ok(false);
         }
         let (host, gc) = cost(&self.ops, t);
-        if early {
-            self.counts.early_steps += 1;
-            self.start(now, Activity::EarlyGc, 0, host + gc);
-        } else {
-            self.counts.mandatory_steps += 1;
-            self.start(now, Activity::MandatoryGc, 0, host + gc);
+        match urgency {
+            GcUrgency::Early => {
+                self.counts.early_steps += 1;
+                self.start(now, Activity::EarlyGc, 0, host + gc);
+            }
+            GcUrgency::Due => {
+                self.counts.mandatory_steps += 1;
+                self.start(now, Activity::MandatoryGc, 0, host + gc);
+            }
         }
         Ok(true)
     }
 
     /// Program the buffered pages `pages` (one page, or a BPLRU block in LPN order): a
-    /// partial unit page first reads its old data (read-modify-write); a BPLRU block with at
-    /// least `pad_threshold` buffered pages is padded with its other written pages (read,
+    /// partial unit page first reads its old data (read-modify-write). `padding`, under
+    /// BPLRU: (pages per block, padding threshold, the unit's logical pages); a block with at
+    /// least the threshold's buffered pages is padded with its other written pages (read,
     /// then written with the rest, in LPN order). `full_mask`: every sector of a unit page.
     pub(crate) fn flush(
         &mut self,
         now: u64,
         pages: &[Dirty],
         full_mask: u128,
-        pad: Option<(u32, u32, u32)>,
+        padding: Option<(u32, u32, u32)>,
         t: &Timing,
     ) -> Result<(), SimError> {
-        self.pad.clear();
+        self.flushed.clear();
         self.ops.clear();
         let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, true);
         for d in pages {
             if d.mask != full_mask && self.ftl.read(&mut ctx, d.lpn)?.is_some() {
                 self.counts.rmw_reads += 1;
             }
-            self.pad.push((d.lpn, d.version));
+            self.flushed.push((d.lpn, d.version));
         }
-        if let Some((block_pages, threshold, logical)) = pad {
+        if let Some((block_pages, threshold, logical)) = padding {
             if pages.len() as u32 >= threshold && (pages.len() as u32) < block_pages {
                 let base = pages[0].lpn / block_pages * block_pages;
                 for lpn in base..(base + block_pages).min(logical) {
@@ -290,19 +323,19 @@ impl Unit {
                         continue;
                     }
                     if let Some(v) = self.ftl.read(&mut ctx, lpn)? {
-                        self.pad.push((lpn, v));
+                        self.flushed.push((lpn, v));
                         self.counts.padded_pages += 1;
                     }
                 }
-                self.pad.sort_unstable_by_key(|p| p.0);
+                self.flushed.sort_unstable_by_key(|p| p.0);
             }
         }
-        for &(lpn, version) in &self.pad {
+        for &(lpn, version) in &self.flushed {
             self.ftl.write(&mut ctx, lpn, version)?;
         }
         self.counts.pages_flushed += pages.len() as u64;
         self.wrote_since_gc = true;
-        if pad.is_some() {
+        if padding.is_some() {
             self.counts.blocks_flushed += 1;
         }
         let (host, gc) = cost(&self.ops, t);
