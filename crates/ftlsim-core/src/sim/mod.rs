@@ -73,10 +73,19 @@ struct Device {
     behind: Option<WriteBehind>,
 }
 
+/// Whether an FTL call's flash operations take time: timed (recorded for the scheduler,
+/// which the FTL may ask about plane load) or functional (nothing recorded, no time passes:
+/// preconditioning, a hold-up flush, reads outside the run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FlashTime {
+    Timed,
+    Functional,
+}
+
 impl Device {
-    /// A context for one FTL call: timed (recorded for the scheduler, which the FTL may ask
-    /// about plane load) or functional (nothing recorded, no time passes).
-    fn ctx(&mut self, timed: bool) -> FlashCtx<'_> {
+    /// A context for one FTL call, timed or functional (`time`).
+    fn ctx(&mut self, time: FlashTime) -> FlashCtx<'_> {
+        let timed = time == FlashTime::Timed;
         let now = self.sched.now();
         let load = self.behind.as_mut().map(|b| {
             b.advance(now);
@@ -113,7 +122,7 @@ pub struct Simulator {
     /// Versions of the run of whole pages being gathered (reused, no allocation per request).
     run: Vec<u32>,
     /// A BPLRU block being padded (reused).
-    pad: Vec<(Lpn, u32)>,
+    padded_block: Vec<(Lpn, u32)>,
     next_version: u32,
     merge: Option<MergeBuffer>,
     /// The DRAM write buffer, when `host.write_buffer_bytes` (or the FTL's default) > 0.
@@ -171,7 +180,7 @@ impl Simulator {
             held: None,
             wall: WallTimes { build_s: t0.elapsed().as_secs_f64(), ..WallTimes::default() },
             run: Vec::new(),
-            pad: Vec::new(),
+            padded_block: Vec::new(),
             next_version: 1,
             merge,
             wbuf,
@@ -221,7 +230,7 @@ impl Simulator {
     /// thesis's recovery experiments start from a drive whose mapping is all on flash.
     pub fn clean_shutdown(&mut self) -> Result<(), SimError> {
         self.flush_buffers(u32::MAX)?;
-        let ctx = &mut self.dev.ctx(false);
+        let ctx = &mut self.dev.ctx(FlashTime::Functional);
         if let Some(r) = self.ftl.recovery() {
             r.checkpoint(ctx)?;
         }
@@ -257,8 +266,8 @@ impl Simulator {
         v
     }
 
-    fn ftl_write(&mut self, lpn: Lpn, version: u32, record: bool) -> Result<(), SimError> {
-        self.ftl.write(&mut self.dev.ctx(record), lpn, version)?;
+    fn ftl_write(&mut self, lpn: Lpn, version: u32, time: FlashTime) -> Result<(), SimError> {
+        self.ftl.write(&mut self.dev.ctx(time), lpn, version)?;
         if let Some(o) = self.oracle.as_mut() {
             o[lpn as usize] = version;
         }
@@ -266,8 +275,8 @@ impl Simulator {
     }
 
     /// Trim `lpn` through the FTL: it reads as never written from now on.
-    fn ftl_trim(&mut self, lpn: Lpn, record: bool) -> Result<(), SimError> {
-        self.ftl.trim(&mut self.dev.ctx(record), lpn)?;
+    fn ftl_trim(&mut self, lpn: Lpn, time: FlashTime) -> Result<(), SimError> {
+        self.ftl.trim(&mut self.dev.ctx(time), lpn)?;
         self.mark_trimmed(lpn);
         if let Some(o) = self.oracle.as_mut() {
             o[lpn as usize] = 0;
@@ -280,7 +289,7 @@ impl Simulator {
         if self.run.is_empty() {
             return Ok(());
         }
-        self.ftl.write_run(&mut self.dev.ctx(true), first, &self.run)?;
+        self.ftl.write_run(&mut self.dev.ctx(FlashTime::Timed), first, &self.run)?;
         if let Some(o) = self.oracle.as_mut() {
             o[first as usize..][..self.run.len()].copy_from_slice(&self.run);
         }
@@ -289,7 +298,7 @@ impl Simulator {
     }
 
     fn ftl_read(&mut self, lpn: Lpn) -> Result<Option<u32>, SimError> {
-        self.ftl.read(&mut self.dev.ctx(true), lpn)
+        self.ftl.read(&mut self.dev.ctx(FlashTime::Timed), lpn)
     }
 
     /// Make the never-written page `lpn` readable: write it through the FTL functionally,

@@ -16,6 +16,7 @@
 //! not served from it (a read of a page still programming waits behind the program on its
 //! plane).
 
+use super::FlashTime;
 use super::Simulator;
 use crate::config::{PartialWrite, UnmappedRead};
 use crate::error::SimError;
@@ -61,7 +62,7 @@ impl Simulator {
                     self.wb.write_inserts += 1;
                     self.wb.evictions += 1;
                     // The victim's buffered version is its newest: the oracle already has it.
-                    self.ftl_write(lpn, ev, true)?;
+                    self.ftl_write(lpn, ev, FlashTime::Timed)?;
                 }
                 Insert::EvictedBlock => {
                     self.wb.write_inserts += 1;
@@ -83,10 +84,10 @@ impl Simulator {
         self.wb.blocks_evicted += 1;
         self.wb.evictions += pages.len() as u64;
         let bp = self.wbuf.as_ref().expect("buffer exists").block_pages();
-        let pad = self.cfg.host.bplru_padding_pages.is_some_and(|t| pages.len() as u32 >= t);
-        if !pad || pages.len() as u32 >= bp {
+        let padded = self.cfg.host.bplru_padding_pages.is_some_and(|t| pages.len() as u32 >= t);
+        if !padded || pages.len() as u32 >= bp {
             for &(lpn, v) in pages {
-                self.ftl_write(lpn, v, true)?;
+                self.ftl_write(lpn, v, FlashTime::Timed)?;
             }
             return Ok(ready);
         }
@@ -95,8 +96,8 @@ impl Simulator {
         let first = pages[0].0 / bp * bp;
         let end = (first + bp).min(self.d.logical_pages);
         // The block in LPN order: buffered pages as they are, the others as read (never
-        // written ones stay unwritten). `pad` is scratch kept across evictions.
-        let mut block = std::mem::take(&mut self.pad);
+        // written ones stay unwritten). `padded_block` is scratch kept across evictions.
+        let mut block = std::mem::take(&mut self.padded_block);
         let mut next = 0;
         for lpn in first..end {
             if let Some(&p) = pages.get(next).filter(|p| p.0 == lpn) {
@@ -113,13 +114,13 @@ impl Simulator {
         let read_end = self.flush(ready).host_end;
         let mut r = Ok(());
         for &(lpn, v) in &block {
-            r = self.ftl_write(lpn, v, true);
+            r = self.ftl_write(lpn, v, FlashTime::Timed);
             if r.is_err() {
                 break;
             }
         }
         block.clear();
-        self.pad = block;
+        self.padded_block = block;
         r?;
         let written = self.flush(read_end);
         Ok(before.host_end.max(written.host_end))
@@ -173,7 +174,7 @@ impl Simulator {
             PartialWrite::ZeroPad => {
                 self.host.zero_padded_sectors += u64::from(spp - span.sectors);
                 let v = self.version();
-                self.ftl_write(span.lpn, v, true)?;
+                self.ftl_write(span.lpn, v, FlashTime::Timed)?;
                 Ok(ready)
             }
             PartialWrite::ReadModifyWrite => {
@@ -190,7 +191,7 @@ impl Simulator {
                 let mask = m.remove(span.lpn).map_or(0, |e| e.0) | span.sector_mask();
                 if mask == full {
                     self.host.merged_pages += 1;
-                    self.ftl_write(span.lpn, v, true)?;
+                    self.ftl_write(span.lpn, v, FlashTime::Timed)?;
                     return Ok(ready);
                 }
                 let evicted = if m.is_full() { m.oldest() } else { None };
@@ -212,7 +213,7 @@ impl Simulator {
             self.host.rmw_reads += 1;
             start = self.flush(ready).host_end;
         }
-        self.ftl_write(lpn, version, true)?;
+        self.ftl_write(lpn, version, FlashTime::Timed)?;
         let written = self.flush(start);
         Ok(before.host_end.max(written.host_end))
     }
@@ -309,7 +310,7 @@ impl Simulator {
                     if self.wbuf.as_mut().and_then(|w| w.remove(span.lpn)).is_some() {
                         self.wb.trimmed_pages += 1;
                     }
-                    self.ftl_trim(span.lpn, true)?;
+                    self.ftl_trim(span.lpn, FlashTime::Timed)?;
                 }
             }
         }

@@ -22,6 +22,7 @@
 //! from the end of recovery on (the host waits for the drive to come back), so performance
 //! after recovery is measured on its own.
 
+use super::FlashTime;
 use super::Simulator;
 use crate::error::{FlashError, SimError};
 use crate::flash::{PageKind, TornOp};
@@ -221,7 +222,7 @@ impl Simulator {
     fn recover(&mut self, now: SimTime) -> Result<(FlashCounts, SimTime), SimError> {
         let before = self.dev.counts.clone();
         {
-            let mut ctx = self.dev.ctx(true);
+            let mut ctx = self.dev.ctx(FlashTime::Timed);
             ctx.set_tag(Tag::Mapping);
             let name = self.ftl.name();
             let r = self.ftl.recovery().ok_or_else(|| {
@@ -273,14 +274,14 @@ impl Simulator {
             let oldest_first: Vec<(Lpn, u32)> = w.iter_recent().collect::<Vec<_>>().into_iter().rev().collect();
             for (lpn, v) in oldest_first.into_iter().take(budget as usize) {
                 self.wbuf.as_mut().expect("buffer exists").remove(lpn);
-                self.ftl_write(lpn, v, false)?;
+                self.ftl_write(lpn, v, FlashTime::Functional)?;
                 flushed += 1;
             }
         }
         while flushed < u64::from(budget) {
             let Some((lpn, v)) = self.merge.as_mut().and_then(|m| m.oldest()) else { break };
             self.ftl_read(lpn)?;
-            self.ftl_write(lpn, v, false)?;
+            self.ftl_write(lpn, v, FlashTime::Functional)?;
             flushed += 1;
         }
         self.dev.ops.clear();

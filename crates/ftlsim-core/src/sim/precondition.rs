@@ -14,6 +14,7 @@
 //! drive written over "thoroughly several times" whose file system has since freed space, so
 //! every translation page has been written and the valid share is what the run asks.
 
+use super::FlashTime;
 use super::Simulator;
 use crate::error::SimError;
 use crate::ftl::PrefetchStage;
@@ -299,12 +300,12 @@ impl Preconditioned for Simulator {
     fn write_page(&mut self, lpn: Lpn) -> Result<(), SimError> {
         let v = self.version();
         self.unbuffer(lpn);
-        self.ftl_write(lpn, v, false)
+        self.ftl_write(lpn, v, FlashTime::Functional)
     }
 
     fn trim_page(&mut self, lpn: Lpn) -> Result<(), SimError> {
         self.unbuffer(lpn);
-        self.ftl_trim(lpn, false)
+        self.ftl_trim(lpn, FlashTime::Functional)
     }
 
     fn prefetch(&self, lpn: Lpn, stage: PrefetchStage) {
@@ -336,7 +337,7 @@ impl Simulator {
         let (rep, wall) = precondition_target(self, p, obs)?;
         self.wall.fill_s += wall.fill_s;
         self.wall.steady_state_s += wall.steady_state_s;
-        self.ftl.settle(&mut self.dev.ctx(false))?;
+        self.ftl.settle(&mut self.dev.ctx(FlashTime::Functional))?;
         self.precondition = Some(rep.clone());
         Ok(rep)
     }

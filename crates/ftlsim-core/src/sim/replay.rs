@@ -13,6 +13,7 @@
 
 use super::power_cut::{CutAt, InFlight};
 use super::report::{Baseline, Measured};
+use super::FlashTime;
 use super::Simulator;
 use super::{HostCounts, Report};
 use crate::error::SimError;
@@ -108,7 +109,7 @@ impl Simulator {
         let mut steps = 0u64;
         while t < until {
             self.dev.sched.set_now(t);
-            let mut ctx = self.dev.ctx(true);
+            let mut ctx = self.dev.ctx(FlashTime::Timed);
             ctx.set_tag(Tag::Gc);
             if !self.ftl.background_step(&mut ctx)? {
                 self.dev.sched.discard(&self.dev.ops);
