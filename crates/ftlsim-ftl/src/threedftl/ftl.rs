@@ -629,12 +629,90 @@ impl Recovery for ThreeDftl {
         *self = ThreeDftl::new(cfg)?;
         self.carried = carried;
         self.ilog = ilog;
-        let (g, ppb) = (self.geo.clone(), self.geo.pages_per_block);
+        let g = self.geo.clone();
         // Lines 1-3: each block's first page (erased or not) for its sequence number.
         for b in 0..g.blocks() {
             let _ = ctx.read_spare(g.first_page(b));
         }
-        // What is on flash: every readable data page, newest program first.
+        let pages = self.data_pages_on_flash(ctx, &g);
+        let index = PageIndex::new(&pages);
+        let mut skip = ftlsim_core::bits::Bits::new(u64::from(g.blocks()) * u64::from(g.pages_per_block));
+        // Fig. 8.6: every IP read first; the pages their BIFs flag are skipped.
+        let ips = match &self.ilog {
+            Some(il) => {
+                let ips = il.read_ips(ctx);
+                for ip in &ips {
+                    for &b in il.blocks_of(ip) {
+                        il.mark_flagged(ctx.flash(), ip, b, &mut skip);
+                    }
+                }
+                ips
+            }
+            None => Vec::new(),
+        };
+        let gtd = self.read_newest_first(ctx, &pages, &index, &mut skip);
+        // The state those spare areas give: each LPN's newest copy, each group's newest page,
+        // each sub-group's newest carrier.
+        for (group, &top) in gtd.iter().enumerate().filter(|(_, &top)| top != NONE) {
+            let group = group as u32;
+            let ltd: Vec<Ppn> = (0..THESIS.subgroups)
+                .map(|k| index.older_carrier(&self.carried, group, k, u32::MAX).unwrap_or(NONE))
+                .collect();
+            self.tr.restore(group, top, &ltd);
+        }
+        for &(_, p, lpn) in pages.iter().rev() {
+            let oob = ctx.flash().read(p)?;
+            let slot = self.map[lpn as usize];
+            if slot == NONE || ftlsim_core::recovery::newer(ctx.flash(), p, oob, slot) {
+                self.map[lpn as usize] = p;
+            }
+        }
+        ftlsim_core::recovery::revalidate_map(ctx, &self.map)?;
+        if let Some(il) = self.ilog.as_mut() {
+            il.restore(ctx, &ips)?;
+        }
+        self.rebuild_after_recovery(ctx, &g)
+    }
+}
+
+/// A power cut's data pages `(program stamp, page, lpn)`, newest first, indexed per LPN and
+/// per group, newest first (what a page's fields point at).
+struct PageIndex {
+    by_lpn: Vec<(Lpn, u32, Ppn)>,
+    by_group: Vec<(u32, u32, Ppn)>,
+}
+
+impl PageIndex {
+    fn new(pages: &[(u32, Ppn, Lpn)]) -> PageIndex {
+        let mut by_lpn: Vec<(Lpn, u32, Ppn)> = pages.iter().map(|&(s, p, l)| (l, s, p)).collect();
+        by_lpn.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut by_group: Vec<(u32, u32, Ppn)> = pages.iter().map(|&(s, p, l)| (l / THESIS.group, s, p)).collect();
+        by_group.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        PageIndex { by_lpn, by_group }
+    }
+
+    /// The newest copy of `lpn` programmed before `stamp`.
+    fn older_of_lpn(&self, lpn: Lpn, stamp: u32) -> Option<Ppn> {
+        let i = self.by_lpn.partition_point(|e| e.0 < lpn || (e.0 == lpn && e.1 >= stamp));
+        self.by_lpn.get(i).filter(|e| e.0 == lpn).map(|e| e.2)
+    }
+
+    /// The newest page of `group` programmed before `stamp` that carries sub-group `k`
+    /// (`carried`: the sub-groups each page carries).
+    fn older_carrier(&self, carried: &[u8], group: u32, k: u32, stamp: u32) -> Option<Ppn> {
+        let i = self.by_group.partition_point(|e| e.0 < group || (e.0 == group && e.1 >= stamp));
+        self.by_group[i..]
+            .iter()
+            .take_while(|e| e.0 == group)
+            .find(|e| carried[e.2 as usize] & (1 << k) != 0)
+            .map(|e| e.2)
+    }
+}
+
+impl ThreeDftl {
+    /// What is on flash: every readable data page `(program stamp, page, lpn)`, newest
+    /// program first.
+    fn data_pages_on_flash(&mut self, ctx: &mut FlashCtx, g: &Geometry) -> Vec<(u32, Ppn, Lpn)> {
         let mut pages: Vec<(u32, Ppn, Lpn)> = Vec::new();
         for b in 0..g.blocks() {
             for off in 0..ctx.flash().write_pointer(b) {
@@ -652,41 +730,22 @@ impl Recovery for ThreeDftl {
             }
         }
         pages.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
-        // Per LPN and per group, their pages newest first (what a page's fields point at).
-        let mut by_lpn: Vec<(Lpn, u32, Ppn)> = pages.iter().map(|&(s, p, l)| (l, s, p)).collect();
-        by_lpn.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        let mut by_group: Vec<(u32, u32, Ppn)> = pages.iter().map(|&(s, p, l)| (l / THESIS.group, s, p)).collect();
-        by_group.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        let older_of_lpn = |lpn: Lpn, stamp: u32| {
-            let i = by_lpn.partition_point(|e| e.0 < lpn || (e.0 == lpn && e.1 >= stamp));
-            by_lpn.get(i).filter(|e| e.0 == lpn).map(|e| e.2)
-        };
+        pages
+    }
+
+    /// Read every page newest first except those a page already read points at (`skip`),
+    /// each read page setting its group's GTD entry if still empty; returns the GTD.
+    fn read_newest_first(
+        &self,
+        ctx: &mut FlashCtx,
+        pages: &[(u32, Ppn, Lpn)],
+        index: &PageIndex,
+        skip: &mut ftlsim_core::bits::Bits,
+    ) -> Vec<Ppn> {
         let carried = &self.carried;
-        let older_carrier = |group: u32, k: u32, stamp: u32| {
-            let i = by_group.partition_point(|e| e.0 < group || (e.0 == group && e.1 >= stamp));
-            by_group[i..]
-                .iter()
-                .take_while(|e| e.0 == group)
-                .find(|e| carried[e.2 as usize] & (1 << k) != 0)
-                .map(|e| e.2)
-        };
-        let mut skip = ftlsim_core::bits::Bits::new(u64::from(g.blocks()) * u64::from(ppb));
-        // Fig. 8.6: every IP read first; the pages their BIFs flag are skipped.
-        let ips = match &self.ilog {
-            Some(il) => {
-                let ips = il.read_ips(ctx);
-                for ip in &ips {
-                    for &b in il.blocks_of(ip) {
-                        il.mark_flagged(ctx.flash(), ip, b, &mut skip);
-                    }
-                }
-                ips
-            }
-            None => Vec::new(),
-        };
         let mut gtd = vec![NONE; self.map.len().div_ceil(THESIS.group as usize)];
         let per = THESIS.per_subgroup();
-        for &(stamp, p, lpn) in &pages {
+        for &(stamp, p, lpn) in pages {
             if skip.get(p) {
                 continue;
             }
@@ -698,47 +757,27 @@ impl Recovery for ThreeDftl {
             for k in 0..THESIS.subgroups {
                 if carried[p as usize] & (1 << k) != 0 {
                     for x in group * THESIS.group + k * per..group * THESIS.group + (k + 1) * per {
-                        if let Some(q) = older_of_lpn(x, stamp) {
+                        if let Some(q) = index.older_of_lpn(x, stamp) {
                             skip.set(q, true);
                         }
                     }
-                } else if let Some(q) = older_carrier(group, k, stamp) {
+                } else if let Some(q) = index.older_carrier(carried, group, k, stamp) {
                     skip.set(q, true);
                 }
             }
         }
-        // The state those spare areas give: each LPN's newest copy, each group's newest page,
-        // each sub-group's newest carrier.
-        let ltds: Vec<(u32, Ppn, Vec<Ppn>)> = gtd
-            .iter()
-            .enumerate()
-            .filter(|(_, &top)| top != NONE)
-            .map(|(group, &top)| {
-                let group = group as u32;
-                (group, top, (0..THESIS.subgroups).map(|k| older_carrier(group, k, u32::MAX).unwrap_or(NONE)).collect())
-            })
-            .collect();
-        for (group, top, ltd) in ltds {
-            self.tr.restore(group, top, &ltd);
-        }
-        for &(_, p, lpn) in pages.iter().rev() {
-            let oob = ctx.flash().read(p)?;
-            let slot = self.map[lpn as usize];
-            if slot == NONE || ftlsim_core::recovery::newer(ctx.flash(), p, oob, slot) {
-                self.map[lpn as usize] = p;
-            }
-        }
-        ftlsim_core::recovery::revalidate_map(ctx, &self.map)?;
-        if let Some(il) = self.ilog.as_mut() {
-            il.restore(ctx, &ips)?;
-        }
-        // ILog's pages go back to their own stream, data to the host's and GC's.
+        gtd
+    }
+
+    /// The blocks rebuilt after recovery: ILog's pages go back to their own stream, data to
+    /// the host's and GC's; pages the rebuild erased carry nothing any more.
+    fn rebuild_after_recovery(&mut self, ctx: &mut FlashCtx, g: &Geometry) -> Result<(), SimError> {
         let (first_kinds, ip_stream) = (self.first_page_kinds(ctx), 1u64 << IP_STREAM);
         self.bm.rebuild(ctx, |b| if first_kinds[b as usize] { ip_stream } else { (1 << HOST) | (1 << GC_STREAM) })?;
         if let Some(il) = self.ilog.as_mut() {
             il.rebuilt(ctx.flash());
         }
-        // Pages the rebuild erased carry nothing any more.
+        let ppb = g.pages_per_block;
         for b in 0..g.blocks() {
             let first = g.first_page(b) as usize;
             let wp = ctx.flash().write_pointer(b) as usize;
