@@ -79,44 +79,97 @@ pub struct RecordedLatency {
 
 /// Read every record of `reader` and summarise.
 pub fn stats(mut reader: RecordReader, page_size_bytes: u32) -> Result<TraceStats, TraceError> {
-    let spp = u64::from(page_size_bytes / 512).max(1);
-    let mut s = TraceStats {
-        requests: 0,
-        reads: 0,
-        writes: 0,
-        trims: 0,
-        bytes_read: 0,
-        bytes_written: 0,
-        bytes_trimmed: 0,
-        requests_per_device: BTreeMap::new(),
-        size_histogram_bytes: BTreeMap::new(),
-        footprint_pages: 0,
-        footprint_bytes: 0,
-        page_size_bytes,
-        sequential_share: 0.0,
-        duration_ns: 0,
-        mean_iops: 0.0,
-        inter_arrival: LatencyStats::default(),
-        out_of_order_requests: 0,
-        max_requests_per_ms: 0,
-        top_1pct_pages_access_share: 0.0,
-        top_10pct_pages_access_share: 0.0,
-        bad_lines_skipped: 0,
-        untyped_records_skipped: 0,
-        recorded_latency: None,
-    };
     let records_latency =
         matches!(reader.format(), TraceFormat::Msr | TraceFormat::Systor17 | TraceFormat::FlashnetReplayed);
-    let mut lat = [LatencyHistogram::default(), LatencyHistogram::default(), LatencyHistogram::default()];
-    let (mut with_latency, mut incomplete) = (0u64, 0u64);
-    let mut pages: HashMap<(u32, u64), u32> = HashMap::new();
-    let mut last_end: HashMap<u32, u64> = HashMap::new();
-    let mut sequential = 0u64;
-    let mut gaps = LatencyHistogram::default();
-    let (mut first, mut min_t, mut max_t, mut prev_t) = (None, u64::MAX, 0u64, 0u64);
-    let (mut ms_bucket, mut ms_count) = (u64::MAX, 0u64);
+    let mut acc = Summary::new(page_size_bytes, records_latency);
     while let Some(rec) = reader.next() {
         let (_, r): (u64, TraceRecord) = rec?;
+        acc.count(&r);
+        if records_latency {
+            acc.record_latency(r.op, reader.recorded_latency_ns());
+        }
+        acc.record_place(&r);
+        acc.record_time(r.time_ns);
+    }
+    acc.s.bad_lines_skipped = reader.bad_lines();
+    acc.s.untyped_records_skipped = reader.untyped_records();
+    Ok(acc.finish())
+}
+
+/// The summary being gathered, record by record.
+struct Summary {
+    s: TraceStats,
+    /// Sectors per page.
+    spp: u64,
+    records_latency: bool,
+    /// Recorded latencies: all, reads, writes.
+    lat: [LatencyHistogram; 3],
+    with_latency: u64,
+    incomplete: u64,
+    /// Accesses per (device, page).
+    pages: HashMap<(u32, u64), u32>,
+    /// Per device, the sector after its last request.
+    last_end: HashMap<u32, u64>,
+    sequential: u64,
+    gaps: LatencyHistogram,
+    first: Option<u64>,
+    min_t: u64,
+    max_t: u64,
+    prev_t: u64,
+    /// The millisecond being counted and its requests so far.
+    ms_bucket: u64,
+    ms_count: u64,
+}
+
+impl Summary {
+    fn new(page_size_bytes: u32, records_latency: bool) -> Summary {
+        Summary {
+            s: TraceStats {
+                requests: 0,
+                reads: 0,
+                writes: 0,
+                trims: 0,
+                bytes_read: 0,
+                bytes_written: 0,
+                bytes_trimmed: 0,
+                requests_per_device: BTreeMap::new(),
+                size_histogram_bytes: BTreeMap::new(),
+                footprint_pages: 0,
+                footprint_bytes: 0,
+                page_size_bytes,
+                sequential_share: 0.0,
+                duration_ns: 0,
+                mean_iops: 0.0,
+                inter_arrival: LatencyStats::default(),
+                out_of_order_requests: 0,
+                max_requests_per_ms: 0,
+                top_1pct_pages_access_share: 0.0,
+                top_10pct_pages_access_share: 0.0,
+                bad_lines_skipped: 0,
+                untyped_records_skipped: 0,
+                recorded_latency: None,
+            },
+            spp: u64::from(page_size_bytes / 512).max(1),
+            records_latency,
+            lat: [LatencyHistogram::default(), LatencyHistogram::default(), LatencyHistogram::default()],
+            with_latency: 0,
+            incomplete: 0,
+            pages: HashMap::new(),
+            last_end: HashMap::new(),
+            sequential: 0,
+            gaps: LatencyHistogram::default(),
+            first: None,
+            min_t: u64::MAX,
+            max_t: 0,
+            prev_t: 0,
+            ms_bucket: u64::MAX,
+            ms_count: 0,
+        }
+    }
+
+    /// Requests and bytes by operation, per device and by size.
+    fn count(&mut self, r: &TraceRecord) {
+        let s = &mut self.s;
         s.requests += 1;
         let bytes = u64::from(r.sectors) * 512;
         match r.op {
@@ -133,75 +186,86 @@ pub fn stats(mut reader: RecordReader, page_size_bytes: u32) -> Result<TraceStat
                 s.bytes_trimmed += bytes;
             }
         }
-        if records_latency {
-            match reader.recorded_latency_ns() {
-                Some(ns) => {
-                    with_latency += 1;
-                    lat[0].record(ns);
-                    match r.op {
-                        IoOp::Read => lat[1].record(ns),
-                        IoOp::Write => lat[2].record(ns),
-                        IoOp::Trim => {}
-                    }
-                }
-                None => incomplete += 1,
-            }
-        }
         *s.requests_per_device.entry(r.device).or_insert(0) += 1;
         *s.size_histogram_bytes.entry(bytes.next_power_of_two()).or_insert(0) += 1;
-        let end = r.offset_sector + u64::from(r.sectors);
-        if last_end.insert(r.device, end) == Some(r.offset_sector) {
-            sequential += 1;
-        }
-        for p in r.offset_sector / spp..end.div_ceil(spp) {
-            *pages.entry((r.device, p)).or_insert(0) += 1;
-        }
-        let t = r.time_ns;
-        if first.is_some() {
-            if t < prev_t {
-                s.out_of_order_requests += 1;
-            }
-            gaps.record(t.saturating_sub(prev_t));
-        }
-        first.get_or_insert(t);
-        min_t = min_t.min(t);
-        max_t = max_t.max(t);
-        prev_t = t;
-        if t / 1_000_000 == ms_bucket {
-            ms_count += 1;
-        } else {
-            ms_bucket = t / 1_000_000;
-            ms_count = 1;
-        }
-        s.max_requests_per_ms = s.max_requests_per_ms.max(ms_count);
     }
-    if records_latency {
-        s.recorded_latency = Some(RecordedLatency {
-            requests: with_latency,
-            incomplete,
-            all: lat[0].stats(),
-            read: lat[1].stats(),
-            write: lat[2].stats(),
-        });
-    }
-    s.bad_lines_skipped = reader.bad_lines();
-    s.untyped_records_skipped = reader.untyped_records();
-    s.footprint_pages = pages.len() as u64;
-    s.footprint_bytes = s.footprint_pages * spp * 512;
-    if s.requests > 0 {
-        s.sequential_share = r6(sequential as f64 / s.requests as f64);
-        s.duration_ns = max_t - min_t;
-        s.mean_iops = if s.duration_ns > 0 { r6(s.requests as f64 / (s.duration_ns as f64 / 1e9)) } else { 0.0 };
-        s.inter_arrival = gaps.stats();
-        let mut counts: Vec<u32> = pages.into_values().collect();
-        counts.sort_unstable_by(|a, b| b.cmp(a));
-        let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
-        let top = |share: f64| {
-            let n = ((counts.len() as f64 * share).ceil() as usize).max(1);
-            r6(counts[..n].iter().map(|&c| u64::from(c)).sum::<u64>() as f64 / total as f64)
+
+    /// The latency the trace recorded for a request, if it did.
+    fn record_latency(&mut self, op: IoOp, ns: Option<u64>) {
+        let Some(ns) = ns else {
+            self.incomplete += 1;
+            return;
         };
-        s.top_1pct_pages_access_share = top(0.01);
-        s.top_10pct_pages_access_share = top(0.10);
+        self.with_latency += 1;
+        self.lat[0].record(ns);
+        match op {
+            IoOp::Read => self.lat[1].record(ns),
+            IoOp::Write => self.lat[2].record(ns),
+            IoOp::Trim => {}
+        }
     }
-    Ok(s)
+
+    /// Where a request lands: sequential after its device's last, and the pages it touches.
+    fn record_place(&mut self, r: &TraceRecord) {
+        let end = r.offset_sector + u64::from(r.sectors);
+        if self.last_end.insert(r.device, end) == Some(r.offset_sector) {
+            self.sequential += 1;
+        }
+        for p in r.offset_sector / self.spp..end.div_ceil(self.spp) {
+            *self.pages.entry((r.device, p)).or_insert(0) += 1;
+        }
+    }
+
+    /// A request's time `t`: the gap from the last, the order and the busiest millisecond.
+    fn record_time(&mut self, t: u64) {
+        if self.first.is_some() {
+            if t < self.prev_t {
+                self.s.out_of_order_requests += 1;
+            }
+            self.gaps.record(t.saturating_sub(self.prev_t));
+        }
+        self.first.get_or_insert(t);
+        self.min_t = self.min_t.min(t);
+        self.max_t = self.max_t.max(t);
+        self.prev_t = t;
+        if t / 1_000_000 == self.ms_bucket {
+            self.ms_count += 1;
+        } else {
+            self.ms_bucket = t / 1_000_000;
+            self.ms_count = 1;
+        }
+        self.s.max_requests_per_ms = self.s.max_requests_per_ms.max(self.ms_count);
+    }
+
+    /// The shares and footprint of the records seen.
+    fn finish(mut self) -> TraceStats {
+        let s = &mut self.s;
+        if self.records_latency {
+            s.recorded_latency = Some(RecordedLatency {
+                requests: self.with_latency,
+                incomplete: self.incomplete,
+                all: self.lat[0].stats(),
+                read: self.lat[1].stats(),
+                write: self.lat[2].stats(),
+            });
+        }
+        s.footprint_pages = self.pages.len() as u64;
+        s.footprint_bytes = s.footprint_pages * self.spp * 512;
+        if s.requests > 0 {
+            s.sequential_share = r6(self.sequential as f64 / s.requests as f64);
+            s.duration_ns = self.max_t - self.min_t;
+            s.mean_iops = if s.duration_ns > 0 { r6(s.requests as f64 / (s.duration_ns as f64 / 1e9)) } else { 0.0 };
+            s.inter_arrival = self.gaps.stats();
+            let mut counts: Vec<u32> = self.pages.into_values().collect();
+            counts.sort_unstable_by(|a, b| b.cmp(a));
+            let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+            let top = |share: f64| {
+                let n = ((counts.len() as f64 * share).ceil() as usize).max(1);
+                r6(counts[..n].iter().map(|&c| u64::from(c)).sum::<u64>() as f64 / total as f64)
+            };
+            s.top_1pct_pages_access_share = top(0.01);
+            s.top_10pct_pages_access_share = top(0.10);
+        }
+        self.s
+    }
 }
