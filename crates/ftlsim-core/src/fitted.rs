@@ -24,7 +24,7 @@ use crate::error::TraceError;
 use crate::host::{IoOp, MAX_REQUEST_BYTES};
 use crate::locality::{bucket, bucket_width, Locality, LocalityMeter, LruStack};
 use crate::scheduler::SIM_TIME_LIMIT_NS;
-use crate::trace::RecordReader;
+use crate::trace::{RecordReader, TraceRecord};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -186,106 +186,173 @@ pub struct ArrivalShape {
     pub transitions: Vec<Vec<u64>>,
 }
 
+/// Popularity is counted at 4 KiB first and regrouped once the range is known.
+const UNIT: u64 = 4096;
+
 /// Fit `reader`'s trace with popularity at `extent_bytes` (a multiple of 4 KiB; doubled until
 /// the address range has at most 65,536 extents).
 pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<FittedWorkload, TraceError> {
-    let whole = |text: &str, rule: &str| TraceError {
-        file: source.into(),
-        line: 0,
-        field: "file".into(),
-        text: text.into(),
-        rule: rule.into(),
-    };
-    let (mut reads, mut trims, mut requests) = (0u64, 0u64, 0u64);
-    let mut sizes: [HashMap<u64, u64>; 2] = [HashMap::new(), HashMap::new()];
-    let mut per_extent: HashMap<(u32, u64), [u64; 2]> = HashMap::new();
-    let mut device_end: BTreeMap<u32, u64> = BTreeMap::new();
-    let mut last_end: HashMap<u32, u64> = HashMap::new();
-    let mut meter = LocalityMeter::new();
-    let mut runs: [BTreeMap<u64, u64>; 2] = [BTreeMap::new(), BTreeMap::new()];
-    let mut run_kind = 0usize;
-    let (mut run, mut sequential) = (0u64, 0u64);
-    let mut gaps: Vec<u64> = Vec::new();
-    // Per kind of run (0 reads, 1 writes): the stack distances and first references of the
-    // pages runs start on.
-    let mut reuse: [BTreeMap<u64, u64>; 2] = [BTreeMap::new(), BTreeMap::new()];
-    let mut reuse_sizes: [HashMap<u64, u64>; 2] = [HashMap::new(), HashMap::new()];
-    let mut first_references = [0u64; 2];
-    let mut first_writes_of_read_pages = 0u64;
-    let mut start_offsets: BTreeMap<u64, u64> = BTreeMap::new();
-    let mut prev_t: Option<u64> = None;
-    // Popularity is counted at 4 KiB first and regrouped once the range is known.
-    const UNIT: u64 = 4096;
+    let mut f = Fitting::default();
     for rec in reader.by_ref() {
         let (_, r) = rec?;
-        requests += 1;
+        f.observe(&r);
+    }
+    if f.run > 0 {
+        *f.runs[f.run_kind].entry(f.run.next_power_of_two()).or_insert(0) += 1;
+    }
+    if f.requests == 0 {
+        return Err(TraceError {
+            file: source.into(),
+            line: 0,
+            field: "file".into(),
+            text: "no request".into(),
+            rule: "the trace has no request to fit".into(),
+        });
+    }
+    Ok(f.finish(source, extent_bytes))
+}
+
+/// What a fit has counted so far, request by request.
+#[derive(Default)]
+struct Fitting {
+    reads: u64,
+    trims: u64,
+    requests: u64,
+    /// Request sizes not starting a re-referencing run, by kind (0 reads, 1 writes).
+    sizes: [HashMap<u64, u64>; 2],
+    /// Per (device, 4 KiB unit): the requests starting there and the first references.
+    per_extent: HashMap<(u32, u64), [u64; 2]>,
+    /// Per device, the end of its furthest request, bytes.
+    device_end: BTreeMap<u32, u64>,
+    /// Per device, the sector after its last request.
+    last_end: HashMap<u32, u64>,
+    meter: LocalityMeter,
+    /// Sequential run lengths (rounded up to powers of two), by kind.
+    runs: [BTreeMap<u64, u64>; 2],
+    run_kind: usize,
+    run: u64,
+    sequential: u64,
+    gaps: Vec<u64>,
+    /// Per kind of run (0 reads, 1 writes): the stack distances and first references of the
+    /// pages runs start on.
+    reuse: [BTreeMap<u64, u64>; 2],
+    reuse_sizes: [HashMap<u64, u64>; 2],
+    first_references: [u64; 2],
+    first_writes_of_read_pages: u64,
+    start_offsets: BTreeMap<u64, u64>,
+    prev_t: Option<u64>,
+}
+
+impl Fitting {
+    /// Count request `r`.
+    fn observe(&mut self, r: &TraceRecord) {
+        self.requests += 1;
         match r.op {
-            IoOp::Read => reads += 1,
-            IoOp::Trim => trims += 1,
+            IoOp::Read => self.reads += 1,
+            IoOp::Trim => self.trims += 1,
             IoOp::Write => {}
         }
         let bytes = u64::from(r.sectors) * 512;
         let start = r.offset_sector * 512;
         let end = start + bytes;
         let kind = usize::from(r.op != IoOp::Read);
-        let first_page = meter.observe(r.device, r.op, start, bytes);
+        let first_page = self.meter.observe(r.device, r.op, start, bytes);
         // A request that starts a re-referencing run has its size kept with that run's kind
         // of reuse; the others with their op's.
         let mut reuse_start = false;
         // Every page a request covers is touched space (a 2 MiB request fills extents no
         // request starts in); it is counted where it starts.
         for unit in start / UNIT + 1..end.div_ceil(UNIT) {
-            per_extent.entry((r.device, unit)).or_insert([0, 0]);
+            self.per_extent.entry((r.device, unit)).or_insert([0, 0]);
         }
-        let here = per_extent.entry((r.device, start / UNIT)).or_insert([0, 0]);
+        let here = self.per_extent.entry((r.device, start / UNIT)).or_insert([0, 0]);
         here[0] += 1;
-        let e = device_end.entry(r.device).or_insert(0);
+        let e = self.device_end.entry(r.device).or_insert(0);
         *e = (*e).max(end);
-        if last_end.insert(r.device, r.offset_sector + u64::from(r.sectors)) == Some(r.offset_sector) {
-            sequential += 1;
-            run += 1;
+        if self.last_end.insert(r.device, r.offset_sector + u64::from(r.sectors)) == Some(r.offset_sector) {
+            self.sequential += 1;
+            self.run += 1;
         } else {
-            if run > 0 {
-                *runs[run_kind].entry(run.next_power_of_two()).or_insert(0) += 1;
+            if self.run > 0 {
+                *self.runs[self.run_kind].entry(self.run.next_power_of_two()).or_insert(0) += 1;
             }
-            run = 1;
-            run_kind = kind;
-            *start_offsets.entry(start % ALIGN_WINDOW).or_insert(0) += 1;
+            self.run = 1;
+            self.run_kind = kind;
+            *self.start_offsets.entry(start % ALIGN_WINDOW).or_insert(0) += 1;
             // A run of reads starts among the pages any request touched, a run of writes
             // among those written (a rewrite); trims touch no page.
             if let Some(p) = first_page {
                 match if r.op == IoOp::Read { p.every } else { p.written } {
                     Some(d) => {
-                        *reuse[kind].entry(bucket(d)).or_insert(0) += 1;
-                        *reuse_sizes[kind].entry(bytes).or_insert(0) += 1;
+                        *self.reuse[kind].entry(bucket(d)).or_insert(0) += 1;
+                        *self.reuse_sizes[kind].entry(bytes).or_insert(0) += 1;
                         reuse_start = true;
                     }
                     None => {
-                        first_references[kind] += 1;
-                        first_writes_of_read_pages += u64::from(r.op == IoOp::Write && p.every.is_some());
+                        self.first_references[kind] += 1;
+                        self.first_writes_of_read_pages += u64::from(r.op == IoOp::Write && p.every.is_some());
                         here[1] += 1;
                     }
                 }
             }
         }
         if !reuse_start {
-            *sizes[kind].entry(bytes).or_insert(0) += 1;
+            *self.sizes[kind].entry(bytes).or_insert(0) += 1;
         }
-        if let Some(p) = prev_t {
-            gaps.push(r.time_ns.saturating_sub(p));
+        if let Some(p) = self.prev_t {
+            self.gaps.push(r.time_ns.saturating_sub(p));
         }
-        prev_t = Some(r.time_ns);
+        self.prev_t = Some(r.time_ns);
     }
-    if run > 0 {
-        *runs[run_kind].entry(run.next_power_of_two()).or_insert(0) += 1;
+
+    /// The fitted shape of the requests counted (at least one).
+    fn finish(mut self, source: &str, extent_bytes: u64) -> FittedWorkload {
+        let requests = self.requests;
+        let space = space(std::mem::take(&mut self.per_extent), &self.device_end, extent_bytes, requests);
+        FittedWorkload {
+            version: FIT_VERSION,
+            source: source.into(),
+            requests,
+            read_share: crate::metrics::r6(self.reads as f64 / requests as f64),
+            trim_share: crate::metrics::r6(self.trims as f64 / requests as f64),
+            sequential_share: crate::metrics::r6(self.sequential as f64 / requests as f64),
+            write_sizes: top_sizes(std::mem::take(&mut self.sizes[1])),
+            read_sizes: top_sizes(std::mem::take(&mut self.sizes[0])),
+            read_run_lengths: weighted(&self.runs[0]),
+            write_run_lengths: weighted(&self.runs[1]),
+            read_reuse: Reuse {
+                distances: weighted(&self.reuse[0]),
+                sizes: top_sizes(std::mem::take(&mut self.reuse_sizes[0])),
+                first_references: self.first_references[0],
+                first_writes_of_read_pages: 0,
+            },
+            write_reuse: Reuse {
+                distances: weighted(&self.reuse[1]),
+                sizes: top_sizes(std::mem::take(&mut self.reuse_sizes[1])),
+                first_references: self.first_references[1],
+                first_writes_of_read_pages: self.first_writes_of_read_pages,
+            },
+            start_offsets_in_64k: weighted(&self.start_offsets),
+            space,
+            arrival: arrival_shape(self.gaps),
+            locality: self.meter.locality(),
+            imposed: None,
+        }
     }
-    if requests == 0 {
-        return Err(whole("no request", "the trace has no request to fit"));
-    }
-    // Devices side by side, each from 0 to the end of its last request.
+}
+
+/// The popularity map of `requests` requests: the 4 KiB units counted (`per_extent`), the
+/// devices side by side, each from 0 to the end of its last request (`device_end`), grouped
+/// in extents of `extent_bytes`, doubled until the range has at most [`MAX_EXTENTS`].
+fn space(
+    per_extent: HashMap<(u32, u64), [u64; 2]>,
+    device_end: &BTreeMap<u32, u64>,
+    extent_bytes: u64,
+    requests: u64,
+) -> Space {
     let mut device_base: HashMap<u32, u64> = HashMap::new();
     let mut range_units = 0u64;
-    for (&dev, &end) in &device_end {
+    for (&dev, &end) in device_end {
         device_base.insert(dev, range_units);
         range_units += end.div_ceil(UNIT);
     }
@@ -307,42 +374,13 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
         let n = ((ranked.len() as f64 * share).ceil() as usize).max(1);
         crate::metrics::r6(ranked[..n].iter().sum::<u64>() as f64 / requests as f64)
     };
-    let space = Space {
+    Space {
         extent_bytes: extent,
         extents: range_units.div_ceil(per).max(1),
         top_1pct_share: top(0.01),
         top_10pct_share: top(0.10),
         touched,
-    };
-    Ok(FittedWorkload {
-        version: FIT_VERSION,
-        source: source.into(),
-        requests,
-        read_share: crate::metrics::r6(reads as f64 / requests as f64),
-        trim_share: crate::metrics::r6(trims as f64 / requests as f64),
-        sequential_share: crate::metrics::r6(sequential as f64 / requests as f64),
-        write_sizes: top_sizes(std::mem::take(&mut sizes[1])),
-        read_sizes: top_sizes(std::mem::take(&mut sizes[0])),
-        read_run_lengths: weighted(&runs[0]),
-        write_run_lengths: weighted(&runs[1]),
-        read_reuse: Reuse {
-            distances: weighted(&reuse[0]),
-            sizes: top_sizes(std::mem::take(&mut reuse_sizes[0])),
-            first_references: first_references[0],
-            first_writes_of_read_pages: 0,
-        },
-        write_reuse: Reuse {
-            distances: weighted(&reuse[1]),
-            sizes: top_sizes(std::mem::take(&mut reuse_sizes[1])),
-            first_references: first_references[1],
-            first_writes_of_read_pages,
-        },
-        start_offsets_in_64k: weighted(&start_offsets),
-        space,
-        arrival: arrival_shape(gaps),
-        locality: meter.locality(),
-        imposed: None,
-    })
+    }
 }
 
 fn weighted(counts: &BTreeMap<u64, u64>) -> Weighted {
@@ -427,6 +465,24 @@ impl FittedWorkload {
         if self.requests == 0 {
             return Err("requests = 0 (the trace's request count, at least 1)".into());
         }
+        self.check_shares()?;
+        self.check_sizes_and_runs()?;
+        self.check_reuse()?;
+        self.check_space()?;
+        self.locality.check("locality")?;
+        if let Some(i) = &self.imposed {
+            check_share("imposed.update_share", i.update_share)?;
+            check_share("imposed.reached", i.reached)?;
+            check_share("imposed.trace", i.trace)?;
+            if !(i.factor.is_finite() && i.factor > 0.0) {
+                return Err(format!("imposed.factor = {} (a positive number)", i.factor));
+            }
+        }
+        self.check_arrival()
+    }
+
+    /// The request mix and the shares.
+    fn check_shares(&self) -> Result<(), String> {
         for (name, x) in [
             ("read_share", self.read_share),
             ("trim_share", self.trim_share),
@@ -443,6 +499,11 @@ impl FittedWorkload {
                 self.read_share + self.trim_share
             ));
         }
+        Ok(())
+    }
+
+    /// Request sizes, sequential run lengths and where runs start in a 64 KiB window.
+    fn check_sizes_and_runs(&self) -> Result<(), String> {
         for (name, w) in [("read_sizes", &self.read_sizes), ("write_sizes", &self.write_sizes)] {
             check_weighted(name, w, true)?;
             if let Some(&s) = w.values.iter().find(|&&s| s == 0 || s % 512 != 0 || s > MAX_REQUEST_BYTES) {
@@ -466,6 +527,11 @@ impl FittedWorkload {
         if let Some(v) = o.values.iter().find(|&&v| v >= ALIGN_WINDOW || v % 512 != 0) {
             return Err(format!("start_offsets_in_64k: {v} (offsets below 65536, multiples of 512)"));
         }
+        Ok(())
+    }
+
+    /// The reuse of reads and of writes: distances, sizes and first references.
+    fn check_reuse(&self) -> Result<(), String> {
         for (name, r) in [("read_reuse", &self.read_reuse), ("write_reuse", &self.write_reuse)] {
             check_weighted(&format!("{name}.distances"), &r.distances, true)?;
             check_weighted(&format!("{name}.sizes"), &r.sizes, true)?;
@@ -486,6 +552,11 @@ impl FittedWorkload {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The popularity map.
+    fn check_space(&self) -> Result<(), String> {
         let sp = &self.space;
         if sp.extent_bytes == 0 || !sp.extent_bytes.is_multiple_of(4096) {
             return Err(format!("space.extent_bytes = {} (a positive multiple of 4096)", sp.extent_bytes));
@@ -508,15 +579,11 @@ impl FittedWorkload {
                 ));
             }
         }
-        self.locality.check("locality")?;
-        if let Some(i) = &self.imposed {
-            check_share("imposed.update_share", i.update_share)?;
-            check_share("imposed.reached", i.reached)?;
-            check_share("imposed.trace", i.trace)?;
-            if !(i.factor.is_finite() && i.factor > 0.0) {
-                return Err(format!("imposed.factor = {} (a positive number)", i.factor));
-            }
-        }
+        Ok(())
+    }
+
+    /// The inter-arrival times: their mean, bucket edges and transitions.
+    fn check_arrival(&self) -> Result<(), String> {
         let a = &self.arrival;
         if !(a.mean_ns.is_finite() && a.mean_ns >= 0.0 && a.mean_ns <= SIM_TIME_LIMIT_NS as f64) {
             return Err(format!("arrival.mean_ns = {} (a finite time in [0, 2^62] ns)", a.mean_ns));
@@ -802,26 +869,7 @@ impl FittedSampler {
         own_alignment: bool,
         layout: FittedLayout,
     ) -> FittedSampler {
-        let laid_out = match layout {
-            FittedLayout::Compact => w.space.touched.len() as f64,
-            FittedLayout::Range => w.space.extents as f64,
-        };
-        let mut scale = span_bytes as f64 / (laid_out * w.space.extent_bytes as f64);
-        if layout == FittedLayout::Compact {
-            scale = scale.min(1.0);
-        }
-        let place: Vec<(u64, u64)> = w
-            .space
-            .touched
-            .iter()
-            .enumerate()
-            .map(|(k, &[i, _, _])| {
-                let slot = if layout == FittedLayout::Compact { k as u64 } else { i };
-                let start = ((slot as f64 * w.space.extent_bytes as f64 * scale) as u64) / align * align;
-                let len = ((w.space.extent_bytes as f64 * scale) as u64 / align * align).max(align);
-                (start.min(span_bytes.saturating_sub(align)), len)
-            })
-            .collect();
+        let place = place_extents(&w.space, span_bytes, align, layout);
         let pairs = |v: &Weighted| v.values.iter().copied().zip(v.weights.iter().copied()).collect::<Vec<_>>();
         // A kind the trace has no request of (a spec's `read=` may ask for it) takes the
         // other kind's sizes.
@@ -833,24 +881,9 @@ impl FittedSampler {
         let runs =
             [&w.read_run_lengths, &w.write_run_lengths]
                 .map(|r| if r.values.is_empty() { vec![(1, 1)] } else { pairs(r) });
-        // A run is drawn uniformly inside its bucket (upper/2, upper]: its mean length.
-        let mean_run = |r: &[(u64, u64)]| {
-            let n = r.iter().map(|p| p.1).sum::<u64>().max(1) as f64;
-            r.iter().map(|&(u, c)| c as f64 * (u / 2 + 1 + u) as f64 / 2.0).sum::<f64>() / n
-        };
-        let (lr, lw) = (mean_run(&runs[0]), mean_run(&runs[1]));
-        let (r, wr) = (w.read_share / lr, (1.0 - w.read_share) / lw);
+        let read_runs = read_run_share(w.read_share, &runs);
         let a = &w.arrival;
-        // How many gaps fall in each bucket: the rows' sums column by column.
-        let per_bucket: Vec<u64> =
-            (0..a.edges_ns.len() - 1).map(|b| a.transitions.iter().map(|r| r[b]).sum()).collect();
-        let total = per_bucket.iter().sum::<u64>() as f64;
-        let drawn = per_bucket
-            .iter()
-            .enumerate()
-            .map(|(b, &c)| c as f64 * (a.edges_ns[b] + a.edges_ns[b + 1]) as f64 / 2.0)
-            .sum::<f64>()
-            / total.max(1.0);
+        let (per_bucket, gap_correction) = gap_buckets(a);
         let by_bucket = |row: &[u64]| Cumulative::new(row.iter().copied().enumerate().map(|(b, c)| (b as u64, c)));
         let tail_page = (layout == FittedLayout::Compact)
             .then(|| place.iter().map(|&(start, len): &(u64, u64)| (start + len).div_ceil(4096)).max().unwrap_or(0));
@@ -862,7 +895,7 @@ impl FittedSampler {
                 (k.values.iter().zip(&k.weights).map(|(&v, &c)| v as f64 * c as f64).sum::<f64>() / n) as u64
             }),
             runs: runs.map(Cumulative::new),
-            read_runs: if r + wr > 0.0 { r / (r + wr) } else { 0.0 },
+            read_runs,
             // First references land where the trace's fresh runs started (by request count
             // if it had none: a trace of trims only).
             extents: {
@@ -880,7 +913,7 @@ impl FittedSampler {
                 .map(|row| by_bucket(if row.iter().sum::<u64>() == 0 { &per_bucket } else { row }))
                 .collect(),
             gap_state: 0,
-            gap_correction: if drawn > 0.0 && total > 0.0 { a.mean_ns / drawn } else { 1.0 },
+            gap_correction,
             reuse: [&w.read_reuse, &w.write_reuse].map(|r| {
                 Cumulative::new(pairs(&r.distances).into_iter().chain([(FIRST_REFERENCE, r.first_references.max(1))]))
             }),
@@ -902,114 +935,133 @@ impl FittedSampler {
 
     /// The next request's op, offset and size in bytes.
     pub fn next<R: Rng>(&mut self, rng: &mut R) -> (IoOp, u64, u64) {
-        let kind_size =
-            |s: &Self, op: IoOp, rng: &mut R| s.sizes[usize::from(op != IoOp::Read)].draw(rng).min(s.span_bytes);
-        let mut size = if self.run_left > 0 { kind_size(self, self.op, rng) } else { 0 };
+        let mut size = if self.run_left > 0 { self.kind_size(self.op, rng) } else { 0 };
         if self.run_left == 0 || self.next_offset + size > self.span_bytes {
-            // A new run: its op from the mix (runs of reads and of writes differ in length),
-            // its length from its kind's run-length buckets (uniform within a bucket).
-            self.op = if rng.gen::<f64>() < self.read_runs {
-                IoOp::Read
-            } else if rng.gen::<f64>() * (1.0 - self.read_share) < self.trim_share {
-                IoOp::Trim
-            } else {
-                IoOp::Write
-            };
-            let upper = self.runs[usize::from(self.op != IoOp::Read)].draw(rng).max(1);
-            self.run_left = rng.gen_range(upper / 2 + 1..=upper);
-            // A re-reference: the page at the drawn LRU stack distance (a run of reads among
-            // the pages any request touched, a run of writes among those written: a
-            // rewrite), at the trace's offset within a page; else a place by popularity.
-            let kind = usize::from(self.op != IoOp::Read);
-            let lower = self.reuse[kind].draw(rng);
-            let reused = (lower != FIRST_REFERENCE)
-                .then(|| self.stacks[kind].page_at_depth(lower + rng.gen_range(0..bucket_width(lower))))
-                .flatten();
-            self.next_offset = match reused {
-                Some((_, page)) => {
-                    size = match self.reuse_sizes[kind].values.is_empty() {
-                        true => kind_size(self, self.op, rng),
-                        false => self.reuse_sizes[kind].draw(rng).min(self.span_bytes),
-                    };
-                    // Where in the page the last request that started there did (a rewrite
-                    // lands where the data was), else the trace's offsets.
-                    let within = match (self.starts_within.get(&page), &self.start_offsets) {
-                        (Some(&w), _) => u64::from(w),
-                        (None, Some(o)) => o.draw(rng) % 4096,
-                        (None, None) => 0,
-                    };
-                    self.aligned(page * 4096 + within, size)
-                }
-                None => {
-                    // A first reference lands on pages not touched (a run of writes: not
-                    // written) before, as in the trace: its place in the extent is redrawn a
-                    // few times until the run's first and last page are fresh, then the
-                    // extent is searched for a fresh page (a hot extent may have none left).
-                    size = kind_size(self, self.op, rng);
-                    let extent = self.extents.draw(rng);
-                    let run_bytes =
-                        size.saturating_add((self.run_left - 1).saturating_mul(self.mean_size[usize::from(kind != 0)]));
-                    // A page fresh for a run of writes is one not written; as often as in the
-                    // trace, one no request touched either.
-                    let kind = if kind == 1 && rng.gen::<f64>() >= self.first_writes_of_read_pages { 0 } else { kind };
-                    let fresh = |s: &Self, o: u64| {
-                        let end = o.saturating_add(run_bytes).min(s.span_bytes).div_ceil(4096);
-                        (o / 4096..end).take(FRESH_RUN_PAGES).all(|p| !s.touched[kind].get(p))
-                    };
-                    let mut offset = self.first_place(rng, extent, size);
-                    let mut tries = 0;
-                    while !fresh(self, offset) && tries < FIRST_PLACE_TRIES {
-                        offset = self.first_place(rng, extent, size);
-                        tries += 1;
-                    }
-                    if !fresh(self, offset) {
-                        let need = run_bytes.div_ceil(4096).min(FRESH_RUN_PAGES as u64);
-                        let within = self.start_offsets.as_ref().map_or(0, |o| o.draw(rng) % 4096);
-                        let gap = self.fresh_gap(kind, extent, need);
-                        let page = match gap {
-                            Some((p, len)) if len >= need => Some(p),
-                            // The footprint is full: new data goes past it, into the span the
-                            // layout left free (compact layout), as a longer trace's would.
-                            _ if self.tail_page.is_some_and(|t| (t + need) * 4096 <= self.span_bytes) => {
-                                let t = self.tail_page.expect("checked");
-                                self.tail_page = Some(t + need);
-                                Some(t)
-                            }
-                            _ => gap.map(|g| g.0),
-                        };
-                        if let Some(p) = page {
-                            offset = self.aligned(p * 4096 + within, size);
-                        }
-                    }
-                    offset
-                }
-            };
+            size = self.start_run(rng);
         }
         let offset = self.next_offset;
         self.next_offset += size;
         self.starts_within.insert(offset / 4096, (offset % 4096) as u16);
         // Trims touch no page, as the trace's locality counts them.
         if self.op != IoOp::Trim {
-            for p in offset / 4096..self.next_offset.div_ceil(4096) {
-                // A page no distance reaches is forgotten, with where a request started on it
-                // (a written page kept deeper in the written stack then draws that offset).
-                if let Some((_, old)) = self.stacks[0].touch_within((0, p), self.depth[0]) {
-                    self.starts_within.remove(&old);
-                }
-                self.touched[0].set(p, true);
-                if self.op == IoOp::Write {
-                    self.stacks[1].touch_within((0, p), self.depth[1]);
-                    self.touched[1].set(p, true);
-                }
-                // Whatever reaches past the footprint (a run going on, a gap at its end) moves
-                // the tail on, so the tail never hands out written pages as fresh.
-                if let Some(t) = self.tail_page.filter(|&t| p >= t) {
-                    self.tail_page = Some(t.max(p + 1));
-                }
-            }
+            self.touch(offset);
         }
         self.run_left -= 1;
         (self.op, offset, size)
+    }
+
+    /// A request size of `op`'s kind, within the span.
+    fn kind_size<R: Rng>(&self, op: IoOp, rng: &mut R) -> u64 {
+        self.sizes[usize::from(op != IoOp::Read)].draw(rng).min(self.span_bytes)
+    }
+
+    /// A new run: its op from the mix (runs of reads and of writes differ in length), its
+    /// length from its kind's run-length buckets (uniform within a bucket), its first
+    /// request's place; returns that request's size.
+    fn start_run<R: Rng>(&mut self, rng: &mut R) -> u64 {
+        self.op = if rng.gen::<f64>() < self.read_runs {
+            IoOp::Read
+        } else if rng.gen::<f64>() * (1.0 - self.read_share) < self.trim_share {
+            IoOp::Trim
+        } else {
+            IoOp::Write
+        };
+        let upper = self.runs[usize::from(self.op != IoOp::Read)].draw(rng).max(1);
+        self.run_left = rng.gen_range(upper / 2 + 1..=upper);
+        // A re-reference: the page at the drawn LRU stack distance (a run of reads among
+        // the pages any request touched, a run of writes among those written: a
+        // rewrite), at the trace's offset within a page; else a place by popularity.
+        let kind = usize::from(self.op != IoOp::Read);
+        let lower = self.reuse[kind].draw(rng);
+        let reused = (lower != FIRST_REFERENCE)
+            .then(|| self.stacks[kind].page_at_depth(lower + rng.gen_range(0..bucket_width(lower))))
+            .flatten();
+        let (offset, size) = match reused {
+            Some((_, page)) => self.re_reference(rng, kind, page),
+            None => self.first_reference(rng, kind),
+        };
+        self.next_offset = offset;
+        size
+    }
+
+    /// A run of `kind` starting on `page` again: its (offset, size).
+    fn re_reference<R: Rng>(&mut self, rng: &mut R, kind: usize, page: u64) -> (u64, u64) {
+        let size = match self.reuse_sizes[kind].values.is_empty() {
+            true => self.kind_size(self.op, rng),
+            false => self.reuse_sizes[kind].draw(rng).min(self.span_bytes),
+        };
+        // Where in the page the last request that started there did (a rewrite lands where
+        // the data was), else the trace's offsets.
+        let within = match (self.starts_within.get(&page), &self.start_offsets) {
+            (Some(&w), _) => u64::from(w),
+            (None, Some(o)) => o.draw(rng) % 4096,
+            (None, None) => 0,
+        };
+        (self.aligned(page * 4096 + within, size), size)
+    }
+
+    /// A first reference of a run of `kind`: its (offset, size). It lands on pages not
+    /// touched (a run of writes: not written) before, as in the trace: its place in the
+    /// extent is redrawn a few times until the run's first and last page are fresh, then the
+    /// extent is searched for a fresh page (a hot extent may have none left).
+    fn first_reference<R: Rng>(&mut self, rng: &mut R, kind: usize) -> (u64, u64) {
+        let size = self.kind_size(self.op, rng);
+        let extent = self.extents.draw(rng);
+        let run_bytes = size.saturating_add((self.run_left - 1).saturating_mul(self.mean_size[usize::from(kind != 0)]));
+        // A page fresh for a run of writes is one not written; as often as in the trace, one
+        // no request touched either.
+        let kind = if kind == 1 && rng.gen::<f64>() >= self.first_writes_of_read_pages { 0 } else { kind };
+        let fresh = |s: &Self, o: u64| {
+            let end = o.saturating_add(run_bytes).min(s.span_bytes).div_ceil(4096);
+            (o / 4096..end).take(FRESH_RUN_PAGES).all(|p| !s.touched[kind].get(p))
+        };
+        let mut offset = self.first_place(rng, extent, size);
+        let mut tries = 0;
+        while !fresh(self, offset) && tries < FIRST_PLACE_TRIES {
+            offset = self.first_place(rng, extent, size);
+            tries += 1;
+        }
+        if !fresh(self, offset) {
+            let need = run_bytes.div_ceil(4096).min(FRESH_RUN_PAGES as u64);
+            let within = self.start_offsets.as_ref().map_or(0, |o| o.draw(rng) % 4096);
+            let gap = self.fresh_gap(kind, extent, need);
+            let page = match gap {
+                Some((p, len)) if len >= need => Some(p),
+                // The footprint is full: new data goes past it, into the span the layout
+                // left free (compact layout), as a longer trace's would.
+                _ if self.tail_page.is_some_and(|t| (t + need) * 4096 <= self.span_bytes) => {
+                    let t = self.tail_page.expect("checked");
+                    self.tail_page = Some(t + need);
+                    Some(t)
+                }
+                _ => gap.map(|g| g.0),
+            };
+            if let Some(p) = page {
+                offset = self.aligned(p * 4096 + within, size);
+            }
+        }
+        (offset, size)
+    }
+
+    /// The pages from `offset` to the next request's are touched (and written, by a write).
+    fn touch(&mut self, offset: u64) {
+        for p in offset / 4096..self.next_offset.div_ceil(4096) {
+            // A page no distance reaches is forgotten, with where a request started on it
+            // (a written page kept deeper in the written stack then draws that offset).
+            if let Some((_, old)) = self.stacks[0].touch_within((0, p), self.depth[0]) {
+                self.starts_within.remove(&old);
+            }
+            self.touched[0].set(p, true);
+            if self.op == IoOp::Write {
+                self.stacks[1].touch_within((0, p), self.depth[1]);
+                self.touched[1].set(p, true);
+            }
+            // Whatever reaches past the footprint (a run going on, a gap at its end) moves
+            // the tail on, so the tail never hands out written pages as fresh.
+            if let Some(t) = self.tail_page.filter(|&t| p >= t) {
+                self.tail_page = Some(t.max(p + 1));
+            }
+        }
     }
 
     /// `offset` as a request of `size` may start there: on a multiple of `align=` (with the
@@ -1077,4 +1129,59 @@ impl FittedSampler {
         let (lo, hi) = (self.edges[self.gap_state] as f64, self.edges[self.gap_state + 1] as f64);
         (lo + (hi - lo) * rng.gen::<f64>()) * self.gap_correction
     }
+}
+
+/// Where each touched extent of `space` goes on a span of `span_bytes`, as (start, length)
+/// aligned to `align`: compact (side by side, scaled down to fit) or over the whole range.
+fn place_extents(space: &Space, span_bytes: u64, align: u64, layout: FittedLayout) -> Vec<(u64, u64)> {
+    let laid_out = match layout {
+        FittedLayout::Compact => space.touched.len() as f64,
+        FittedLayout::Range => space.extents as f64,
+    };
+    let mut scale = span_bytes as f64 / (laid_out * space.extent_bytes as f64);
+    if layout == FittedLayout::Compact {
+        scale = scale.min(1.0);
+    }
+    space
+        .touched
+        .iter()
+        .enumerate()
+        .map(|(k, &[i, _, _])| {
+            let slot = if layout == FittedLayout::Compact { k as u64 } else { i };
+            let start = ((slot as f64 * space.extent_bytes as f64 * scale) as u64) / align * align;
+            let len = ((space.extent_bytes as f64 * scale) as u64 / align * align).max(align);
+            (start.min(span_bytes.saturating_sub(align)), len)
+        })
+        .collect()
+}
+
+/// The share of runs that are reads, so that requests are reads at `read_share` given the
+/// run lengths of reads and writes (`runs`, (bucket upper bound, count) pairs).
+fn read_run_share(read_share: f64, runs: &[Vec<(u64, u64)>; 2]) -> f64 {
+    // A run is drawn uniformly inside its bucket (upper/2, upper]: its mean length.
+    let mean_run = |r: &[(u64, u64)]| {
+        let n = r.iter().map(|p| p.1).sum::<u64>().max(1) as f64;
+        r.iter().map(|&(u, c)| c as f64 * (u / 2 + 1 + u) as f64 / 2.0).sum::<f64>() / n
+    };
+    let (lr, lw) = (mean_run(&runs[0]), mean_run(&runs[1]));
+    let (r, wr) = (read_share / lr, (1.0 - read_share) / lw);
+    if r + wr > 0.0 {
+        r / (r + wr)
+    } else {
+        0.0
+    }
+}
+
+/// How many gaps fall in each bucket of `a` (the rows' sums column by column), and the
+/// factor that brings the mean of gaps drawn at bucket midpoints to the trace's mean.
+fn gap_buckets(a: &ArrivalShape) -> (Vec<u64>, f64) {
+    let per_bucket: Vec<u64> = (0..a.edges_ns.len() - 1).map(|b| a.transitions.iter().map(|r| r[b]).sum()).collect();
+    let total = per_bucket.iter().sum::<u64>() as f64;
+    let drawn = per_bucket
+        .iter()
+        .enumerate()
+        .map(|(b, &c)| c as f64 * (a.edges_ns[b] + a.edges_ns[b + 1]) as f64 / 2.0)
+        .sum::<f64>()
+        / total.max(1.0);
+    (per_bucket, if drawn > 0.0 && total > 0.0 { a.mean_ns / drawn } else { 1.0 })
 }
