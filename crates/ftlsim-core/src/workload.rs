@@ -303,16 +303,7 @@ impl WorkloadSpec {
 
     /// One part of a spec; `file:` reads its shape from the file unless `fitted` gives it.
     fn parse_part(spec: &str, fitted: Option<&FittedWorkload>) -> Result<WorkloadSpec, WorkloadError> {
-        let mut w = WorkloadSpec::default();
-        let (mut arrival_given, mut read_given, mut trim_given) = (false, false, false);
-        let (mut rate, mut speed): (Option<f64>, Option<f64>) = (None, None);
-        let mut layout: Option<FittedLayout> = None;
-        let mut align_given = false;
-        // Keys a fitted workload does not use: given beside `file:`, they are refused
-        // rather than silently dropped (or, before it, silently replaced).
-        let (mut pattern_given, mut size_given): (Option<String>, Option<String>) = (None, None);
-        // The key and value that set the arrival timing, for the time-span check.
-        let mut timing: (&str, String) = ("arrival", String::new());
+        let mut p = PartKeys::new();
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let part = match part.strip_prefix("file:") {
                 Some(path) => format!("file={path}"),
@@ -323,199 +314,11 @@ impl WorkloadSpec {
                 .split_once('=')
                 .ok_or_else(|| err("spec", part, "expected key=value (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, shift, seq, weight, file, rate, speed, layout)"))?;
             let (k, v) = (k.trim(), v.trim());
-            match k {
-                "pattern" => {
-                    pattern_given = Some(v.to_string());
-                    if !matches!(w.pattern, Pattern::Fitted { .. }) {
-                        w.pattern = parse_pattern(v)?;
-                    }
-                }
-                "file" => {
-                    let model = match fitted {
-                        Some(m) => m.clone(),
-                        None => {
-                            let text = std::fs::read_to_string(v)
-                                .map_err(|e| err("file", v, &format!("cannot read the fitted workload: {e}")))?;
-                            FittedWorkload::from_toml(&text, v).map_err(|e| err("file", v, &e))?
-                        }
-                    };
-                    w.pattern = Pattern::Fitted {
-                        file: v.to_string(),
-                        model: std::sync::Arc::new(model),
-                        layout: layout.unwrap_or_default(),
-                        own_alignment: true,
-                    };
-                }
-                "layout" => {
-                    let l = match v {
-                        "compact" => FittedLayout::Compact,
-                        "range" => FittedLayout::Range,
-                        _ => return Err(err(k, v, "expected compact or range")),
-                    };
-                    layout = Some(l);
-                    if let Pattern::Fitted { layout, .. } = &mut w.pattern {
-                        *layout = l;
-                    }
-                }
-                "rate" | "speed" => {
-                    let x: f64 = v.parse().map_err(|_| err(k, v, "expected a number > 0"))?;
-                    if !(x > 0.0 && x.is_finite()) {
-                        return Err(err(k, v, "must be > 0"));
-                    }
-                    if k == "rate" {
-                        rate = Some(x);
-                    } else {
-                        speed = Some(x);
-                    }
-                    timing = (if k == "rate" { "rate" } else { "speed" }, v.to_string());
-                }
-                "read" => {
-                    read_given = true;
-                    w.read_share = parse_share(k, v)?
-                }
-                "trim" => {
-                    trim_given = true;
-                    w.trim_share = parse_share(k, v)?
-                }
-                "size" => {
-                    size_given = Some(v.to_string());
-                    w.sizes = parse_sizes(v)?
-                }
-                "arrival" => {
-                    arrival_given = true;
-                    timing = ("arrival", v.to_string());
-                    w.arrival = parse_arrival(v)?
-                }
-                "qd" => {
-                    arrival_given = true;
-                    w.arrival = Arrival::Closed { queue_depth: parse_qd(v)? }
-                }
-                "requests" => w.limit = Limit::Requests(parse_count(k, v)?),
-                "duration" => {
-                    let d = parse_duration_ns(k, v)?;
-                    if d == 0 {
-                        return Err(err(k, v, "must be > 0"));
-                    }
-                    w.limit = Limit::DurationNs(d)
-                }
-                "span" => {
-                    let s = parse_share(k, v)?;
-                    if s == 0.0 {
-                        return Err(err(k, v, "must be in (0, 1]"));
-                    }
-                    w.span = s
-                }
-                "seq" => w.seq_share = parse_share(k, v)?,
-                "weight" => {
-                    let x: f64 = v.parse().map_err(|_| err(k, v, "expected a number > 0"))?;
-                    if !(x > 0.0 && x.is_finite()) {
-                        return Err(err(k, v, "must be > 0"));
-                    }
-                    w.weight = x;
-                }
-                "align" => {
-                    let a = parse_bytes(k, v)?;
-                    if a % 512 != 0 {
-                        return Err(err(k, v, "must be a multiple of 512 bytes"));
-                    }
-                    w.align_bytes = a;
-                    align_given = true;
-                }
-                "shift" => {
-                    let a = parse_bytes(k, v)?;
-                    if a % 512 != 0 {
-                        return Err(err(k, v, "must be a multiple of 512 bytes"));
-                    }
-                    w.shift_bytes = a;
-                }
-                _ => {
-                    return Err(err(
-                        "spec",
-                        k,
-                        "unknown key (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, shift, seq, weight, file, rate, speed, layout)",
-                    ))
-                }
+            if !p.set_fitted_key(k, v, fitted)? {
+                p.set_key(k, v)?;
             }
         }
-        if w.shift_bytes >= w.align_bytes {
-            return Err(err(
-                "shift",
-                &w.shift_bytes.to_string(),
-                &format!("must be below align ({} bytes)", w.align_bytes),
-            ));
-        }
-        if let Pattern::Fitted { own_alignment, .. } = &mut w.pattern {
-            *own_alignment = !align_given;
-            if w.shift_bytes > 0 {
-                return Err(err(
-                    "shift",
-                    spec,
-                    "a fitted workload keeps the trace's own offsets; shift is for the patterns",
-                ));
-            }
-            if w.seq_share > 0.0 {
-                return Err(err("seq", spec, "a fitted workload keeps the trace's own runs; seq is for the patterns"));
-            }
-            if let Some(v) = pattern_given {
-                return Err(err(
-                    "pattern",
-                    &v,
-                    "a fitted workload (file:W.toml) places requests where the trace's shape puts them; pattern is \
-                     for the synthetic patterns: give one or the other",
-                ));
-            }
-            if let Some(v) = size_given {
-                return Err(err(
-                    "size",
-                    &v,
-                    "a fitted workload (file:W.toml) draws the trace's own request sizes; size is for the synthetic \
-                     patterns: give one or the other",
-                ));
-            }
-        }
-        if let Pattern::Fitted { model, file, .. } = &w.pattern {
-            // The trace's mix and timing unless the spec says otherwise.
-            if !read_given {
-                w.read_share = model.read_share;
-            }
-            // What runs is what results.json records: the trace's sizes of reads and of
-            // writes, weighed by the mix.
-            w.sizes = model.sizes_at(w.read_share);
-            if !trim_given {
-                w.trim_share = model.trim_share;
-            }
-            if !arrival_given {
-                let mean = model.arrival.mean_ns.max(1.0);
-                let scale = match (rate, speed) {
-                    (Some(_), Some(_)) => return Err(err("rate", spec, "give rate or speed, not both")),
-                    (Some(r), None) => 1e9 / r / mean,
-                    (None, Some(s)) => 1.0 / s,
-                    (None, None) => {
-                        timing = ("file", file.clone());
-                        1.0
-                    }
-                };
-                if !(scale > 0.0 && scale.is_finite()) {
-                    return Err(err(
-                        timing.0,
-                        &timing.1,
-                        "scales the trace's inter-arrival times beyond any finite time",
-                    ));
-                }
-                w.arrival = Arrival::Fitted { scale };
-            } else if rate.is_some() || speed.is_some() {
-                return Err(err("rate", spec, "rate and speed scale the trace's timing: not with arrival or qd"));
-            }
-        } else if rate.is_some() || speed.is_some() {
-            return Err(err("rate", spec, "rate and speed apply to a fitted workload (file:W.toml)"));
-        } else if layout.is_some() {
-            return Err(err("layout", spec, "layout applies to a fitted workload (file:W.toml)"));
-        }
-        if w.read_share + w.trim_share > 1.0 + 1e-12 {
-            return Err(err("trim", &w.trim_share.to_string(), "read + trim must be <= 1"));
-        }
-        w.check_time_span(timing.0, &timing.1)?;
-        Ok(w)
+        p.finish(spec)
     }
 
     /// The mean time between two requests' arrivals (open loop) or the mean think time
@@ -577,6 +380,276 @@ fn parse_qd(v: &str) -> Result<u32, WorkloadError> {
         return Err(err("qd", v, "must be in [1, 65536]"));
     }
     Ok(qd as u32)
+}
+
+/// The keys of one part of a spec as they are read, and what the checks after them need.
+struct PartKeys {
+    w: WorkloadSpec,
+    arrival_given: bool,
+    read_given: bool,
+    trim_given: bool,
+    rate: Option<f64>,
+    speed: Option<f64>,
+    layout: Option<FittedLayout>,
+    align_given: bool,
+    /// Keys a fitted workload does not use: given beside `file:`, they are refused rather
+    /// than silently dropped (or, before it, silently replaced).
+    pattern_given: Option<String>,
+    size_given: Option<String>,
+    /// The key and value that set the arrival timing, for the time-span check.
+    timing: (&'static str, String),
+}
+
+impl PartKeys {
+    fn new() -> PartKeys {
+        PartKeys {
+            w: WorkloadSpec::default(),
+            arrival_given: false,
+            read_given: false,
+            trim_given: false,
+            rate: None,
+            speed: None,
+            layout: None,
+            align_given: false,
+            pattern_given: None,
+            size_given: None,
+            timing: ("arrival", String::new()),
+        }
+    }
+
+    /// The keys of where requests land and of a fitted workload: pattern, file, layout, rate
+    /// and speed; `file` reads its shape from the file unless `fitted` gives it. Returns
+    /// whether `k` was one of them.
+    fn set_fitted_key(&mut self, k: &str, v: &str, fitted: Option<&FittedWorkload>) -> Result<bool, WorkloadError> {
+        let w = &mut self.w;
+        match k {
+            "pattern" => {
+                self.pattern_given = Some(v.to_string());
+                if !matches!(w.pattern, Pattern::Fitted { .. }) {
+                    w.pattern = parse_pattern(v)?;
+                }
+            }
+            "file" => {
+                let model = match fitted {
+                    Some(m) => m.clone(),
+                    None => {
+                        let text = std::fs::read_to_string(v)
+                            .map_err(|e| err("file", v, &format!("cannot read the fitted workload: {e}")))?;
+                        FittedWorkload::from_toml(&text, v).map_err(|e| err("file", v, &e))?
+                    }
+                };
+                w.pattern = Pattern::Fitted {
+                    file: v.to_string(),
+                    model: std::sync::Arc::new(model),
+                    layout: self.layout.unwrap_or_default(),
+                    own_alignment: true,
+                };
+            }
+            "layout" => {
+                let l = match v {
+                    "compact" => FittedLayout::Compact,
+                    "range" => FittedLayout::Range,
+                    _ => return Err(err(k, v, "expected compact or range")),
+                };
+                self.layout = Some(l);
+                if let Pattern::Fitted { layout, .. } = &mut w.pattern {
+                    *layout = l;
+                }
+            }
+            "rate" | "speed" => {
+                let x: f64 = v.parse().map_err(|_| err(k, v, "expected a number > 0"))?;
+                if !(x > 0.0 && x.is_finite()) {
+                    return Err(err(k, v, "must be > 0"));
+                }
+                if k == "rate" {
+                    self.rate = Some(x);
+                } else {
+                    self.speed = Some(x);
+                }
+                self.timing = (if k == "rate" { "rate" } else { "speed" }, v.to_string());
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The other keys: the mix, sizes, timing, length and placement of requests.
+    fn set_key(&mut self, k: &str, v: &str) -> Result<(), WorkloadError> {
+        let w = &mut self.w;
+        match k {
+            "read" => {
+                self.read_given = true;
+                w.read_share = parse_share(k, v)?
+            }
+            "trim" => {
+                self.trim_given = true;
+                w.trim_share = parse_share(k, v)?
+            }
+            "size" => {
+                self.size_given = Some(v.to_string());
+                w.sizes = parse_sizes(v)?
+            }
+            "arrival" => {
+                self.arrival_given = true;
+                self.timing = ("arrival", v.to_string());
+                w.arrival = parse_arrival(v)?
+            }
+            "qd" => {
+                self.arrival_given = true;
+                w.arrival = Arrival::Closed { queue_depth: parse_qd(v)? }
+            }
+            "requests" => w.limit = Limit::Requests(parse_count(k, v)?),
+            "duration" => {
+                let d = parse_duration_ns(k, v)?;
+                if d == 0 {
+                    return Err(err(k, v, "must be > 0"));
+                }
+                w.limit = Limit::DurationNs(d)
+            }
+            "span" => {
+                let s = parse_share(k, v)?;
+                if s == 0.0 {
+                    return Err(err(k, v, "must be in (0, 1]"));
+                }
+                w.span = s
+            }
+            "seq" => w.seq_share = parse_share(k, v)?,
+            "weight" => {
+                let x: f64 = v.parse().map_err(|_| err(k, v, "expected a number > 0"))?;
+                if !(x > 0.0 && x.is_finite()) {
+                    return Err(err(k, v, "must be > 0"));
+                }
+                w.weight = x;
+            }
+            "align" => {
+                let a = parse_bytes(k, v)?;
+                if a % 512 != 0 {
+                    return Err(err(k, v, "must be a multiple of 512 bytes"));
+                }
+                w.align_bytes = a;
+                self.align_given = true;
+            }
+            "shift" => {
+                let a = parse_bytes(k, v)?;
+                if a % 512 != 0 {
+                    return Err(err(k, v, "must be a multiple of 512 bytes"));
+                }
+                w.shift_bytes = a;
+            }
+            _ => {
+                return Err(err(
+                    "spec",
+                    k,
+                    "unknown key (keys: pattern, read, trim, size, arrival, qd, requests, duration, span, align, shift, seq, weight, file, rate, speed, layout)",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The spec once every key of the part `spec` is read: the rules between keys, and a
+    /// fitted workload's mix and timing where the keys leave them.
+    fn finish(mut self, spec: &str) -> Result<WorkloadSpec, WorkloadError> {
+        if self.w.shift_bytes >= self.w.align_bytes {
+            return Err(err(
+                "shift",
+                &self.w.shift_bytes.to_string(),
+                &format!("must be below align ({} bytes)", self.w.align_bytes),
+            ));
+        }
+        if matches!(self.w.pattern, Pattern::Fitted { .. }) {
+            self.check_fitted_keys(spec)?;
+            self.fitted_defaults(spec)?;
+        } else if self.rate.is_some() || self.speed.is_some() {
+            return Err(err("rate", spec, "rate and speed apply to a fitted workload (file:W.toml)"));
+        } else if self.layout.is_some() {
+            return Err(err("layout", spec, "layout applies to a fitted workload (file:W.toml)"));
+        }
+        let w = self.w;
+        if w.read_share + w.trim_share > 1.0 + 1e-12 {
+            return Err(err("trim", &w.trim_share.to_string(), "read + trim must be <= 1"));
+        }
+        w.check_time_span(self.timing.0, &self.timing.1)?;
+        Ok(w)
+    }
+
+    /// A fitted workload keeps the trace's offsets, runs, places and sizes: the keys of the
+    /// patterns are refused beside it.
+    fn check_fitted_keys(&mut self, spec: &str) -> Result<(), WorkloadError> {
+        let w = &mut self.w;
+        if let Pattern::Fitted { own_alignment, .. } = &mut w.pattern {
+            *own_alignment = !self.align_given;
+        }
+        if w.shift_bytes > 0 {
+            return Err(err(
+                "shift",
+                spec,
+                "a fitted workload keeps the trace's own offsets; shift is for the patterns",
+            ));
+        }
+        if w.seq_share > 0.0 {
+            return Err(err("seq", spec, "a fitted workload keeps the trace's own runs; seq is for the patterns"));
+        }
+        if let Some(v) = &self.pattern_given {
+            return Err(err(
+                "pattern",
+                v,
+                "a fitted workload (file:W.toml) places requests where the trace's shape puts them; pattern is \
+                 for the synthetic patterns: give one or the other",
+            ));
+        }
+        if let Some(v) = &self.size_given {
+            return Err(err(
+                "size",
+                v,
+                "a fitted workload (file:W.toml) draws the trace's own request sizes; size is for the synthetic \
+                 patterns: give one or the other",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The trace's mix and timing unless the keys of the part `spec` say otherwise.
+    fn fitted_defaults(&mut self, spec: &str) -> Result<(), WorkloadError> {
+        let w = &mut self.w;
+        let Pattern::Fitted { model, file, .. } = &w.pattern else {
+            return Ok(());
+        };
+        if !self.read_given {
+            w.read_share = model.read_share;
+        }
+        // What runs is what results.json records: the trace's sizes of reads and of
+        // writes, weighed by the mix.
+        w.sizes = model.sizes_at(w.read_share);
+        if !self.trim_given {
+            w.trim_share = model.trim_share;
+        }
+        if self.arrival_given {
+            if self.rate.is_some() || self.speed.is_some() {
+                return Err(err("rate", spec, "rate and speed scale the trace's timing: not with arrival or qd"));
+            }
+            return Ok(());
+        }
+        let mean = model.arrival.mean_ns.max(1.0);
+        let scale = match (self.rate, self.speed) {
+            (Some(_), Some(_)) => return Err(err("rate", spec, "give rate or speed, not both")),
+            (Some(r), None) => 1e9 / r / mean,
+            (None, Some(s)) => 1.0 / s,
+            (None, None) => {
+                self.timing = ("file", file.clone());
+                1.0
+            }
+        };
+        if !(scale > 0.0 && scale.is_finite()) {
+            return Err(err(
+                self.timing.0,
+                &self.timing.1,
+                "scales the trace's inter-arrival times beyond any finite time",
+            ));
+        }
+        w.arrival = Arrival::Fitted { scale };
+        Ok(())
+    }
 }
 
 fn parse_pattern(v: &str) -> Result<Pattern, WorkloadError> {
