@@ -163,47 +163,9 @@ struct Job {
 /// baseline; prints the tables and writes compare.csv, compare-summary.csv and compare.json.
 pub fn run(c: &CompareArgs) -> Result<(), SimError> {
     let a = &c.run;
-    let names: Vec<String> =
-        a.ftl.as_deref().unwrap_or(DEFAULT_FTLS).split(',').map(|s| s.trim().to_string()).collect();
-    for n in &names {
-        ftlsim_ftl::info(n)?;
-        if names.iter().filter(|m| *m == n).count() > 1 {
-            return Err(WorkloadError::new("--ftl", names.join(","), format!("lists `{n}` twice")).into());
-        }
-    }
-    if !names.contains(&c.baseline) {
-        return Err(WorkloadError::new(
-            "--baseline",
-            c.baseline.clone(),
-            format!("must be one of --ftl {}", names.join(",")),
-        )
-        .into());
-    }
+    let names = ftl_names(c)?;
     let srcs = sources(c)?;
-    let mut jobs: Vec<Job> = Vec::with_capacity(srcs.len() * names.len());
-    for (si, s) in srcs.iter().enumerate() {
-        for n in &names {
-            let mut one = a.clone();
-            one.ftl = Some(n.clone());
-            one.trace.trace = s.trace.clone();
-            let (spec, p) = plan(&one)?;
-            if p.cfg.multichannel.is_some() {
-                return Err(SimError::Input(format!(
-                    "compare: {} is a [multichannel] drive, whose channel systems are compared with `ftlsim run` \
-                     or a Python sweep (docs/multichannel.md)",
-                    p.cfg.name
-                )));
-            }
-            if n == &names[0] {
-                if let Some(t) = &s.trace {
-                    check_trace(t, &spec, &p)?;
-                }
-            }
-            // One source keeps the old layout OUT/<ftl>/; several get OUT/<label>/<ftl>/.
-            let out = if srcs.len() == 1 { a.out.join(n) } else { a.out.join(&s.label).join(n) };
-            jobs.push(Job { source: si, ftl: n.clone(), plan: p, spec, out });
-        }
-    }
+    let jobs = plan_jobs(c, &srcs, &names)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = c.jobs.map_or(cores, |j| j as usize).min(jobs.len()).max(1);
     // The runs in flight at once need their memory together.
@@ -225,46 +187,7 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
             }
         }
     }
-    let rows: Vec<CompareRow> = srcs
-        .iter()
-        .enumerate()
-        .flat_map(|(si, s)| {
-            let of_source: Vec<(&str, &Report, &Value)> = jobs
-                .iter()
-                .zip(&results)
-                .filter(|(j, _)| j.source == si)
-                .filter_map(|(j, r)| r.as_ref().ok().map(|(r, json)| (j.ftl.as_str(), r, json)))
-                .collect();
-            compare_rows(&s.label, &of_source, &c.baseline)
-        })
-        .collect();
-    let failed: Vec<FailedRun> = jobs
-        .iter()
-        .zip(&results)
-        .filter_map(|(j, r)| {
-            r.as_ref().err().map(|e| FailedRun {
-                trace: srcs[j.source].label.clone(),
-                ftl: j.ftl.clone(),
-                error: e.to_string(),
-            })
-        })
-        .collect();
-    // NT is averaged only over the sources where every FTL ran, so that all FTLs are
-    // averaged over the same traces.
-    let complete: Vec<&str> = srcs
-        .iter()
-        .enumerate()
-        .filter(|(si, _)| jobs.iter().zip(&results).all(|(j, r)| j.source != *si || r.is_ok()))
-        .map(|(_, s)| s.label.as_str())
-        .collect();
-    let summary = summarize(&rows, &names, &complete);
-    let table = CompareTable {
-        baseline: c.baseline.clone(),
-        sources: srcs.iter().map(|s| s.label.clone()).collect(),
-        rows,
-        failed,
-        summary,
-    };
+    let table = compare_table(c, &srcs, &names, &jobs, &results);
     std::fs::create_dir_all(&a.out).map_err(|e| SimError::Input(format!("cannot create {}: {e}", a.out.display())))?;
     write_compare(&a.out, &table).map_err(SimError::Input)?;
     if a.json {
@@ -290,6 +213,108 @@ pub fn run(c: &CompareArgs) -> Result<(), SimError> {
             Err(e)
         }
         None => Ok(()),
+    }
+}
+
+/// The FTLs of `--ftl`: registered, each once, the baseline among them.
+fn ftl_names(c: &CompareArgs) -> Result<Vec<String>, SimError> {
+    let names: Vec<String> =
+        c.run.ftl.as_deref().unwrap_or(DEFAULT_FTLS).split(',').map(|s| s.trim().to_string()).collect();
+    for n in &names {
+        ftlsim_ftl::info(n)?;
+        if names.iter().filter(|m| *m == n).count() > 1 {
+            return Err(WorkloadError::new("--ftl", names.join(","), format!("lists `{n}` twice")).into());
+        }
+    }
+    if !names.contains(&c.baseline) {
+        return Err(WorkloadError::new(
+            "--baseline",
+            c.baseline.clone(),
+            format!("must be one of --ftl {}", names.join(",")),
+        )
+        .into());
+    }
+    Ok(names)
+}
+
+/// One run per source and FTL, planned (and so validated) before any starts.
+fn plan_jobs(c: &CompareArgs, srcs: &[Source], names: &[String]) -> Result<Vec<Job>, SimError> {
+    let a = &c.run;
+    let mut jobs: Vec<Job> = Vec::with_capacity(srcs.len() * names.len());
+    for (si, s) in srcs.iter().enumerate() {
+        for n in names {
+            let mut one = a.clone();
+            one.ftl = Some(n.clone());
+            one.trace.trace = s.trace.clone();
+            let (spec, p) = plan(&one)?;
+            if p.cfg.multichannel.is_some() {
+                return Err(SimError::Input(format!(
+                    "compare: {} is a [multichannel] drive, whose channel systems are compared with `ftlsim run` \
+                     or a Python sweep (docs/multichannel.md)",
+                    p.cfg.name
+                )));
+            }
+            if n == &names[0] {
+                if let Some(t) = &s.trace {
+                    check_trace(t, &spec, &p)?;
+                }
+            }
+            // One source keeps the old layout OUT/<ftl>/; several get OUT/<label>/<ftl>/.
+            let out = if srcs.len() == 1 { a.out.join(n) } else { a.out.join(&s.label).join(n) };
+            jobs.push(Job { source: si, ftl: n.clone(), plan: p, spec, out });
+        }
+    }
+    Ok(jobs)
+}
+
+/// The comparison of the `results` of the `jobs`: rows normalised to the baseline per
+/// source, the failed runs, and the summary over the sources where every FTL ran.
+fn compare_table(
+    c: &CompareArgs,
+    srcs: &[Source],
+    names: &[String],
+    jobs: &[Job],
+    results: &[JobResult],
+) -> CompareTable {
+    let rows: Vec<CompareRow> = srcs
+        .iter()
+        .enumerate()
+        .flat_map(|(si, s)| {
+            let of_source: Vec<(&str, &Report, &Value)> = jobs
+                .iter()
+                .zip(results)
+                .filter(|(j, _)| j.source == si)
+                .filter_map(|(j, r)| r.as_ref().ok().map(|(r, json)| (j.ftl.as_str(), r, json)))
+                .collect();
+            compare_rows(&s.label, &of_source, &c.baseline)
+        })
+        .collect();
+    let failed: Vec<FailedRun> = jobs
+        .iter()
+        .zip(results)
+        .filter_map(|(j, r)| {
+            r.as_ref().err().map(|e| FailedRun {
+                trace: srcs[j.source].label.clone(),
+                ftl: j.ftl.clone(),
+                error: e.to_string(),
+            })
+        })
+        .collect();
+    // NT is averaged only over the sources where every FTL ran, so that all FTLs are
+    // averaged over the same traces.
+    let complete: Vec<&str> = srcs
+        .iter()
+        .enumerate()
+        .filter(|(si, _)| jobs.iter().zip(results).all(|(j, r)| j.source != *si || r.is_ok()))
+        .map(|(_, s)| s.label.as_str())
+        .collect();
+    let summary = summarize(&rows, names, &complete);
+    CompareTable {
+        baseline: c.baseline.clone(),
+        sources: srcs.iter().map(|s| s.label.clone()).collect(),
+        rows,
+        failed,
+        summary,
     }
 }
 

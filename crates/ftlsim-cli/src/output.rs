@@ -181,6 +181,15 @@ pub fn channel_summary(json: &Value) -> String {
 
 /// The readable summary printed after a run; `wall` is the `wall_time` object.
 pub fn summary_table(r: &Report, wall: &Value) -> String {
+    let mut s = run_lines(r);
+    s += &wall_time_line(wall);
+    s += &performance_lines(r);
+    s += &flash_lines(r);
+    s
+}
+
+/// The drive, its preconditioning and the requests the run completed.
+fn run_lines(r: &Report) -> String {
     let mut s = String::new();
     let d = &r.drive;
     s += &format!(
@@ -224,21 +233,30 @@ pub fn summary_table(r: &Report, wall: &Value) -> String {
             r.performance.simulated_time_ns as f64 / 1e9,
         ),
     };
+    s
+}
+
+/// Where the wall-clock time went (`wall`: the `wall_time` object).
+fn wall_time_line(wall: &Value) -> String {
     let secs = |k: &str| wall[k].as_f64().unwrap_or(0.0);
     let prep = if secs("load_state_s") > 0.0 {
         format!("load state {:.2} s", secs("load_state_s"))
     } else {
         format!("fill {:.2} s | steady state {:.2} s", secs("fill_s"), secs("steady_state_s"))
     };
-    s += &format!(
+    format!(
         "wall time {:.2} s: build {:.2} s | {prep} | replay {:.2} s ({:.0} requests/s){}\n",
         secs("total_s"),
         secs("build_s"),
         secs("replay_s"),
         secs("replay_requests_per_s"),
         if secs("save_state_s") > 0.0 { format!(" | save state {:.2} s", secs("save_state_s")) } else { String::new() }
-    );
-    s += &format!(
+    )
+}
+
+/// IOPS, throughput and the response times.
+fn performance_lines(r: &Report) -> String {
+    let mut s = format!(
         "IOPS {:.0} | throughput {:.1} MB/s (read {:.1}, write {:.1})\n",
         r.performance.iops,
         r.performance.throughput_mb_per_s,
@@ -252,9 +270,14 @@ pub fn summary_table(r: &Report, wall: &Value) -> String {
     s += &lat_row("all", &r.response_time.all);
     s += &lat_row("read", &r.response_time.read);
     s += &lat_row("write", &r.response_time.write);
+    s
+}
+
+/// Write amplification, GC, flash operations, wear, channel time and mapping SRAM.
+fn flash_lines(r: &Report) -> String {
     let w = &r.write_amplification;
-    s +=
-        &format!("write amplification {:.3} (host {:.3}, gc {:.3}, mapping {:.3})\n", w.total, w.host, w.gc, w.mapping);
+    let mut s =
+        format!("write amplification {:.3} (host {:.3}, gc {:.3}, mapping {:.3})\n", w.total, w.host, w.gc, w.mapping);
     let g = &r.gc;
     s += &format!(
         "gc: {} collections ({} foreground, {} background, {} fallbacks), {} pages moved, {:.1} per collection ({:.1}% of a victim)\n",

@@ -3,6 +3,8 @@
 use clap::{Args, ValueEnum};
 use ftlsim_core::atomic_file::{refuse_same_file, write_atomically};
 use ftlsim_core::error::{SimError, WorkloadError};
+use ftlsim_core::fitted::FittedWorkload;
+use ftlsim_core::locality::{Locality, LocalityDistance};
 use ftlsim_core::trace::{
     detect, stats, write_line, Overflow, ParserOptions, RecordReader, TraceFormat, TraceOptions, TraceStats, WRITABLE,
 };
@@ -217,96 +219,8 @@ pub struct ConvertArgs {
 /// Run a `trace` subcommand.
 pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
     match cmd {
-        TraceCmd::Stats(a) => {
-            if a.page_size < 512 || a.page_size % 512 != 0 {
-                return Err(
-                    WorkloadError::new("--page-size", a.page_size.to_string(), "must be a multiple of 512").into()
-                );
-            }
-            let reader = a.input.open(a.json)?;
-            let format = reader.format();
-            let s = stats(reader, a.page_size)?;
-            if a.json {
-                let mut v = serde_json::to_value(&s).expect("stats serialise");
-                v["format"] = format.name().into();
-                v["units"] = format.units().into();
-                println!("{}", serde_json::to_string_pretty(&v).expect("stats serialise"));
-            } else {
-                println!("format         {format} ({})", format.units());
-                print_stats(&s);
-            }
-            Ok(())
-        }
-        TraceCmd::Fit(a) => {
-            let extent = ftlsim_core::workload::parse_bytes("--extent", &a.extent)?;
-            if extent < 4096 || extent % 4096 != 0 {
-                return Err(WorkloadError::new("--extent", a.extent.clone(), "must be a multiple of 4 KiB").into());
-            }
-            refuse_same_file(&a.input.file, &a.out, "fitting").map_err(SimError::Input)?;
-            let reader = a.input.open(false)?;
-            let source = a.input.file.display().to_string();
-            let mut w = ftlsim_core::fitted::fit(reader, &source, extent)?;
-            // The fit as fitted is checked against its trace; an imposed share changes it on
-            // purpose.
-            let replayed = w.replay_locality(w.requests, a.seed);
-            let d = w.locality.distance(&replayed);
-            if let Some(target) = a.update_share {
-                if !(0.0..=1.0).contains(&target) {
-                    return Err(WorkloadError::new(
-                        "--update-share",
-                        target.to_string(),
-                        "a share: a number in [0, 1]",
-                    )
-                    .into());
-                }
-                let (replay, capacity) = (a.replay.as_deref().unwrap_or(""), a.capacity.as_deref().unwrap_or(""));
-                let logical_bytes = ftlsim_core::workload::parse_bytes("--capacity", capacity)?;
-                let spec = ftlsim_core::workload::WorkloadSpec::parse_fitted(&w, &a.out.display().to_string(), replay)?;
-                let imposed = ftlsim_core::workload::impose_update_share(&spec, replay, logical_bytes, target, a.seed);
-                w = imposed?;
-            }
-            let text = toml::to_string(&w).map_err(|e| SimError::Input(format!("cannot serialise the fit: {e}")))?;
-            write_atomically(&a.out, |f| std::io::Write::write_all(f, text.as_bytes())).map_err(SimError::Input)?;
-            println!(
-                "{}: {} requests, read {:.1}%, sequential {:.1}%, updates {:.1}% of page writes, {} extents of {} \
-                 touched (top 10% take {:.1}%), mean inter-arrival {:.1} us -> {}",
-                source,
-                w.requests,
-                w.read_share * 100.0,
-                w.sequential_share * 100.0,
-                w.locality.update_share * 100.0,
-                w.space.touched.len(),
-                ftlsim_run::memory::bytes(w.space.extent_bytes),
-                w.space.top_10pct_share * 100.0,
-                w.arrival.mean_ns / 1e3,
-                a.out.display()
-            );
-            println!(
-                "fit check ({} requests replayed, seed {}): update share {:.1}% (trace {:.1}%); Kolmogorov-Smirnov \
-                 distance of reuse distances: pages {:.3}, written pages {:.3}, requests {:.3}; LRU hit ratios within \
-                 {:.3} (cache), {:.3} (write buffer) of the trace's from 1 MiB to 4 GiB",
-                w.requests,
-                a.seed,
-                replayed.update_share * 100.0,
-                w.locality.update_share * 100.0,
-                d.stack_distance_ks,
-                d.write_stack_distance_ks,
-                d.request_distance_ks,
-                d.miss_ratio_curve_max,
-                d.write_miss_ratio_curve_max
-            );
-            if let Some(i) = &w.imposed {
-                println!(
-                    "imposed update share {:.1}%: the replay `{}` on {} reaches {:.1}% (fresh runs of writes x{})",
-                    i.update_share * 100.0,
-                    i.replay,
-                    ftlsim_run::memory::bytes(i.capacity_bytes),
-                    i.reached * 100.0,
-                    i.factor
-                );
-            }
-            Ok(())
-        }
+        TraceCmd::Stats(a) => stats_cmd(a),
+        TraceCmd::Fit(a) => fit_cmd(a),
         TraceCmd::Locality(a) => {
             let reader = a.input.open(a.json)?;
             let l = ftlsim_core::locality::of_trace(reader)?;
@@ -317,46 +231,146 @@ pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
             }
             Ok(())
         }
-        TraceCmd::Convert(a) => {
-            if !WRITABLE.contains(&a.to) {
-                return Err(WorkloadError::new("--to", a.to.name(), "convert writes mqsim, ssdsim or disksim").into());
-            }
-            refuse_same_file(&a.input.file, &a.out, "converting").map_err(SimError::Input)?;
-            let reader = a.input.open(false)?;
-            let (mut t0, mut written, mut trims) = (None, 0u64, 0u64);
-            // A read error ends the write; the output is then discarded, not left partial.
-            let mut read_error = None;
-            let wrote = write_atomically(&a.out, |out| {
-                for rec in reader {
-                    let r = match rec {
-                        Ok((_, r)) => r,
-                        Err(e) => {
-                            read_error = Some(e);
-                            return Err(std::io::Error::other("the input trace has an error"));
-                        }
-                    };
-                    let base = *t0.get_or_insert(r.time_ns);
-                    if write_line(out, a.to, &r, base)? {
-                        written += 1;
-                    } else {
-                        trims += 1;
-                    }
-                }
-                Ok(())
-            });
-            if let Some(e) = read_error {
-                return Err(e.into());
-            }
-            wrote.map_err(SimError::Input)?;
-            eprintln!(
-                "wrote {written} requests to {} as {}; {trims} trims have no {} form and were left out",
-                a.out.display(),
-                a.to,
-                a.to
-            );
-            Ok(())
-        }
+        TraceCmd::Convert(a) => convert_cmd(a),
     }
+}
+
+/// `ftlsim trace stats`.
+fn stats_cmd(a: &StatsArgs) -> Result<(), SimError> {
+    if a.page_size < 512 || !a.page_size.is_multiple_of(512) {
+        return Err(WorkloadError::new("--page-size", a.page_size.to_string(), "must be a multiple of 512").into());
+    }
+    let reader = a.input.open(a.json)?;
+    let format = reader.format();
+    let s = stats(reader, a.page_size)?;
+    if a.json {
+        let mut v = serde_json::to_value(&s).expect("stats serialise");
+        v["format"] = format.name().into();
+        v["units"] = format.units().into();
+        println!("{}", serde_json::to_string_pretty(&v).expect("stats serialise"));
+    } else {
+        println!("format         {format} ({})", format.units());
+        print_stats(&s);
+    }
+    Ok(())
+}
+
+/// `ftlsim trace fit`.
+fn fit_cmd(a: &FitArgs) -> Result<(), SimError> {
+    let extent = ftlsim_core::workload::parse_bytes("--extent", &a.extent)?;
+    if extent < 4096 || extent % 4096 != 0 {
+        return Err(WorkloadError::new("--extent", a.extent.clone(), "must be a multiple of 4 KiB").into());
+    }
+    refuse_same_file(&a.input.file, &a.out, "fitting").map_err(SimError::Input)?;
+    let reader = a.input.open(false)?;
+    let source = a.input.file.display().to_string();
+    let mut w = ftlsim_core::fitted::fit(reader, &source, extent)?;
+    // The fit as fitted is checked against its trace; an imposed share changes it on
+    // purpose.
+    let replayed = w.replay_locality(w.requests, a.seed);
+    let d = w.locality.distance(&replayed);
+    if let Some(target) = a.update_share {
+        w = impose_update_share(a, &w, target)?;
+    }
+    let text = toml::to_string(&w).map_err(|e| SimError::Input(format!("cannot serialise the fit: {e}")))?;
+    write_atomically(&a.out, |f| std::io::Write::write_all(f, text.as_bytes())).map_err(SimError::Input)?;
+    print_fit(a, &source, &w, &replayed, &d);
+    Ok(())
+}
+
+/// `--update-share`: the fit `w` reweighted until `--replay` on `--capacity` reaches `target`.
+fn impose_update_share(a: &FitArgs, w: &FittedWorkload, target: f64) -> Result<FittedWorkload, SimError> {
+    if !(0.0..=1.0).contains(&target) {
+        return Err(WorkloadError::new("--update-share", target.to_string(), "a share: a number in [0, 1]").into());
+    }
+    let (replay, capacity) = (a.replay.as_deref().unwrap_or(""), a.capacity.as_deref().unwrap_or(""));
+    let logical_bytes = ftlsim_core::workload::parse_bytes("--capacity", capacity)?;
+    let spec = ftlsim_core::workload::WorkloadSpec::parse_fitted(w, &a.out.display().to_string(), replay)?;
+    Ok(ftlsim_core::workload::impose_update_share(&spec, replay, logical_bytes, target, a.seed)?)
+}
+
+/// What the fit `w` of `source` found, how its replay compares (`replayed`, `d`), and the
+/// imposed update share if any.
+fn print_fit(a: &FitArgs, source: &str, w: &FittedWorkload, replayed: &Locality, d: &LocalityDistance) {
+    println!(
+        "{}: {} requests, read {:.1}%, sequential {:.1}%, updates {:.1}% of page writes, {} extents of {} \
+         touched (top 10% take {:.1}%), mean inter-arrival {:.1} us -> {}",
+        source,
+        w.requests,
+        w.read_share * 100.0,
+        w.sequential_share * 100.0,
+        w.locality.update_share * 100.0,
+        w.space.touched.len(),
+        ftlsim_run::memory::bytes(w.space.extent_bytes),
+        w.space.top_10pct_share * 100.0,
+        w.arrival.mean_ns / 1e3,
+        a.out.display()
+    );
+    println!(
+        "fit check ({} requests replayed, seed {}): update share {:.1}% (trace {:.1}%); Kolmogorov-Smirnov \
+         distance of reuse distances: pages {:.3}, written pages {:.3}, requests {:.3}; LRU hit ratios within \
+         {:.3} (cache), {:.3} (write buffer) of the trace's from 1 MiB to 4 GiB",
+        w.requests,
+        a.seed,
+        replayed.update_share * 100.0,
+        w.locality.update_share * 100.0,
+        d.stack_distance_ks,
+        d.write_stack_distance_ks,
+        d.request_distance_ks,
+        d.miss_ratio_curve_max,
+        d.write_miss_ratio_curve_max
+    );
+    if let Some(i) = &w.imposed {
+        println!(
+            "imposed update share {:.1}%: the replay `{}` on {} reaches {:.1}% (fresh runs of writes x{})",
+            i.update_share * 100.0,
+            i.replay,
+            ftlsim_run::memory::bytes(i.capacity_bytes),
+            i.reached * 100.0,
+            i.factor
+        );
+    }
+}
+
+/// `ftlsim trace convert`.
+fn convert_cmd(a: &ConvertArgs) -> Result<(), SimError> {
+    if !WRITABLE.contains(&a.to) {
+        return Err(WorkloadError::new("--to", a.to.name(), "convert writes mqsim, ssdsim or disksim").into());
+    }
+    refuse_same_file(&a.input.file, &a.out, "converting").map_err(SimError::Input)?;
+    let reader = a.input.open(false)?;
+    let (mut t0, mut written, mut trims) = (None, 0u64, 0u64);
+    // A read error ends the write; the output is then discarded, not left partial.
+    let mut read_error = None;
+    let wrote = write_atomically(&a.out, |out| {
+        for rec in reader {
+            let r = match rec {
+                Ok((_, r)) => r,
+                Err(e) => {
+                    read_error = Some(e);
+                    return Err(std::io::Error::other("the input trace has an error"));
+                }
+            };
+            let base = *t0.get_or_insert(r.time_ns);
+            if write_line(out, a.to, &r, base)? {
+                written += 1;
+            } else {
+                trims += 1;
+            }
+        }
+        Ok(())
+    });
+    if let Some(e) = read_error {
+        return Err(e.into());
+    }
+    wrote.map_err(SimError::Input)?;
+    eprintln!(
+        "wrote {written} requests to {} as {}; {trims} trims have no {} form and were left out",
+        a.out.display(),
+        a.to,
+        a.to
+    );
+    Ok(())
 }
 
 fn print_stats(s: &TraceStats) {
