@@ -57,14 +57,26 @@ pub struct FlashCtx<'a> {
     buffer_load: Option<f64>,
 }
 
+/// Whether an FTL call's flash operations take time: timed (recorded into the context's
+/// operations for the scheduler, which the FTL may ask about plane load) or functional
+/// (nothing recorded, no time passes: preconditioning, a hold-up flush, reads outside the run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlashTime {
+    /// Operations recorded for the scheduler: they take time.
+    Timed,
+    /// Nothing recorded: the flash changes, no time passes.
+    Functional,
+}
+
 impl<'a> FlashCtx<'a> {
-    /// A context recording into `ops` (when `record`) and counting into `counts`.
+    /// A context counting into `counts` and, when `time` is timed, recording into `ops`.
     pub fn new(
         flash: &'a mut FlashArray,
         ops: &'a mut Vec<FlashOp>,
         counts: &'a mut FlashCounts,
-        record: bool,
+        time: FlashTime,
     ) -> Self {
+        let record = time == FlashTime::Timed;
         FlashCtx { flash, ops, counts, record, tag: Tag::Host, sched: None, buffer_load: None }
     }
 

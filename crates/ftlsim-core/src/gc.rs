@@ -851,7 +851,7 @@ mod tests {
         let mut bm = BlockManager::new(&g, 1, 0, VictimPolicy::Greedy);
         let mut ops = Vec::new();
         let mut counts = Default::default();
-        let mut ctx = FlashCtx::new(&mut f, &mut ops, &mut counts, true);
+        let mut ctx = FlashCtx::new(&mut f, &mut ops, &mut counts, crate::ftl::FlashTime::Timed);
         let mut job = GcJob::new(0);
         let mut r = MoveWithin { dst: 4 };
         assert_eq!(job.step(&mut ctx, &mut r).unwrap(), GcStep::Moved);

@@ -8,7 +8,7 @@ mod util;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::flash::FlashArray;
-use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl, GcNext, ManagedGc};
+use ftlsim_core::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl, GcNext, ManagedGc};
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, RunOptions};
@@ -118,7 +118,7 @@ impl<F: Ftl> Rig<F> {
     fn write(&mut self, lpn: u32) {
         self.version += 1;
         self.newest[lpn as usize] = self.version;
-        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
+        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, FlashTime::Timed);
         self.ftl.write(&mut ctx, lpn, self.version).unwrap();
         self.ftl.check_invariants(&self.flash);
     }
@@ -128,14 +128,14 @@ impl<F: Ftl> Rig<F> {
         let versions: Vec<u32> = (self.version + 1..=self.version + n).collect();
         self.version += n;
         self.newest[first as usize..][..n as usize].copy_from_slice(&versions);
-        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
+        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, FlashTime::Timed);
         self.ftl.write_run(&mut ctx, first, &versions).unwrap();
         self.ftl.check_invariants(&self.flash);
     }
 
     fn trim(&mut self, lpn: u32) {
         self.newest[lpn as usize] = 0;
-        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, true);
+        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, FlashTime::Timed);
         self.ftl.trim(&mut ctx, lpn).unwrap();
         self.ftl.check_invariants(&self.flash);
     }
@@ -162,7 +162,7 @@ impl<F: Ftl> Rig<F> {
         self.flash.check_invariants();
         self.ftl.check_invariants(&self.flash);
         for lpn in 0..self.newest.len() as u32 {
-            let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, false);
+            let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, FlashTime::Functional);
             let got = self.ftl.read(&mut ctx, lpn).unwrap();
             let want = self.newest[lpn as usize];
             assert_eq!(got, (want != 0).then_some(want), "lpn {lpn}");
@@ -514,7 +514,7 @@ fn fast_a_write_breaking_the_sw_run_arms_its_partial_merge_as_a_gc_step() {
     assert!(r.ftl.gc_due_for(&r.flash, lpn(2, 1)), "a rewrite inside the run breaks it");
     assert!(r.ftl.gc_due());
     assert_eq!(r.ftl.gc_next(&r.flash, 0), GcNext::Copy);
-    let mut ctx = FlashCtx::new(&mut r.flash, &mut r.ops, &mut r.counts, true);
+    let mut ctx = FlashCtx::new(&mut r.flash, &mut r.ops, &mut r.counts, FlashTime::Timed);
     assert!(r.ftl.gc_step(&mut ctx, 0).unwrap());
     assert_eq!(r.merges(), (1, 1, 0, 0), "the step is the partial merge");
     assert_eq!(r.ftl.gc_counts().pages_moved, u64::from(PPB - 3));

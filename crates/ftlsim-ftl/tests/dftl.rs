@@ -4,7 +4,7 @@
 mod util;
 
 use ftlsim_core::flash::FlashArray;
-use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
+use ftlsim_core::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl};
 use ftlsim_core::scheduler::{OpKind, Tag};
 use ftlsim_ftl::dftl::Dftl;
 use ftlsim_ftl::presets;
@@ -72,7 +72,7 @@ fn cache_classes_are_counted() {
     let mut flash = FlashArray::new(&cfg.geometry, false);
     let mut f = Dftl::new(&cfg).unwrap();
     let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
-    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, true);
+    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed);
     // Two entries fit. Writes of never-mapped LPNs: misses without penalty (no translation page yet).
     f.write(&mut ctx, 0, 1).unwrap();
     f.write(&mut ctx, 1, 2).unwrap();
@@ -113,7 +113,7 @@ fn cdftl_serves_neighbours_from_the_cached_translation_page() {
     let mut flash = FlashArray::new(&cfg.geometry, false);
     let mut f = f0;
     let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
-    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, true);
+    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed);
     for lpn in 0..200 {
         f.write(&mut ctx, lpn, lpn + 1).unwrap();
     }
@@ -160,7 +160,8 @@ fn dispatch_by_token_with_updates_in_plane_or_by_lpn() {
         let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
         let mut planes = Vec::new();
         for (v, &lpn) in lpns.iter().enumerate() {
-            f.write(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, true), lpn, v as u32 + 1).unwrap();
+            f.write(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed), lpn, v as u32 + 1)
+                .unwrap();
             let program = ops.iter().rev().find(|o| o.kind == OpKind::Program && o.tag == Tag::Host).unwrap();
             planes.push(cfg.geometry.plane_of(program.addr));
             ops.clear();
@@ -219,7 +220,7 @@ fn cdftl_evicting_a_cached_translation_page_writes_back_the_cmt_entries_of_it_to
         for v in 1..=20_000u32 {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
             let lpn = ((x >> 33) % 1024) as u32;
-            f.write(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, true), lpn, v).unwrap();
+            f.write(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed), lpn, v).unwrap();
             ops.clear();
         }
         f.check_invariants(&flash);

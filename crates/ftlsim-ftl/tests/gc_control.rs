@@ -4,7 +4,7 @@
 mod util;
 
 use ftlsim_core::flash::FlashArray;
-use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl, ManagedGc};
+use ftlsim_core::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl, ManagedGc};
 use ftlsim_core::scheduler::{OpKind, Tag};
 use ftlsim_ftl::page::PageFtl;
 use util::small_config;
@@ -23,7 +23,7 @@ fn gc_can_be_started_suspended_and_resumed_at_page_boundaries() {
     for lpn in (0..logical).chain((0..logical).step_by(3)) {
         version += 1;
         newest[lpn as usize] = version;
-        ftl.write(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, false), lpn, version).unwrap();
+        ftl.write(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Functional), lpn, version).unwrap();
     }
     let plane = 1;
     let free_before = ftl.free_blocks();
@@ -32,8 +32,12 @@ fn gc_can_be_started_suspended_and_resumed_at_page_boundaries() {
     let mut steps = 0;
     loop {
         ops.clear();
-        let did =
-            ManagedGc::gc_step(&mut ftl, &mut FlashCtx::new(&mut flash, &mut ops, &mut counts, true), plane).unwrap();
+        let did = ManagedGc::gc_step(
+            &mut ftl,
+            &mut FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed),
+            plane,
+        )
+        .unwrap();
         if !did {
             break;
         }
@@ -46,7 +50,7 @@ fn gc_can_be_started_suspended_and_resumed_at_page_boundaries() {
         version += 1;
         let lpn = (version * 7) % logical;
         newest[lpn as usize] = version;
-        ftl.write(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, false), lpn, version).unwrap();
+        ftl.write(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Functional), lpn, version).unwrap();
         if erased {
             break;
         }
@@ -61,7 +65,7 @@ fn gc_can_be_started_suspended_and_resumed_at_page_boundaries() {
     ftl.check_invariants(&flash);
     flash.check_invariants();
     for lpn in 0..logical {
-        let got = ftl.read(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, false), lpn).unwrap();
+        let got = ftl.read(&mut FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Functional), lpn).unwrap();
         assert_eq!(got, Some(newest[lpn as usize]), "lpn {lpn}");
     }
 }

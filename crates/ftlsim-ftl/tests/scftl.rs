@@ -5,7 +5,7 @@
 mod util;
 
 use ftlsim_core::flash::FlashArray;
-use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
+use ftlsim_core::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl};
 use ftlsim_ftl::presets;
 use ftlsim_ftl::scftl::CacheReplacement as Replacement;
 use ftlsim_ftl::scftl::Scftl;
@@ -80,7 +80,7 @@ fn cache_classes_are_counted() {
     let mut flash = FlashArray::new(&cfg.geometry, false);
     let mut f = Scftl::new(&cfg).unwrap();
     let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
-    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, true);
+    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed);
     // Two entries fit. Writes of never-mapped LPNs: misses without penalty (no translation page yet).
     f.write(&mut ctx, 0, 1).unwrap();
     f.write(&mut ctx, 1, 2).unwrap();
@@ -110,7 +110,7 @@ fn sequential_writes_re_merge_and_reads_hit_spatially() {
     let mut flash = FlashArray::new(&cfg.geometry, false);
     let mut f = Scftl::new(&cfg).unwrap();
     let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
-    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, true);
+    let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed);
     for l in 0..40 {
         f.write(&mut ctx, l, 1).unwrap();
     }

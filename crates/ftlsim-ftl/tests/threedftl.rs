@@ -6,6 +6,7 @@
 mod util;
 
 use ftlsim_core::config::{DriveConfig, InvalidTracking};
+use ftlsim_core::ftl::FlashTime;
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
@@ -202,7 +203,7 @@ fn write_all(
     versions: &mut [u32],
 ) {
     let (mut ops, mut counts) = (Vec::new(), ftlsim_core::ftl::FlashCounts::default());
-    let mut ctx = ftlsim_core::ftl::FlashCtx::new(flash, &mut ops, &mut counts, false);
+    let mut ctx = ftlsim_core::ftl::FlashCtx::new(flash, &mut ops, &mut counts, FlashTime::Functional);
     for lpn in lpns {
         versions[lpn as usize] += 1;
         ftl.write(&mut ctx, lpn, versions[lpn as usize]).unwrap();
@@ -222,13 +223,13 @@ fn recover_and_check(
     flash.restart();
     let (mut ops, mut counts) = (Vec::new(), ftlsim_core::ftl::FlashCounts::default());
     {
-        let mut ctx = ftlsim_core::ftl::FlashCtx::new(flash, &mut ops, &mut counts, false);
+        let mut ctx = ftlsim_core::ftl::FlashCtx::new(flash, &mut ops, &mut counts, FlashTime::Functional);
         ftl.recovery().expect("recovers").recover(&mut ctx, cfg).unwrap();
     }
     let reads: u64 = counts.reads.iter().sum();
     ftl.check_invariants(flash);
     let (mut ops, mut counts) = (Vec::new(), ftlsim_core::ftl::FlashCounts::default());
-    let mut ctx = ftlsim_core::ftl::FlashCtx::new(flash, &mut ops, &mut counts, false);
+    let mut ctx = ftlsim_core::ftl::FlashCtx::new(flash, &mut ops, &mut counts, FlashTime::Functional);
     for (lpn, &v) in versions.iter().enumerate() {
         let got = ftl.read(&mut ctx, lpn as u32).unwrap();
         assert_eq!(got, (v > 0).then_some(v), "lpn {lpn} after recovery");

@@ -6,7 +6,7 @@
 mod util;
 
 use ftlsim_core::config::DriveConfig;
-use ftlsim_core::ftl::{FlashCounts, FlashCtx};
+use ftlsim_core::ftl::{FlashCounts, FlashCtx, FlashTime};
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::scheduler::{OpKind, Tag, NO_DEP};
@@ -95,7 +95,7 @@ fn a_translation_write_back_programs_after_reading_the_old_page() {
     let mut found = 0;
     for lpn in 0..600u32 {
         ops.clear();
-        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, true);
+        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed);
         ftl.write(&mut ctx, (lpn * 517) % 1500, lpn + 1).unwrap();
         for (i, op) in ops.iter().enumerate() {
             if op.tag == Tag::Mapping && op.kind == OpKind::Program && ftl_rewrote(&ops, i) {

@@ -13,7 +13,7 @@
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::flash::FlashArray;
-use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
+use ftlsim_core::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl};
 use ftlsim_ftl::page::PageFtl;
 use lambert_w::lambert_w0;
 use rand::{Rng, SeedableRng};
@@ -78,7 +78,7 @@ fn measure(a_target: f64, victim: &str, seed: u64) -> (f64, f64) {
     let mut version = 0u32;
     let mut write = |ftl: &mut PageFtl, flash: &mut FlashArray, counts: &mut FlashCounts, lpn: u32| {
         version += 1;
-        let mut ctx = FlashCtx::new(flash, &mut ops, counts, false);
+        let mut ctx = FlashCtx::new(flash, &mut ops, counts, FlashTime::Functional);
         ftl.write(&mut ctx, lpn, version).unwrap();
     };
     for lpn in 0..logical {

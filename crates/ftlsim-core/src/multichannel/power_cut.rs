@@ -17,7 +17,7 @@
 use super::unit::cost;
 use super::ChannelSystem;
 use crate::error::SimError;
-use crate::ftl::{FlashCounts, FlashCtx};
+use crate::ftl::{FlashCounts, FlashCtx, FlashTime};
 use crate::geometry::Lpn;
 use crate::metrics::r6;
 use crate::scheduler::Tag;
@@ -141,7 +141,7 @@ impl ChannelSystem {
             let mut counts = FlashCounts::default();
             let mut ops = Vec::new();
             {
-                let mut ctx = FlashCtx::new(&mut u.flash, &mut ops, &mut counts, true);
+                let mut ctx = FlashCtx::new(&mut u.flash, &mut ops, &mut counts, FlashTime::Timed);
                 ctx.set_tag(Tag::Mapping);
                 let name = u.ftl.name();
                 let recovery = u.ftl.recovery().ok_or_else(|| {

@@ -5,7 +5,7 @@ use super::buffer::Dirty;
 use crate::config::{SpareCount, Timing};
 use crate::error::SimError;
 use crate::flash::FlashArray;
-use crate::ftl::{FlashCounts, FlashCtx, Ftl, GcNext, ManagedGc};
+use crate::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl, GcNext, ManagedGc};
 use crate::geometry::Lpn;
 use crate::scheduler::{FlashOp, OpKind, Tag};
 
@@ -198,7 +198,7 @@ impl Unit {
     /// A functional context (preconditioning, oracle reads): nothing recorded or timed.
     pub(crate) fn functional(&mut self) -> (&mut dyn Ftl, FlashCtx<'_>) {
         self.ops.clear();
-        let ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, false);
+        let ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, FlashTime::Functional);
         (self.ftl.as_mut(), ctx)
     }
 
@@ -270,7 +270,7 @@ impl Unit {
             self.counts.repicks += 1;
         }
         self.ops.clear();
-        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, true);
+        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, FlashTime::Timed);
         let did = match moves {
             GcMove::CopyOnly => gc.gc_copy_step(&mut ctx, 0)?,
             GcMove::Any => gc.gc_step(&mut ctx, 0)?,
@@ -307,7 +307,7 @@ impl Unit {
     ) -> Result<(), SimError> {
         self.flushed.clear();
         self.ops.clear();
-        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, true);
+        let mut ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.flash_counts, FlashTime::Timed);
         for d in pages {
             if d.mask != full_mask && self.ftl.read(&mut ctx, d.lpn)?.is_some() {
                 self.counts.rmw_reads += 1;

@@ -35,7 +35,7 @@ pub use snapshot::{SnapshotHeader, FORMAT_VERSION};
 use crate::config::{Derived, DriveConfig, PartialWrite, WriteBufferPolicy};
 use crate::error::SimError;
 use crate::flash::FlashArray;
-use crate::ftl::{FlashCounts, FlashCtx, Ftl, GcCounts};
+use crate::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl, GcCounts};
 use crate::geometry::Lpn;
 use crate::metrics::WriteBufferReport;
 use crate::scheduler::{FlashOp, Scheduler};
@@ -73,26 +73,16 @@ struct Device {
     behind: Option<WriteBehind>,
 }
 
-/// Whether an FTL call's flash operations take time: timed (recorded for the scheduler,
-/// which the FTL may ask about plane load) or functional (nothing recorded, no time passes:
-/// preconditioning, a hold-up flush, reads outside the run).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FlashTime {
-    Timed,
-    Functional,
-}
-
 impl Device {
     /// A context for one FTL call, timed or functional (`time`).
     fn ctx(&mut self, time: FlashTime) -> FlashCtx<'_> {
-        let timed = time == FlashTime::Timed;
         let now = self.sched.now();
         let load = self.behind.as_mut().map(|b| {
             b.advance(now);
             b.mean_utilisation()
         });
-        let ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, timed).with_buffer_load(load);
-        if timed {
+        let ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, time).with_buffer_load(load);
+        if time == FlashTime::Timed {
             ctx.with_scheduler(&mut self.sched)
         } else {
             ctx
@@ -311,7 +301,7 @@ impl Simulator {
         for (acc, &now) in m.plane_programs.iter_mut().zip(self.dev.flash.plane_programs()) {
             *acc = acc.wrapping_sub(now);
         }
-        let mut ctx = FlashCtx::new(&mut self.dev.flash, &mut self.dev.ops, &mut m.flash, false);
+        let mut ctx = FlashCtx::new(&mut self.dev.flash, &mut self.dev.ops, &mut m.flash, FlashTime::Functional);
         let written = self.ftl.prewrite(&mut ctx, lpn, version);
         // Kept apart even when the write failed part way (a power cut tears it): the
         // subtraction above is completed either way.

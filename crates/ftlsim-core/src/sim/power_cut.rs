@@ -316,7 +316,7 @@ pub(crate) fn read_untimed(
 ) -> Result<Option<u32>, SimError> {
     let mut scratch = FlashCounts::default();
     let mut ops = Vec::new();
-    let mut ctx = crate::ftl::FlashCtx::new(flash, &mut ops, &mut scratch, false);
+    let mut ctx = crate::ftl::FlashCtx::new(flash, &mut ops, &mut scratch, FlashTime::Functional);
     ftl.read(&mut ctx, lpn)
 }
 

@@ -735,7 +735,7 @@ mapping_cache_bytes = {cache_bytes}
         let mut flash = FlashArray::new(&cfg.geometry, false);
         let mut f = Scftl::new(&cfg).unwrap();
         let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
-        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, true);
+        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, ftlsim_core::ftl::FlashTime::Timed);
         body(&mut f, &mut ctx);
     }
 

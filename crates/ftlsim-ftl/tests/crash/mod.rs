@@ -9,7 +9,7 @@
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::{FlashError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind, TornOp};
-use ftlsim_core::ftl::{FlashCounts, FlashCtx, Ftl};
+use ftlsim_core::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl};
 use ftlsim_core::geometry::Lpn;
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{CutAt, Precondition, Replay, Report, RunOptions, Simulator};
@@ -36,7 +36,7 @@ fn write(
     version: u32,
 ) -> Result<bool, String> {
     let mut ops = Vec::new();
-    let mut ctx = FlashCtx::new(flash, &mut ops, counts, false);
+    let mut ctx = FlashCtx::new(flash, &mut ops, counts, FlashTime::Functional);
     match ftl.write(&mut ctx, lpn, version) {
         Ok(()) => Ok(true),
         Err(e) if is_power_lost(&e) => Ok(false),
@@ -53,7 +53,7 @@ fn check_oracle(
     in_flight: Option<(Lpn, u32)>,
 ) -> Result<(), String> {
     let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
-    let mut ctx = FlashCtx::new(flash, &mut ops, &mut counts, false);
+    let mut ctx = FlashCtx::new(flash, &mut ops, &mut counts, FlashTime::Functional);
     for (lpn, &want) in acked.iter().enumerate() {
         let lpn = lpn as Lpn;
         let got = ftl.read(&mut ctx, lpn).map_err(|e| format!("read of lpn {lpn}: {e}"))?;
@@ -126,7 +126,7 @@ pub fn crash_case_probed(
             // read-miss copy into its zone), so cuts land there too.
             let lpn = rng.gen_range(0..logical);
             let mut ops = Vec::new();
-            let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, false);
+            let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Functional);
             match ftl.read(&mut ctx, lpn) {
                 Err(e) if is_power_lost(&e) => break,
                 Err(e) => return Err(format!("read of lpn {lpn}: {e}")),
@@ -142,7 +142,7 @@ pub fn crash_case_probed(
         probe(ftl.as_ref(), &flash);
         if i % 7 == 0 {
             let mut ops = Vec::new();
-            let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, false);
+            let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Functional);
             match ftl.background_step(&mut ctx) {
                 Err(e) if is_power_lost(&e) => break,
                 Err(e) => return Err(format!("idle-time GC: {e}")),
@@ -162,7 +162,7 @@ pub fn crash_case_probed(
         .sum();
     let (mut ops, mut rc) = (Vec::new(), FlashCounts::default());
     {
-        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut rc, false);
+        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut rc, FlashTime::Functional);
         let r = ftl.recovery().ok_or("it declares recovery but offers none")?;
         r.recover(&mut ctx, &cfg).map_err(|e| format!("recovery: {e}"))?;
     }
@@ -180,7 +180,7 @@ pub fn crash_case_probed(
     check_oracle(ftl.as_mut(), &mut flash, &acked, in_flight).map_err(|e| format!("after recovery: {e}"))?;
     if let Some((lpn, _)) = in_flight {
         let (mut ops, mut c) = (Vec::new(), FlashCounts::default());
-        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut c, false);
+        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut c, FlashTime::Functional);
         acked[lpn as usize] = ftl.read(&mut ctx, lpn).map_err(|e| e.to_string())?;
     }
     for _ in 0..logical * 2 {
