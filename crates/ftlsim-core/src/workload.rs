@@ -216,6 +216,15 @@ pub fn parse_bytes(key: &str, s: &str) -> Result<u64, WorkloadError> {
     Ok(bytes as u64)
 }
 
+/// A byte count as [`parse_bytes`] reads it that is a whole number of 512-byte sectors.
+fn parse_sectors_bytes(key: &str, s: &str) -> Result<u64, WorkloadError> {
+    let bytes = parse_bytes(key, s)?;
+    if bytes % 512 != 0 {
+        return Err(err(key, s, "must be a multiple of 512 bytes"));
+    }
+    Ok(bytes)
+}
+
 /// Parse `100us`, `2ms`, `1s`, `500ns` or a plain number of ns, at most
 /// [`SIM_TIME_LIMIT_NS`].
 pub fn parse_duration_ns(key: &str, s: &str) -> Result<u64, WorkloadError> {
@@ -522,20 +531,10 @@ impl PartKeys {
                 w.weight = x;
             }
             "align" => {
-                let a = parse_bytes(k, v)?;
-                if a % 512 != 0 {
-                    return Err(err(k, v, "must be a multiple of 512 bytes"));
-                }
-                w.align_bytes = a;
+                w.align_bytes = parse_sectors_bytes(k, v)?;
                 self.align_given = true;
             }
-            "shift" => {
-                let a = parse_bytes(k, v)?;
-                if a % 512 != 0 {
-                    return Err(err(k, v, "must be a multiple of 512 bytes"));
-                }
-                w.shift_bytes = a;
-            }
+            "shift" => w.shift_bytes = parse_sectors_bytes(k, v)?,
             _ => {
                 return Err(err(
                     "spec",
