@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod address_map;
+pub mod arbiter;
 pub mod atomic_file;
 pub mod big_array;
 pub mod bits;
