@@ -319,15 +319,15 @@ impl Queue {
     /// the completion heap.
     fn place_deferred(&mut self, sched: &mut Scheduler) {
         sched.take_completions(&mut self.completed);
-        for &(slot, end) in &self.completed {
+        for i in 0..self.completed.len() {
+            let (slot, end) = self.completed[i];
             let p = &mut self.slots[slot as usize];
             assert!(p.deferred > 0, "slot {slot}: a completion for a request with nothing deferred");
             p.end = p.end.max(end);
             p.deferred -= 1;
             if p.deferred == 0 {
                 let end = p.end;
-                self.heap.push(Reverse((end, self.seq, slot)));
-                self.seq += 1;
+                self.push(end, slot);
             }
         }
     }
