@@ -45,6 +45,7 @@ browser:
 bench: build python
 	$(FTLSIM) bench
 	$(FTLSIM) bench --scaling
+	$(FTLSIM) bench --tenants 4
 	$(FTLSIM) bench --parse ../shared/traces
 	$(VPY) python/bench.py
 

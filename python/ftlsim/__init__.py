@@ -23,6 +23,7 @@ from ._native import (
 from ._report import figure_page, normalised, report
 from ._run import Result, run
 from ._sweep import build_id, expand, load_sweep_file, run_id, sweep
+from ._tenants import fairness
 
 __version__: str = _native.__version__
 
@@ -39,6 +40,7 @@ __all__ = [
     "WorkloadError",
     "build_id",
     "expand",
+    "fairness",
     "figure_page",
     "ftls",
     "load_sweep_file",

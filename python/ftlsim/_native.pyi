@@ -60,6 +60,8 @@ def run(
     max_memory: Optional[str] = None,
     power_cut: Optional[str] = None,
     clean_shutdown: bool = True,
+    tenants: list[str] = ...,
+    arbitration: str = "rr",
     progress: Optional[Callable[[str, int, Optional[int]], None]] = None,
 ) -> tuple[dict[str, Any], dict[str, list[Any]], dict[str, Any]]:
     """Run one simulation with the GIL released: (results.json as a dict, the time series by

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Optional, Sequence, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from . import _args, _native
+from . import _args, _native, _tenants
 from ._config import Config, overrides_list
 
 if TYPE_CHECKING:
@@ -112,6 +112,14 @@ class Result:
         ``power_cut="random:N"`` the overview over the cuts (``power_cuts_overview``)."""
         cut: Optional[dict[str, Any]] = self.report.get("power_cut") or self.summary.get("power_cuts_overview")
         return cut
+
+    @property
+    def tenants(self) -> pd.DataFrame:
+        """Each tenant's part of a run with tenants (``report.tenants``): one row per tenant,
+        columns ``name``, ``class``, ``namespace.first_sector``, ``host.requests``,
+        ``performance.iops``, ``response_time.all.p99_ns``, ``host_write_share`` ... (nested
+        keys joined by dots, docs/metrics.md). ValueError for a run without tenants."""
+        return _tenants.tenants_frame(self.report)
 
     @property
     def post_recovery(self) -> Optional[dict[str, Any]]:
@@ -225,6 +233,8 @@ def run(
     max_memory: Union[str, int, None] = None,
     power_cut: Union[str, int, None] = None,
     clean_shutdown: bool = True,
+    tenants: Optional[Sequence[_tenants.TenantLike]] = None,
+    arbitration: str = "rr",
     progress: Union[bool, ProgressCallback] = False,
 ) -> Result:
     """Simulate a drive under a workload or trace, as ``ftlsim run`` does, in this process.
@@ -258,6 +268,14 @@ def run(
         clean_shutdown: with ``power_cut``, shut the drive down cleanly after
             preconditioning (the FTL's mapping cache written to flash); False cuts the drive
             as preconditioning left it.
+        tenants: several sources at once, each with its own submission queue and namespace
+            (docs/tenants.md): ``--tenant`` texts or dicts, ``{"name": "db", "ns": (0, 0.5),
+            "class": "high", "workload": "read=1,qd=4"}`` or ``{"name": "v0", "trace": path,
+            "device": 0, "qd": 8}``; instead of ``workload`` or ``trace``.
+            :attr:`Result.tenants` has each one's part.
+        arbitration: how the controller picks among the tenants' queues, as
+            ``--arbitration``: ``"rr"``, ``"rr:burst=4"`` or
+            ``"wrr:high=8,medium=4,low=1,burst=2"``.
         progress: True for a tqdm progress bar, or a callable ``f(stage, done, total)``
             called at each progress point (stage "precondition" or "replay").
 
@@ -306,6 +324,8 @@ def run(
         max_memory=_args.count_or_text("max_memory", max_memory, '"2g"'),
         power_cut=_args.count_or_text("power_cut", power_cut, '"250ms"'),
         clean_shutdown=bool(clean_shutdown),
+        tenants=_tenants.tenants_list(tenants),
+        arbitration=_args.text("arbitration", arbitration) or "rr",
     )
     bar: Optional[_Bar] = None
     callback: Optional[ProgressCallback] = None

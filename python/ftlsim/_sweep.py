@@ -64,8 +64,9 @@ Row = dict[str, Any]
 def expand(grid: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> list[Run]:
     """The runs of a grid. A mapping is a Cartesian product: every list value is an axis
     (``"ftl": ["page", "dftl"]``, ``"seed": [1, 2]``), and ``overrides`` maps each config key
-    to one value or a list of them. ``trace_options`` is one dict (or a list of dicts). A
-    list of mappings is taken as the explicit list of runs."""
+    to one value or a list of them. ``trace_options`` is one dict (or a list of dicts).
+    ``tenants`` is one list of tenants, or a list of such lists (an axis). A list of mappings
+    is taken as the explicit list of runs."""
     if isinstance(grid, (str, bytes)) or not isinstance(grid, (Mapping, Sequence)):
         raise TypeError(f"grid must be a mapping of run arguments or a list of runs, not {type(grid).__name__}")
     if not isinstance(grid, Mapping):
@@ -84,6 +85,9 @@ def expand(grid: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> list[
             if k == "overrides":
                 for ok, ov in (v or {}).items():
                     axes.append((f"overrides.{ok}", list(ov) if isinstance(ov, (list, tuple)) else [ov]))
+            elif k == "tenants":
+                lists = bool(v) and all(isinstance(x, (list, tuple)) for x in v)
+                axes.append((k, [list(x) for x in v] if lists else [v]))
             else:
                 axes.append((k, list(v) if isinstance(v, (list, tuple)) else [v]))
         empty = [k for k, vals in axes if not vals]

@@ -23,6 +23,7 @@ ALIASES = {
                ("--workload", "--trace")),
     "interval_ns": (("interval",), ("interval",), ("--interval",)),
     "clean_shutdown": (("clean_shutdown",), ("clean_shutdown",), ("--no-clean-shutdown",)),
+    "tenants": (("tenants",), ("tenants",), ("--tenant",)),
 }
 #: What a front has beyond the run's options.
 EXTRA_PY = {"progress"}

@@ -33,6 +33,10 @@ pub struct BenchArgs {
     /// steady state: a demand FTL takes minutes to get there), `--requests` requests each.
     #[arg(long, conflicts_with_all = ["scaling", "parse"])]
     ftls: bool,
+    /// Also replay the same requests from this many tenants (each its share of them, of the
+    /// queue depth and of the drive, round robin) and print the rate against one queue's.
+    #[arg(long, value_name = "N", conflicts_with_all = ["scaling", "parse", "ftls"])]
+    tenants: Option<u32>,
 }
 
 /// Replay rate of every registered FTL on `preset`: a full sequential fill, then `requests`
@@ -103,6 +107,48 @@ fn parse_throughput(dir: &Path) -> Result<(), SimError> {
     Ok(())
 }
 
+/// The benchmark's requests from `n` tenants (issue 39): each a `1/n` share of the requests,
+/// of the queue depth 32 and of the drive; the device holds 32 of them, round robin. Prints
+/// and returns the replay rate.
+fn tenants(sim: &mut ftlsim_core::sim::Simulator, n: u32, requests: u64) -> Result<f64, SimError> {
+    use ftlsim_core::arbiter::PriorityClass;
+    use ftlsim_core::sim::{Namespace, Tenant};
+    if n == 0 || 32 % n != 0 {
+        return Err(SimError::Input(format!("--tenants {n}: must divide the queue depth 32")));
+    }
+    let spp = sim.derived().logical_bytes / 512 / u64::from(sim.derived().logical_pages);
+    let ns_pages = u64::from(sim.derived().logical_pages) / u64::from(n);
+    let spec = WorkloadSpec::parse(&format!("read=0.3,size=4k,qd={},requests={}", 32 / n, requests / u64::from(n)))?;
+    let mut tenants = Vec::new();
+    let mut gens = Vec::new();
+    for i in 0..u64::from(n) {
+        let namespace = Namespace { first_sector: i * ns_pages * spp, sectors: ns_pages * spp };
+        tenants.push(Tenant {
+            name: format!("t{i}"),
+            replay: Replay::Closed { queue_depth: 32 / n },
+            class: PriorityClass::Medium,
+            namespace,
+            stop_after_ns: None,
+        });
+        gens.push(Generator::new(&spec, namespace.sectors * 512, 200 + i)?.map(Ok));
+    }
+    let mut sources: Vec<&mut dyn Iterator<Item = Result<ftlsim_core::host::Request, SimError>>> =
+        gens.iter_mut().map(|g| g as &mut dyn Iterator<Item = _>).collect();
+    let opts = RunOptions { tenants, interval_ns: 0, ..RunOptions::default() };
+    let t = Instant::now();
+    let r = sim.run_tenants(&mut sources, &opts, &mut NoObserver)?;
+    let secs = t.elapsed().as_secs_f64();
+    let rate = r.host.requests as f64 / secs;
+    println!(
+        "tenants: {n} x {} requests in {:.2} s wall = {rate:.0} requests/s; WAF {:.3}, sim IOPS {:.0}",
+        r.host.requests / u64::from(n),
+        secs,
+        r.write_amplification.total,
+        r.performance.iops
+    );
+    Ok(rate)
+}
+
 /// Run the benchmark and print its figures.
 pub fn run(a: &BenchArgs) -> Result<(), SimError> {
     if let Some(dir) = &a.parse {
@@ -126,6 +172,7 @@ pub fn run(a: &BenchArgs) -> Result<(), SimError> {
         pre.settled,
         pre.final_waf
     );
+    let mut one_queue_rate = 0.0;
     let sizes: Vec<u64> = if a.scaling { vec![100_000, 1_000_000, 10_000_000] } else { vec![a.requests] };
     let opts = RunOptions { replay: Replay::Closed { queue_depth: 32 }, interval_ns: 0, ..RunOptions::default() };
     for (i, n) in sizes.iter().enumerate() {
@@ -135,6 +182,7 @@ pub fn run(a: &BenchArgs) -> Result<(), SimError> {
         let t = Instant::now();
         let r = sim.run(&mut gen, &opts, &mut NoObserver)?;
         let secs = t.elapsed().as_secs_f64();
+        one_queue_rate = r.host.requests as f64 / secs;
         println!(
             "run: {} requests in {:.2} s wall = {:.0} requests/s ({:.0} ns/request); WAF {:.3}, {} GC, sim IOPS {:.0}",
             r.host.requests,
@@ -144,6 +192,20 @@ pub fn run(a: &BenchArgs) -> Result<(), SimError> {
             r.write_amplification.total,
             r.gc.collections,
             r.performance.iops
+        );
+    }
+    if let Some(n) = a.tenants {
+        let rate = tenants(&mut sim, n, a.requests)?;
+        // One queue again, after: the drive ages as it runs, so the tenants' rate is set
+        // against the mean of one queue's before and after.
+        let spec = WorkloadSpec::parse(&format!("read=0.3,size=4k,qd=32,requests={}", a.requests))?;
+        let mut gen = Generator::new(&spec, sim.derived().logical_bytes, 300)?.map(Ok);
+        let t = Instant::now();
+        let r = sim.run(&mut gen, &opts, &mut NoObserver)?;
+        let after = r.host.requests as f64 / t.elapsed().as_secs_f64();
+        println!(
+            "one queue again: {after:.0} requests/s; tenants / one queue (mean of before and after) = {:.2}",
+            2.0 * rate / (one_queue_rate + after)
         );
     }
     match ftlsim_run::memory::peak_rss_bytes() {

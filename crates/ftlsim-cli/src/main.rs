@@ -142,6 +142,16 @@ pub struct RunArgs {
     /// I): the same as `--set reliability.pe_cycles=N`, which turns the model on.
     #[arg(long, value_name = "N")]
     pe_cycles: Option<u32>,
+    /// A tenant, like a fio job (repeatable; docs/tenants.md): its own keys name=, ns=
+    /// (0..0.25 shares or 0..4GiB), class= (urgent|high|medium|low), seed=, with its workload's
+    /// keys (`name=db,ns=0..0.5,pattern=uniform,read=1,qd=4`) or a trace
+    /// (`name=v0,trace=t.csv,device=0,qd=8`, also format=, speed=).
+    #[arg(long = "tenant", value_name = "SPEC", conflicts_with_all = ["workload", "trace"])]
+    tenants: Vec<String>,
+    /// How the controller picks among the tenants' queues: rr, rr:burst=4, or
+    /// wrr:high=8,medium=4,low=1,burst=2 (urgent queues first) [default: rr]
+    #[arg(long, value_name = "MECHANISM", default_value = "rr")]
+    arbitration: String,
     #[command(flatten)]
     trace: trace_cmd::TraceArgs,
 }
@@ -187,6 +197,8 @@ impl RunArgs {
             max_memory: self.max_memory.as_deref().map(|m| parse_bytes("--max-memory", m)).transpose()?,
             power_cut: self.power_cut.as_deref().map(ftlsim_run::PowerCut::parse).transpose()?,
             clean_shutdown: !self.no_clean_shutdown,
+            tenants: self.tenants.iter().map(|t| ftlsim_run::TenantSpec::parse(t)).collect::<Result<_, _>>()?,
+            arbitration: ftlsim_run::parse_arbitration(&self.arbitration)?,
         })
     }
 }

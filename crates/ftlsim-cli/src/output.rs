@@ -184,7 +184,33 @@ pub fn summary_table(r: &Report, wall: &Value) -> String {
     let mut s = run_lines(r);
     s += &wall_time_line(wall);
     s += &performance_lines(r);
+    s += &tenant_lines(r);
     s += &flash_lines(r);
+    s
+}
+
+/// Each tenant's requests, rate, response times and share of the host's writes.
+fn tenant_lines(r: &Report) -> String {
+    let Some(tenants) = &r.tenants else {
+        return String::new();
+    };
+    let mut s = format!(
+        "tenants\n  {:<12} {:<7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>7}\n",
+        "", "class", "requests", "IOPS", "mean us", "p99 us", "MB/s", "writes"
+    );
+    for t in tenants {
+        s += &format!(
+            "  {:<12} {:<7} {:>9} {:>10.0} {:>10.1} {:>10.1} {:>10.1} {:>6.1}%\n",
+            t.name,
+            t.class,
+            t.host.requests,
+            t.performance.iops,
+            t.response_time.all.mean_ns as f64 / 1e3,
+            t.response_time.all.p99_ns as f64 / 1e3,
+            t.performance.throughput_mb_per_s,
+            t.host_write_share * 100.0
+        );
+    }
     s
 }
 

@@ -16,8 +16,8 @@
 //! Spec: NVMe Base Specification 2.1, Sec. 3.4.4.
 //!
 //! The arbiter holds no requests: `next` asks the caller which queues have a command ready,
-//! and asserts that the queue it chose has one. Not yet wired into the replay loop: the
-//! tenants of issue 39 are its first user.
+//! and asserts that the queue it chose has one. The replay loop's tenants use it
+//! (`sim/tenants.rs`): a command is ready when its tenant's request issues first.
 
 /// A submission queue's priority class (weighted round robin only; round robin ignores it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

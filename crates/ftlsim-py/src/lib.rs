@@ -128,7 +128,8 @@ impl RunObserver for PyObserver {
 #[pyo3(signature = (*, preset=None, config_toml=None, config_path=None, ftl=None, overrides=Vec::new(),
     workload=String::new(), trace=None, trace_options=None, seed=1, fill=None, fill_offset=0.0,
     steady_state=false, overwrite_span=0.0, trim_to=None, load_state=None, save_state=None, interval=String::from("100ms"), verify=false,
-    max_memory=None, power_cut=None, clean_shutdown=true, progress=None))]
+    max_memory=None, power_cut=None, clean_shutdown=true, tenants=Vec::new(), arbitration=String::from("rr"),
+    progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -153,6 +154,8 @@ fn run(
     max_memory: Option<String>,
     power_cut: Option<String>,
     clean_shutdown: bool,
+    tenants: Vec<String>,
+    arbitration: String,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
     let drive = match (preset, config_toml, config_path) {
@@ -195,6 +198,12 @@ fn run(
         max_memory,
         power_cut,
         clean_shutdown,
+        tenants: tenants
+            .iter()
+            .map(|t| ftlsim_run::TenantSpec::parse(t))
+            .collect::<Result<_, _>>()
+            .map_err(|e| to_py(py, e))?,
+        arbitration: ftlsim_run::parse_arbitration(&arbitration).map_err(|e| to_py(py, e))?,
     };
     let plan = unwound(|| spec.plan())?.map_err(|e| to_py(py, e))?;
     let mut obs = PyObserver { progress, rows: Vec::new(), error: None, stage: "precondition", total: None };

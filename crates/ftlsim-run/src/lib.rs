@@ -8,14 +8,16 @@
 mod channels;
 pub mod memory;
 mod results;
+pub mod tenants;
 
 pub use results::{result_json, wall_time_json};
+pub use tenants::{parse_arbitration, TenantSpec};
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::host::Request;
 use ftlsim_core::metrics::Observer;
-use ftlsim_core::sim::{CutAt, Precondition, Replay, Report, RunOptions, Simulator};
+use ftlsim_core::sim::{CutAt, Precondition, QueueArbitration, Replay, Report, RunOptions, Simulator};
 use ftlsim_core::trace::{TraceFormat, TraceOptions, TraceSource};
 use ftlsim_core::workload::{parse_duration_ns, Generator, Limit, WorkloadSpec};
 use ftlsim_ftl::presets;
@@ -146,6 +148,11 @@ pub struct RunSpec {
     /// its controller-only state to flash), so recovery starts from a recent backup point.
     /// `false` cuts the drive as preconditioning left it.
     pub clean_shutdown: bool,
+    /// Tenants, each its own source, submission queue and namespace (`--tenant`); empty:
+    /// the one `source`.
+    pub tenants: Vec<TenantSpec>,
+    /// How the controller picks among the tenants' queues (`--arbitration`).
+    pub arbitration: QueueArbitration,
 }
 
 impl Default for RunSpec {
@@ -169,6 +176,8 @@ impl Default for RunSpec {
             max_memory: None,
             power_cut: None,
             clean_shutdown: true,
+            tenants: Vec::new(),
+            arbitration: RunOptions::default().arbitration,
         }
     }
 }
@@ -184,8 +193,10 @@ pub struct RunPlan {
     pub workload_text: String,
     /// Preconditioning.
     pub precondition: Precondition,
-    /// Replay options.
+    /// Replay options (with the tenants, `opts.tenants`).
     pub opts: RunOptions,
+    /// Each tenant's workload (`None` for a trace tenant), beside `opts.tenants`.
+    pub tenant_workloads: Vec<Option<WorkloadSpec>>,
 }
 
 impl RunSpec {
@@ -234,7 +245,8 @@ impl RunSpec {
                 return Err(ftlsim_core::sim::too_many_rows(self.interval_ns, span_ns as u64));
             }
         }
-        let opts = RunOptions { replay, max_sim_ns, interval_ns: self.interval_ns, ..RunOptions::default() };
+        let mut opts = RunOptions { replay, max_sim_ns, interval_ns: self.interval_ns, ..RunOptions::default() };
+        let tenant_workloads = self.plan_tenants(&cfg, &mut opts)?;
         let precondition = Precondition {
             fill: self.fill.unwrap_or(cfg.precondition.fill),
             fill_offset: self.fill_offset,
@@ -244,7 +256,39 @@ impl RunSpec {
             seed: self.seed,
             ..Precondition::default()
         };
-        Ok(RunPlan { cfg, workload, workload_text, precondition, opts })
+        Ok(RunPlan { cfg, workload, workload_text, precondition, opts, tenant_workloads })
+    }
+
+    /// The tenants in `opts` and their workloads; a mistake names the tenant and its key.
+    fn plan_tenants(&self, cfg: &DriveConfig, opts: &mut RunOptions) -> Result<Vec<Option<WorkloadSpec>>, SimError> {
+        opts.arbitration = self.arbitration;
+        if self.tenants.is_empty() {
+            return Ok(Vec::new());
+        }
+        tenants::check_tenants(&self.tenants)?;
+        let refuse = |what: &str| Err(SimError::Input(format!("--tenant: {what}")));
+        if !matches!(&self.source, Source::Synthetic(t) if t.is_empty()) {
+            return refuse("give each tenant its workload or trace in its --tenant, not --workload or --trace");
+        }
+        if self.power_cut.is_some() {
+            return refuse("power cuts with tenants are not supported yet (--power-cut needs one source)");
+        }
+        if cfg.multichannel.is_some() {
+            return refuse("a [multichannel] system takes one source; tenants need a single drive");
+        }
+        let d = cfg.derive()?;
+        let spp = cfg.geometry.sectors_per_page();
+        let mut workloads = Vec::new();
+        for t in &self.tenants {
+            let ns = t.namespace(u64::from(d.logical_pages), spp)?;
+            let w = match &t.source {
+                Source::Synthetic(text) => Some(WorkloadSpec::parse(text)?),
+                Source::Trace { .. } => None,
+            };
+            opts.tenants.push(t.tenant(ns, w.as_ref()));
+            workloads.push(w);
+        }
+        Ok(workloads)
     }
 }
 
@@ -279,6 +323,8 @@ struct Replayed {
     post_recovery: Option<Report>,
     precondition: serde_json::Value,
     trace_info: Option<serde_json::Value>,
+    /// `run.tenants` of results.json (runs with tenants).
+    tenants_run: Option<serde_json::Value>,
     memory_estimate: u64,
     wall: ftlsim_core::sim::WallTimes,
 }
@@ -346,7 +392,13 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
         sim.clean_shutdown()?;
     }
     let logical = sim.derived().logical_bytes;
+    let mut tenants_run = None;
     let (report, post_recovery, trace_info) = match &spec.source {
+        _ if !spec.tenants.is_empty() => {
+            let (report, run) = replay_tenants(&mut sim, spec, p, opts, obs)?;
+            tenants_run = Some(run);
+            (report, None, None)
+        }
         Source::Synthetic(_) => {
             let mut gen = synthetic(p, logical, spec.seed, obs)?;
             let report = sim.run(&mut gen, opts, obs)?;
@@ -362,6 +414,7 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
     };
     if report.host.requests == 0 && report.power_cut.is_none() {
         return Err(SimError::Input(match &spec.source {
+            _ if !spec.tenants.is_empty() => "the tenants' workloads and traces produced no request".into(),
             Source::Trace { path, .. } => format!(
                 "{}: no request was replayed (the trace has requests, but --device, --skip, --time-window or --max-requests left none)",
                 path.display()
@@ -369,7 +422,73 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
             Source::Synthetic(_) => "the workload produced no request".into(),
         }));
     }
-    Ok(Replayed { report, post_recovery, precondition, trace_info, memory_estimate, wall: sim.wall_times().clone() })
+    Ok(Replayed {
+        report,
+        post_recovery,
+        precondition,
+        trace_info,
+        tenants_run,
+        memory_estimate,
+        wall: sim.wall_times().clone(),
+    })
+}
+
+/// Replay a run's tenants, each from its own source in its namespace; returns the report and
+/// `run.tenants` of results.json (each tenant as given and resolved, with its trace's info).
+fn replay_tenants(
+    sim: &mut Simulator,
+    spec: &RunSpec,
+    p: &RunPlan,
+    opts: &RunOptions,
+    obs: &mut dyn RunObserver,
+) -> Result<(Report, serde_json::Value), SimError> {
+    /// A tenant's requests; traces are kept to read their info after the run.
+    enum Opened {
+        Synthetic(Box<dyn Iterator<Item = Result<Request, SimError>>>),
+        Trace(Box<TraceSource>, TraceOptions),
+    }
+    let spp = p.cfg.geometry.sectors_per_page();
+    let mut opened = Vec::new();
+    let mut run = Vec::new();
+    for (i, ((t, tenant), w)) in spec.tenants.iter().zip(&opts.tenants).zip(&p.tenant_workloads).enumerate() {
+        let seed = t.seed.unwrap_or(spec.seed.wrapping_add(i as u64));
+        run.push(serde_json::json!({
+            "name": t.name,
+            "spec": t.text,
+            "class": ftlsim_core::sim::class_name(t.class),
+            "namespace": tenant.namespace,
+            "seed": seed,
+            "replay": tenant.replay,
+            "workload": w,
+        }));
+        opened.push(match (&t.source, w) {
+            (Source::Synthetic(_), Some(w)) => {
+                Opened::Synthetic(Box::new(Generator::new(w, tenant.namespace.sectors * 512, seed)?.map(Ok)))
+            }
+            (Source::Trace { path, options, .. }, _) => {
+                let src = TraceSource::open(path, options.clone(), tenant.namespace.sectors, spp)?;
+                obs.notice(&format!("tenant {}: trace {}, format {}", t.name, src.info().file, src.info().format));
+                Opened::Trace(Box::new(src), options.clone())
+            }
+            (Source::Synthetic(_), None) => unreachable!("a synthetic tenant's workload is parsed when planned"),
+        });
+    }
+    obs.replay_begins(None);
+    let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, SimError>>> = opened
+        .iter_mut()
+        .map(|o| match o {
+            Opened::Synthetic(g) => g.as_mut() as &mut dyn Iterator<Item = Result<Request, SimError>>,
+            Opened::Trace(src, _) => src.as_mut(),
+        })
+        .collect();
+    let report = sim.run_tenants(&mut refs, opts, obs)?;
+    drop(refs);
+    for (i, o) in opened.iter().enumerate() {
+        if let Opened::Trace(src, options) = o {
+            run[i]["trace"] = trace_json(src, options);
+        }
+    }
+    Ok((report, run.into()))
 }
 
 /// The synthetic source of a plan over `logical` bytes, the observer told how many requests
@@ -503,6 +622,13 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
     wall["memory_estimate_bytes"] = r.memory_estimate.into();
     wall["peak_rss_bytes"] = memory::peak_rss_bytes().into();
     let mut json = result_json(p, spec.seed, r.precondition.clone(), &r.report, wall);
+    if let Some(run) = &r.tenants_run {
+        json["run"]["tenants"] = run.clone();
+        json["run"]["arbitration"] = tenants::arbitration_json(spec.arbitration);
+        json["run"]["workload"] = serde_json::Value::Null;
+        json["run"]["workload_spec"] = serde_json::Value::Null;
+        json["run"]["replay"] = serde_json::json!({ "tenants": { "device_queue_depth": p.cfg.host.queue_depth } });
+    }
     if let Some(info) = &r.trace_info {
         json["run"]["trace"] = info.clone();
         json["run"]["workload"] = serde_json::Value::Null;

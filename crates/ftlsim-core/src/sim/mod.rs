@@ -11,6 +11,7 @@
 //! - `report.rs`: the report of a run (docs/metrics.md).
 //! - `merge_buffer.rs`: the partial-page merge buffer of `host.partial_write = "merge"`.
 //! - `power_cut.rs`: a power cut in a measured run, and the recovery after it.
+//! - `tenants.rs`: several sources at once, each a tenant with its submission queue.
 //!
 //! Same config, requests and seed give bit-for-bit identical reports: time is integer
 //! nanoseconds and every tie resolves in issue order.
@@ -22,6 +23,7 @@ mod precondition;
 mod replay;
 mod report;
 pub(crate) mod snapshot;
+mod tenants;
 
 pub use power_cut::{CutAt, LostPages, PowerCutReport};
 pub use precondition::{precondition_target, Precondition, PreconditionReport, PreconditionWall, Preconditioned};
@@ -31,6 +33,7 @@ pub use report::{
     ResponseTimes, Waf, Wear,
 };
 pub use snapshot::{SnapshotHeader, FORMAT_VERSION};
+pub use tenants::{class_name, Namespace, QueueArbitration, Tenant, TenantReport, MAX_TENANTS};
 
 use crate::config::{Derived, DriveConfig, PartialWrite, WriteBufferPolicy};
 use crate::error::SimError;

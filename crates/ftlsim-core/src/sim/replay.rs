@@ -13,9 +13,11 @@
 
 use super::power_cut::{CutAt, InFlight};
 use super::report::{Baseline, Measured};
+use super::tenants::{self, Namespace, QueueArbitration, Submission, Tenant};
 use super::FlashTime;
 use super::Simulator;
 use super::{HostCounts, Report};
+use crate::arbiter::{Arbiter, Arbitration};
 use crate::error::SimError;
 use crate::ftl::{GcCounts, SeriesKind, SeriesValue};
 use crate::host::{check_bounds, IoOp, Request};
@@ -62,6 +64,11 @@ pub struct RunOptions {
     /// what the cut cost ([`Report::power_cut`]); the caller may run the rest of the source
     /// after it.
     pub power_cut: Option<CutAt>,
+    /// The tenants, one per source of [`Simulator::run_tenants`] (each with its own replay
+    /// mode); empty: one source replayed by `replay`, without tenant reports.
+    pub tenants: Vec<Tenant>,
+    /// How the controller picks among the tenants' queues.
+    pub arbitration: QueueArbitration,
 }
 
 impl Default for RunOptions {
@@ -72,6 +79,8 @@ impl Default for RunOptions {
             interval_ns: 100_000_000,
             check_every: 0,
             power_cut: None,
+            tenants: Vec::new(),
+            arbitration: QueueArbitration { mechanism: Arbitration::RoundRobin, burst: 1 },
         }
     }
 }
@@ -91,6 +100,8 @@ struct RowState {
 #[derive(Clone, Copy)]
 struct Pending {
     arrival: SimTime,
+    /// Its submission queue.
+    queue: u16,
     op: IoOp,
     offset_sector: u64,
     sectors: u32,
@@ -132,18 +143,30 @@ impl Simulator {
         opts: &RunOptions,
         obs: &mut dyn Observer,
     ) -> Result<Report, SimError> {
+        self.run_tenants(&mut [source], opts, obs)
+    }
+
+    /// Replay several sources at once, `sources[i]` the requests of `opts.tenants[i]` (one
+    /// source and no tenants: [`Simulator::run`]); the report has each tenant's part.
+    pub fn run_tenants(
+        &mut self,
+        sources: &mut [&mut dyn Iterator<Item = Result<Request, SimError>>],
+        opts: &RunOptions,
+        obs: &mut dyn Observer,
+    ) -> Result<Report, SimError> {
         let t0 = std::time::Instant::now();
-        let r = self.replay(source, opts, obs);
+        let r = self.replay(sources, opts, obs);
         self.wall.replay_s += t0.elapsed().as_secs_f64();
         r
     }
 
     fn replay(
         &mut self,
-        source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        sources: &mut [&mut dyn Iterator<Item = Result<Request, SimError>>],
         opts: &RunOptions,
         obs: &mut dyn Observer,
     ) -> Result<Report, SimError> {
+        assert_eq!(sources.len(), opts.tenants.len().max(1), "one source per tenant, or one source without tenants");
         self.host = HostCounts::default();
         self.wb = WriteBufferReport::default();
         self.ftl.begin_measurement();
@@ -154,7 +177,7 @@ impl Simulator {
         self.check_cut_with_write_behind(opts)?;
         let mut run = ReplayLoop::new(self, opts, &base)?;
         loop {
-            run.read_next(source)?;
+            run.read_next(sources)?;
             let next_completion = run.queue.next_completion();
             // Deferred work starting first is placed first: it may complete requests.
             let next_deferred = self.dev.sched.next_deferred_start();
@@ -180,7 +203,7 @@ impl Simulator {
             };
             run.complete(self, t, &p, obs)?;
         }
-        run.finish(self, &base, obs)
+        run.finish(self, opts, &base, obs)
     }
 
     /// A write-behind buffer's pages are on flash in the functional state as soon as
@@ -440,13 +463,9 @@ impl Series {
     }
 }
 
-/// The replay loop's state between steps: the clock, the request waiting to be issued,
-/// the requests in flight and what the run measures.
+/// The replay loop's state between steps: the clock, the submission queues with the request
+/// each waits to issue, the requests in flight and what the run measures.
 struct ReplayLoop {
-    closed: bool,
-    /// Open loop: the multiplier of inter-arrival times.
-    scale: f64,
-    logical_sectors: u64,
     background_gc: bool,
     idle_threshold_ns: u64,
     /// The drive's clock when the run began: 0 for a first run, the end of recovery for
@@ -456,14 +475,15 @@ struct ReplayLoop {
     /// When the first request was dispatched.
     start: Option<SimTime>,
     last_completion: SimTime,
-    /// Open loop: the first request's arrival, which the others are relative to.
+    /// Open loop: the earliest first arrival of the queues, which all arrivals are relative to
+    /// (a trace's devices as tenants keep their timing relative to each other).
     first_arrival: Option<u64>,
-    /// The request read from the source and not yet issued.
-    pending: Option<Request>,
-    /// Closed loop: when the pending request is issued (a free slot plus its think time).
-    pending_at: Option<SimTime>,
-    source_done: bool,
-    /// The number of the last request read (1-based), for messages and cuts.
+    /// The submission queues: one per tenant, or the run's one source.
+    sqs: Vec<Submission>,
+    /// Picks among the queues (runs with tenants).
+    arbiter: Option<Arbiter>,
+    /// The number of requests read from all sources (the last one's, 1-based), for cuts
+    /// and invariant checks.
     index: u64,
     /// The power cut once due: its time and the request it tears, if any.
     cut: Option<(SimTime, Option<Request>)>,
@@ -474,23 +494,13 @@ struct ReplayLoop {
 
 impl ReplayLoop {
     fn new(sim: &mut Simulator, opts: &RunOptions, base: &Baseline) -> Result<ReplayLoop, SimError> {
-        let (qd, closed, scale) = match opts.replay {
-            Replay::Open { time_scale } => {
-                if !(time_scale > 0.0 && time_scale.is_finite()) {
-                    return Err(crate::error::invalid("time_scale", time_scale, "must be > 0").into());
-                }
-                (sim.cfg.host.queue_depth, false, time_scale)
-            }
-            Replay::Closed { queue_depth } => {
-                if queue_depth == 0 {
-                    return Err(crate::error::invalid("queue_depth", 0, "must be >= 1").into());
-                }
-                (queue_depth, true, 1.0)
-            }
-        };
+        let logical_sectors = u64::from(sim.d.logical_pages) * u64::from(sim.cfg.geometry.sectors_per_page());
+        let (device_depth, sqs) = submission_queues(sim, opts, logical_sectors)?;
         let clock0 = sim.dev.sched.now();
         // A request the last run read but did not issue (it was cut first) comes first.
-        let pending = sim.held.take();
+        let mut sqs = sqs;
+        sqs[0].pending = sim.held.take();
+        sqs[0].index = u64::from(sqs[0].pending.is_some());
         let rows = RowState {
             row: IntervalRow::default(),
             lat_sum: 0,
@@ -500,9 +510,6 @@ impl ReplayLoop {
             series: sim.ftl.series(),
         };
         Ok(ReplayLoop {
-            closed,
-            scale,
-            logical_sectors: u64::from(sim.d.logical_pages) * u64::from(sim.cfg.geometry.sectors_per_page()),
             background_gc: sim.cfg.ftl.background_gc,
             idle_threshold_ns: sim.cfg.ftl.idle_threshold_ns,
             clock0,
@@ -510,37 +517,59 @@ impl ReplayLoop {
             start: None,
             last_completion: 0,
             first_arrival: None,
-            index: u64::from(pending.is_some()),
-            pending,
-            pending_at: None,
-            source_done: false,
+            index: sqs[0].index,
+            sqs,
+            arbiter: tenants::arbiter(&opts.tenants, opts.arbitration),
             cut: None,
-            queue: Queue::new(qd),
+            queue: Queue::new(device_depth),
             latency: Latencies::default(),
             series: Series { interval: opts.interval_ns, next_row: opts.interval_ns, rows_written: 0, rows },
         })
     }
 
-    /// Source step: read the next request unless one is waiting, checking its bounds.
+    /// Source step: read the next request of every queue that has none waiting, checking
+    /// its bounds in the queue's namespace and placing it there.
     #[inline]
-    fn read_next(&mut self, source: &mut dyn Iterator<Item = Result<Request, SimError>>) -> Result<(), SimError> {
-        while self.pending.is_none() && !self.source_done {
-            match source.next() {
-                None => self.source_done = true,
-                Some(r) => {
-                    let r = r?;
-                    self.index += 1;
-                    let index = self.index;
-                    check_bounds(r.offset_sector, r.sectors, self.logical_sectors, || format!("request {index}"))?;
-                    self.pending = Some(r);
+    fn read_next(
+        &mut self,
+        sources: &mut [&mut dyn Iterator<Item = Result<Request, SimError>>],
+    ) -> Result<(), SimError> {
+        for (q, source) in sources.iter_mut().enumerate() {
+            while self.sqs[q].pending.is_none() && !self.sqs[q].source_done {
+                match source.next() {
+                    None => self.sqs[q].source_done = true,
+                    Some(r) => {
+                        let mut r = r?;
+                        self.index += 1;
+                        self.sqs[q].index += 1;
+                        let ns = self.sqs[q].namespace;
+                        check_bounds(r.offset_sector, r.sectors, ns.sectors, || self.what(q))?;
+                        r.offset_sector += ns.first_sector;
+                        self.sqs[q].pending = Some(r);
+                    }
                 }
             }
+        }
+        if self.first_arrival.is_none() {
+            self.first_arrival =
+                self.sqs.iter().filter(|s| !s.closed).filter_map(|s| s.pending.map(|r| r.arrival_ns)).min();
         }
         Ok(())
     }
 
-    /// Dispatch step: issue the pending request if the queue has room and it is issued
-    /// before `first_event`; a power cut due at it stops the run instead.
+    /// The last request read from queue `q`, for messages: `request 12`, with tenants
+    /// `tenant db: request 12`.
+    fn what(&self, q: usize) -> String {
+        let n = self.sqs[q].index;
+        match self.sqs[q].name.as_deref() {
+            Some(name) => format!("tenant {name}: request {n}"),
+            None => format!("request {n}"),
+        }
+    }
+
+    /// Dispatch step: issue the next request if the device queue has room and it is issued
+    /// before `first_event` (the arbiter picks among the queues whose requests issue first);
+    /// a power cut due at it stops the run instead.
     fn issue(
         &mut self,
         sim: &mut Simulator,
@@ -548,22 +577,25 @@ impl ReplayLoop {
         first_event: Option<SimTime>,
     ) -> Result<Issue, SimError> {
         let stop_issuing = opts.max_sim_ns.is_some_and(|m| self.now >= self.clock0 + m);
-        let Some(req) = self.pending.filter(|_| !stop_issuing) else {
+        if stop_issuing || self.queue.outstanding() >= self.queue.depth {
+            return Ok(Issue::Waiting);
+        }
+        let Some(t) = self.first_issue()? else {
             return Ok(Issue::Waiting);
         };
-        if self.queue.outstanding() >= self.queue.depth {
-            return Ok(Issue::Waiting);
-        }
-        let arrival = self.arrival(&req)?;
-        if arrival > SIM_TIME_LIMIT_NS {
-            return Err(beyond_time_limit(self.index, arrival, self.closed));
-        }
-        let t = arrival.max(self.now);
         if first_event.is_some_and(|e| t >= e) {
             return Ok(Issue::Waiting);
         }
-        self.pending = None;
-        self.pending_at = None;
+        let q = match self.arbiter.as_mut() {
+            None => 0,
+            Some(a) => {
+                let sqs = &self.sqs;
+                a.next(|i| sqs[i].issue_at == Some(t)).expect("a queue issues first")
+            }
+        };
+        let sq = &mut self.sqs[q];
+        let arrival = sq.pending_at.take().expect("the queue that issues has its arrival");
+        let req = sq.pending.take().expect("the queue that issues has a request");
         if let Some(at) = self.request_cut(opts, t) {
             self.cut = Some((at, Some(req)));
             return Ok(Issue::Cut);
@@ -574,6 +606,7 @@ impl ReplayLoop {
         self.now = t;
         let p = Pending {
             arrival,
+            queue: q as u16,
             op: req.op,
             offset_sector: req.offset_sector,
             sectors: req.sectors,
@@ -581,7 +614,13 @@ impl ReplayLoop {
             end: t,
         };
         let slot = self.queue.occupy(p);
+        let before = self.sqs[q].measured.as_ref().map(|_| sim.host.clone());
         let (done, deferred) = sim.dispatch(&req, t, slot)?;
+        let sq = &mut self.sqs[q];
+        sq.outstanding += 1;
+        if let (Some(m), Some(before)) = (sq.measured.as_mut(), before) {
+            m.host.add_since(&sim.host, &before);
+        }
         self.queue.dispatched(slot, done, deferred);
         self.queue.place_deferred(&mut sim.dev.sched);
         if opts.check_every > 0 && self.index.is_multiple_of(opts.check_every) {
@@ -590,23 +629,52 @@ impl ReplayLoop {
         Ok(Issue::Dispatched)
     }
 
-    /// When `req` arrives: closed loop, a free slot plus its think time; open loop, its
-    /// arrival relative to the first request's, scaled.
+    /// When the first of the queues with a request and room issues it (its arrival, or now
+    /// if that has passed); each such queue's issue time is left in its `issue_at`.
     #[inline]
-    fn arrival(&mut self, req: &Request) -> Result<SimTime, SimError> {
-        if self.closed {
-            // The think time runs from when the slot was free (fixed once, so a completion
-            // handled meanwhile does not restart it).
-            return Ok(*self.pending_at.get_or_insert(self.now.saturating_add(req.think_ns)));
+    fn first_issue(&mut self) -> Result<Option<SimTime>, SimError> {
+        let mut first: Option<SimTime> = None;
+        for q in 0..self.sqs.len() {
+            if !self.sqs[q].has_room() || self.sqs[q].stopped(self.now) {
+                self.sqs[q].issue_at = None;
+                continue;
+            }
+            let arrival = self.arrival(q)?;
+            if arrival > SIM_TIME_LIMIT_NS {
+                return Err(beyond_time_limit(&self.what(q), arrival, self.sqs[q].closed));
+            }
+            let t = arrival.max(self.now);
+            self.sqs[q].issue_at = Some(t);
+            first = Some(first.map_or(t, |f| f.min(t)));
         }
-        let first = *self.first_arrival.get_or_insert(req.arrival_ns);
-        let rel = req.arrival_ns.checked_sub(first).ok_or_else(|| {
-            SimError::Request(format!(
-                "request {}: arrival {} ns before the first request's {first} ns (sort the trace)",
-                self.index, req.arrival_ns
-            ))
-        })?;
-        Ok(self.clock0.saturating_add((rel as f64 * self.scale).round() as u64))
+        Ok(first)
+    }
+
+    /// When queue `q`'s pending request arrives: closed loop, a free slot plus its think
+    /// time; open loop, its arrival relative to the first request's, scaled.
+    #[inline]
+    fn arrival(&mut self, q: usize) -> Result<SimTime, SimError> {
+        let sq = &self.sqs[q];
+        if let Some(at) = sq.pending_at {
+            return Ok(at);
+        }
+        let req = sq.pending.as_ref().expect("a queue with room has a request");
+        let at = if sq.closed {
+            // The think time runs from when the slot was free.
+            self.now.saturating_add(req.think_ns)
+        } else {
+            let first = self.first_arrival.expect("an open-loop queue with a request sets the first arrival");
+            let rel = req.arrival_ns.checked_sub(first).ok_or_else(|| {
+                SimError::Request(format!(
+                    "{}: arrival {} ns before the first request's {first} ns (sort the trace)",
+                    self.what(q),
+                    req.arrival_ns
+                ))
+            })?;
+            self.clock0.saturating_add((rel as f64 * sq.scale).round() as u64)
+        };
+        self.sqs[q].pending_at = Some(at);
+        Ok(at)
     }
 
     /// Power-cut step at a request: the cut time if the request issued at `t` is cut.
@@ -637,6 +705,7 @@ impl ReplayLoop {
     /// Power-cut step at a time: due once the next completion is past it. The request the
     /// host issues next is the frontier the cut tears, if it has arrived (closed loop: the
     /// host keeps the queue full); one arriving later waits for the run after recovery.
+    /// Runs with tenants refuse cuts, so the one queue is the host's.
     fn time_cut_due(&mut self, opts: &RunOptions, next_completion: Option<SimTime>) -> bool {
         let (Some(CutAt::TimeNs(x)), Some(origin), Some(c)) = (opts.power_cut, self.start, next_completion) else {
             return false;
@@ -645,14 +714,15 @@ impl ReplayLoop {
             return false;
         }
         let at = origin + x;
-        let (closed, first_arrival, scale, clock0) = (self.closed, self.first_arrival, self.scale, self.clock0);
+        let sq = &mut self.sqs[0];
+        let (closed, first_arrival, scale, clock0) = (sq.closed, self.first_arrival, sq.scale, self.clock0);
         let arrived = |r: &Request| {
             closed
                 || first_arrival.is_some_and(|f| {
                     (r.arrival_ns.saturating_sub(f) as f64 * scale).round() as u64 <= at.saturating_sub(clock0)
                 })
         };
-        self.cut = Some((at, self.pending.take_if(|r| arrived(r))));
+        self.cut = Some((at, sq.pending.take_if(|r| arrived(r))));
         true
     }
 
@@ -668,6 +738,11 @@ impl ReplayLoop {
         self.now = self.now.max(t);
         let lat = t - p.arrival;
         self.latency.record(p.op, lat);
+        let sq = &mut self.sqs[usize::from(p.queue)];
+        sq.outstanding -= 1;
+        if let Some(m) = sq.measured.as_mut() {
+            m.record(p.op, lat);
+        }
         sim.host.requests += 1;
         self.last_completion = self.last_completion.max(t);
         self.series.record(sim, (t, self.start.unwrap_or(0)), lat, p, obs)?;
@@ -682,7 +757,13 @@ impl ReplayLoop {
 
     /// The report, after the last row and the deferred GC still waiting; at a power cut,
     /// the drive recovers and the report says what the cut cost.
-    fn finish(mut self, sim: &mut Simulator, base: &Baseline, obs: &mut dyn Observer) -> Result<Report, SimError> {
+    fn finish(
+        mut self,
+        sim: &mut Simulator,
+        opts: &RunOptions,
+        base: &Baseline,
+        obs: &mut dyn Observer,
+    ) -> Result<Report, SimError> {
         obs.progress(sim.host.requests);
         let origin = self.start.unwrap_or(0);
         let end = match self.cut {
@@ -696,16 +777,70 @@ impl ReplayLoop {
         if let Some((at, next)) = self.cut {
             // Dispatched and not completed: they fail. A request read from the source that
             // had not arrived goes to the next run.
-            sim.held = self.pending.take();
+            sim.held = self.sqs[0].pending.take();
             let in_flight = self.queue.in_flight();
             report.power_cut = Some(sim.power_cut(at, at - origin.min(at), next, in_flight)?);
+        }
+        if !opts.tenants.is_empty() {
+            report.tenants =
+                Some(tenants::tenant_reports(&opts.tenants, self.sqs, end - origin, sim.host.pages_written));
         }
         Ok(report)
     }
 }
 
-/// The error of a request issued past [`SIM_TIME_LIMIT_NS`]: what set its time.
-fn beyond_time_limit(index: u64, at: SimTime, closed: bool) -> SimError {
+/// The device queue's depth and the submission queues of a run: its tenants' (the device
+/// holds `host.queue_depth` of them), or its one source's, whose depth is the device's.
+fn submission_queues(
+    sim: &Simulator,
+    opts: &RunOptions,
+    logical_sectors: u64,
+) -> Result<(u32, Vec<Submission>), SimError> {
+    let whole = Namespace { first_sector: 0, sectors: logical_sectors };
+    let host_depth = sim.cfg.host.queue_depth;
+    if opts.tenants.is_empty() {
+        check_replay(&opts.replay, "")?;
+        let depth = match opts.replay {
+            Replay::Open { .. } => host_depth,
+            Replay::Closed { queue_depth } => queue_depth,
+        };
+        return Ok((depth, vec![Submission::new(opts.replay, depth, whole, None)]));
+    }
+    if opts.power_cut.is_some() {
+        return Err(SimError::Input("power cuts with tenants are not supported yet: cut a run of one source".into()));
+    }
+    let mut sqs = Vec::with_capacity(opts.tenants.len());
+    for t in &opts.tenants {
+        check_replay(&t.replay, &format!("tenant {}: ", t.name))?;
+        let ns = t.namespace;
+        assert!(
+            ns.sectors > 0 && ns.first_sector + ns.sectors <= logical_sectors,
+            "tenant {}: namespace checked when planned",
+            t.name
+        );
+        let mut sq = Submission::new(t.replay, host_depth, ns, Some(t.name.clone()));
+        sq.stop_at = t.stop_after_ns.map(|d| sim.dev.sched.now().saturating_add(d));
+        sqs.push(sq);
+    }
+    Ok((host_depth, sqs))
+}
+
+/// A replay mode's settings, `prefix` naming the tenant.
+fn check_replay(replay: &Replay, prefix: &str) -> Result<(), SimError> {
+    match *replay {
+        Replay::Open { time_scale } if !(time_scale > 0.0 && time_scale.is_finite()) => {
+            Err(crate::error::invalid(&format!("{prefix}time_scale"), time_scale, "must be > 0").into())
+        }
+        Replay::Closed { queue_depth: 0 } => {
+            Err(crate::error::invalid(&format!("{prefix}queue_depth"), 0, "must be >= 1").into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The error of a request issued past [`SIM_TIME_LIMIT_NS`] (`what`: the request): what
+/// set its time.
+fn beyond_time_limit(what: &str, at: SimTime, closed: bool) -> SimError {
     let cause = if closed {
         "its think time (arrival=think:...) is too long"
     } else {
@@ -713,7 +848,7 @@ fn beyond_time_limit(index: u64, at: SimTime, closed: bool) -> SimError {
          and --speed)"
     };
     SimError::Request(format!(
-        "request {index}: issued at {:.3e} s of simulated time, past the limit of {SIM_TIME_LIMIT_TEXT}: {cause}",
+        "{what}: issued at {:.3e} s of simulated time, past the limit of {SIM_TIME_LIMIT_TEXT}: {cause}",
         at as f64 / 1e9
     ))
 }

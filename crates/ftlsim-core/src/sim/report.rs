@@ -45,6 +45,58 @@ pub struct HostCounts {
     pub merge_buffer_read_hits: u64,
 }
 
+impl HostCounts {
+    /// Add what the counters `now` gained since `before` (a tenant's part of a request).
+    pub fn add_since(&mut self, now: &HostCounts, before: &HostCounts) {
+        let HostCounts {
+            requests,
+            reads,
+            writes,
+            trims,
+            bytes_read,
+            bytes_written,
+            pages_read,
+            pages_written,
+            pages_trimmed,
+            unmapped_page_reads,
+            trimmed_page_reads,
+            partial_page_writes,
+            rmw_reads,
+            zero_padded_sectors,
+            merged_pages,
+            merge_buffer_read_hits,
+        } = self;
+        *requests += now.requests - before.requests;
+        *reads += now.reads - before.reads;
+        *writes += now.writes - before.writes;
+        *trims += now.trims - before.trims;
+        *bytes_read += now.bytes_read - before.bytes_read;
+        *bytes_written += now.bytes_written - before.bytes_written;
+        *pages_read += now.pages_read - before.pages_read;
+        *pages_written += now.pages_written - before.pages_written;
+        *pages_trimmed += now.pages_trimmed - before.pages_trimmed;
+        *unmapped_page_reads += now.unmapped_page_reads - before.unmapped_page_reads;
+        *trimmed_page_reads += now.trimmed_page_reads - before.trimmed_page_reads;
+        *partial_page_writes += now.partial_page_writes - before.partial_page_writes;
+        *rmw_reads += now.rmw_reads - before.rmw_reads;
+        *zero_padded_sectors += now.zero_padded_sectors - before.zero_padded_sectors;
+        *merged_pages += now.merged_pages - before.merged_pages;
+        *merge_buffer_read_hits += now.merge_buffer_read_hits - before.merge_buffer_read_hits;
+    }
+}
+
+/// Rates of the host counters `h` over `sim_ns` measured.
+pub(super) fn performance(h: &HostCounts, sim_ns: u64) -> Performance {
+    let secs = (sim_ns.max(1)) as f64 / 1e9;
+    Performance {
+        simulated_time_ns: sim_ns,
+        iops: r6(h.requests as f64 / secs),
+        throughput_mb_per_s: r6((h.bytes_read + h.bytes_written) as f64 / 1e6 / secs),
+        read_mb_per_s: r6(h.bytes_read as f64 / 1e6 / secs),
+        write_mb_per_s: r6(h.bytes_written as f64 / 1e6 / secs),
+    }
+}
+
 /// The full result of a run: see docs/metrics.md.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -80,6 +132,9 @@ pub struct Report {
     pub write_behind: Option<WriteBehindReport>,
     /// Preconditioning done before the measured run.
     pub precondition: Option<PreconditionReport>,
+    /// Each tenant's part of the run (absent without tenants).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenants: Option<Vec<super::TenantReport>>,
     /// The power cut that ended the run and the recovery after it (absent without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power_cut: Option<super::PowerCutReport>,
@@ -337,7 +392,7 @@ impl Simulator {
                 gc_threshold_blocks: self.d.gc_threshold_blocks,
             },
             host: h.clone(),
-            performance: self.performance(m.sim_ns),
+            performance: performance(h, m.sim_ns),
             response_time: ResponseTimes {
                 all: lat_all.stats(),
                 read: lat_read.stats(),
@@ -356,6 +411,7 @@ impl Simulator {
             write_buffer: self.write_buffer_report(),
             write_behind: self.write_behind_report(),
             precondition: self.precondition.clone(),
+            tenants: None,
             power_cut: None,
             histograms: Histograms {
                 response_time_all: lat_all.log_buckets(),
@@ -363,19 +419,6 @@ impl Simulator {
                 response_time_write: lat_write.log_buckets(),
                 erase_counts: erase_histogram(ec),
             },
-        }
-    }
-
-    /// Rates over the `sim_ns` measured.
-    fn performance(&self, sim_ns: u64) -> Performance {
-        let secs = (sim_ns.max(1)) as f64 / 1e9;
-        let h = &self.host;
-        Performance {
-            simulated_time_ns: sim_ns,
-            iops: r6(h.requests as f64 / secs),
-            throughput_mb_per_s: r6((h.bytes_read + h.bytes_written) as f64 / 1e6 / secs),
-            read_mb_per_s: r6(h.bytes_read as f64 / 1e6 / secs),
-            write_mb_per_s: r6(h.bytes_written as f64 / 1e6 / secs),
         }
     }
 

@@ -1,0 +1,220 @@
+//! Tenants: several request sources replayed at once, each behind its own submission queue
+//! and in its own namespace, sharing the drive (issue 39, docs/tenants.md).
+//!
+//! Each tenant has a submission queue (SQ) of its own depth and arrival model: closed loop
+//! (its workload's `qd` requests outstanding) or open loop (its arrival times, at most
+//! `host.queue_depth` outstanding). The device holds at most `host.queue_depth` requests of
+//! all tenants together; when several SQs have a request ready as a slot frees, the
+//! [`Arbiter`] picks one, as the NVMe controller's command arbitration does (round robin, or
+//! weighted round robin with an urgent class; NVMe Base Specification 2.1 Sec. 3.4.4).
+//!
+//! A tenant's source addresses its namespace from 0; the replay loop places its requests at
+//! the namespace's first sector. A run without tenants is one queue over the whole drive
+//! whose depth is the device's (the replay every earlier run used).
+
+use super::report::{performance, Performance, ResponseTimes};
+use super::HostCounts;
+use crate::arbiter::{Arbiter, Arbitration, PriorityClass};
+use crate::host::{IoOp, Request};
+use crate::metrics::{r6, LatencyHistogram};
+use crate::scheduler::SimTime;
+use serde::Serialize;
+
+/// Most tenants in one run.
+pub const MAX_TENANTS: usize = 256;
+
+/// A namespace: the logical sectors `[first_sector, first_sector + sectors)` a tenant
+/// addresses from 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Namespace {
+    /// First logical sector on the drive.
+    pub first_sector: u64,
+    /// Length in sectors.
+    pub sectors: u64,
+}
+
+/// One tenant of a run, as the replay loop needs it (its source is passed beside it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tenant {
+    /// Name (fio's job name), unique in the run.
+    pub name: String,
+    /// Closed loop with its queue depth, or open loop at its arrival times.
+    pub replay: super::Replay,
+    /// Its submission queue's priority class (weighted round robin).
+    pub class: PriorityClass,
+    /// Where its addresses lie on the drive.
+    pub namespace: Namespace,
+    /// Stop issuing its requests this long after the run's start (a closed-loop workload's
+    /// `duration`).
+    pub stop_after_ns: Option<u64>,
+}
+
+/// How the controller picks among the tenants' queues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueArbitration {
+    /// Round robin or weighted round robin.
+    pub mechanism: Arbitration,
+    /// Commands a queue launches per turn at most (the Arbitration Burst).
+    pub burst: u32,
+}
+
+/// One submission queue in the replay loop: its source's next request, when that request
+/// arrives, what the tenant has outstanding and, with tenants, what it measured.
+pub(super) struct Submission {
+    /// The tenant's name (a run without tenants: none).
+    pub name: Option<String>,
+    pub closed: bool,
+    /// Open loop: the multiplier of inter-arrival times.
+    pub scale: f64,
+    /// Its requests issue until this time (a tenant's `duration`).
+    pub stop_at: Option<SimTime>,
+    /// The SQ's depth: the tenant's requests outstanding at most.
+    pub depth: usize,
+    pub outstanding: usize,
+    pub namespace: Namespace,
+    /// The request read from the source and not yet issued.
+    pub pending: Option<Request>,
+    /// When the pending request arrives, once known (closed loop: a free slot plus its think
+    /// time, fixed once so a completion handled meanwhile does not restart it).
+    pub pending_at: Option<SimTime>,
+    pub source_done: bool,
+    /// When its pending request issues, if it has room: scratch of the dispatch step.
+    pub issue_at: Option<SimTime>,
+    /// Requests read from this source (1-based number of the last), for messages.
+    pub index: u64,
+    /// With tenants: what this queue's requests did.
+    pub measured: Option<Box<TenantMeasured>>,
+}
+
+/// A tenant's counters and response times.
+#[derive(Default)]
+pub(super) struct TenantMeasured {
+    pub host: HostCounts,
+    /// Response times: all, read, write, trim.
+    pub latency: [LatencyHistogram; 4],
+}
+
+impl TenantMeasured {
+    #[inline]
+    pub fn record(&mut self, op: IoOp, lat: u64) {
+        self.host.requests += 1;
+        self.latency[0].record(lat);
+        self.latency[match op {
+            IoOp::Read => 1,
+            IoOp::Write => 2,
+            IoOp::Trim => 3,
+        }]
+        .record(lat);
+    }
+}
+
+impl Submission {
+    /// The queue of a tenant (`name`; measured) or of a run's one source, whose open-loop
+    /// depth is the device's.
+    pub fn new(replay: super::Replay, device_depth: u32, namespace: Namespace, name: Option<String>) -> Submission {
+        let measured = name.is_some();
+        let (closed, scale, depth) = match replay {
+            super::Replay::Closed { queue_depth } => (true, 1.0, queue_depth),
+            super::Replay::Open { time_scale } => (false, time_scale, device_depth),
+        };
+        Submission {
+            name,
+            stop_at: None,
+            closed,
+            scale,
+            depth: depth as usize,
+            outstanding: 0,
+            namespace,
+            pending: None,
+            pending_at: None,
+            source_done: false,
+            issue_at: None,
+            index: 0,
+            measured: measured.then(Default::default),
+        }
+    }
+
+    /// Does the SQ have room for its pending request?
+    #[inline]
+    pub fn has_room(&self) -> bool {
+        self.pending.is_some() && self.outstanding < self.depth
+    }
+
+    /// Has the queue stopped issuing at `now`?
+    #[inline]
+    pub fn stopped(&self, now: SimTime) -> bool {
+        self.stop_at.is_some_and(|s| now >= s)
+    }
+}
+
+/// The arbiter of a run's queues: one queue of a run without tenants is always its own
+/// choice, so only runs with tenants build one.
+pub(super) fn arbiter(tenants: &[Tenant], arb: QueueArbitration) -> Option<Arbiter> {
+    (!tenants.is_empty()).then(|| Arbiter::new(arb.mechanism, tenants.iter().map(|t| t.class).collect(), arb.burst))
+}
+
+/// What one tenant did in a run (`tenants` in results.json; docs/metrics.md). Its counters
+/// and rates add up over the tenants to the drive's.
+#[derive(Debug, Clone, Serialize)]
+pub struct TenantReport {
+    /// Name.
+    pub name: String,
+    /// Priority class of its submission queue.
+    pub class: &'static str,
+    /// Its namespace on the drive.
+    pub namespace: Namespace,
+    /// Its host counters (as the drive's `host`).
+    pub host: HostCounts,
+    /// Its rates over the run's simulated time (all tenants', so they add up).
+    pub performance: Performance,
+    /// Its response times.
+    pub response_time: ResponseTimes,
+    /// Its share of the logical pages the host wrote, [0, 1]: its share of the drive's
+    /// write amplification when GC costs every page alike.
+    pub host_write_share: f64,
+}
+
+/// The tenants' reports of a run `sim_ns` long whose host wrote `pages_written` pages.
+pub(super) fn tenant_reports(
+    tenants: &[Tenant],
+    queues: Vec<Submission>,
+    sim_ns: u64,
+    pages_written: u64,
+) -> Vec<TenantReport> {
+    tenants
+        .iter()
+        .zip(queues)
+        .map(|(t, q)| {
+            let m = q.measured.expect("tenants measure their queues");
+            let [all, read, write, trim] = &m.latency;
+            TenantReport {
+                name: t.name.clone(),
+                class: class_name(t.class),
+                namespace: t.namespace,
+                performance: performance(&m.host, sim_ns),
+                response_time: ResponseTimes {
+                    all: all.stats(),
+                    read: read.stats(),
+                    write: write.stats(),
+                    trim: trim.stats(),
+                },
+                host_write_share: if pages_written == 0 {
+                    0.0
+                } else {
+                    r6(m.host.pages_written as f64 / pages_written as f64)
+                },
+                host: m.host,
+            }
+        })
+        .collect()
+}
+
+/// A priority class as results.json and the tenant option name it.
+pub fn class_name(c: PriorityClass) -> &'static str {
+    match c {
+        PriorityClass::Urgent => "urgent",
+        PriorityClass::High => "high",
+        PriorityClass::Medium => "medium",
+        PriorityClass::Low => "low",
+    }
+}

@@ -1,0 +1,82 @@
+"""Tenants from Python (issue 39): dicts or texts, Result.tenants, fairness against runs alone,
+the sweep's tenants axis, and the CLI's --tenant giving the same results."""
+
+import json
+
+import pytest
+
+import ftlsim
+from ftlsim._sweep import expand
+from ftlsim._tenants import tenant_text
+
+from conftest import SMALL, run_cli
+
+WRITER = {"name": "writer", "ns": (0, 0.5), "workload": "read=0,qd=16,requests=4000"}
+READER = {"name": "reader", "ns": (0.5, 1), "class": "high", "workload": "read=1,qd=2,requests=1000"}
+
+
+def test_a_tenant_dict_is_the_clis_text():
+    assert tenant_text(WRITER) == "name=writer,ns=0..0.5,read=0,qd=16,requests=4000"
+    assert tenant_text({"name": "v", "trace": "t.csv", "device": 2, "qd": 8}) == "name=v,trace=t.csv,device=2,qd=8"
+    with pytest.raises(ValueError, match="unknown keys"):
+        tenant_text({"name": "x", "weight": 2})
+    with pytest.raises(TypeError, match="tenants must be a list"):
+        ftlsim.run(tenants="name=a", overrides=SMALL)
+
+
+def test_each_tenants_part_adds_up_to_the_drives():
+    r = ftlsim.run(tenants=[WRITER, READER], arbitration="wrr:high=4", overrides=SMALL, seed=3)
+    t = r.tenants
+    assert list(t["name"]) == ["writer", "reader"]
+    assert list(t["class"]) == ["medium", "high"]
+    assert list(t["host.requests"]) == [4000, 1000]
+    for col in ("requests", "reads", "writes", "pages_written", "bytes_read"):
+        assert t[f"host.{col}"].sum() == r.report["host"][col], col
+    assert t["performance.iops"].sum() == pytest.approx(r.report["performance"]["iops"], rel=1e-5)
+    assert t["host_write_share"].tolist() == [1.0, 0.0]
+    assert r.summary["run"]["arbitration"]["weights"]["high"] == 4
+    assert [x["name"] for x in r.summary["run"]["tenants"]] == ["writer", "reader"]
+    # The reader's namespace starts halfway.
+    half = r.report["drive"]["logical_bytes"] // 512 // 2
+    assert abs(t["namespace.first_sector"].iloc[1] - half) <= 16
+    with pytest.raises(ValueError, match="no tenants"):
+        ftlsim.run(workload="requests=100", overrides=SMALL).tenants
+
+
+def test_fairness_is_mqsims_min_over_max_slowdown():
+    shared = ftlsim.run(tenants=[WRITER, READER], overrides=SMALL, seed=3)
+    alone = {t["name"]: ftlsim.run(tenants=[t], overrides=SMALL, seed=3) for t in (WRITER, READER)}
+    f = ftlsim.fairness(shared, alone)
+    assert list(f["name"]) == ["writer", "reader"]
+    assert (f["slowdown"] >= 0.999).all(), f
+    assert f["fairness"].iloc[0] == pytest.approx(f["slowdown"].min() / f["slowdown"].max())
+    assert 0 < f["fairness"].iloc[0] <= 1
+    # The reader beside a writer waits behind its programs: it slows down most.
+    assert f.set_index("name").loc["reader", "slowdown"] > f.set_index("name").loc["writer", "slowdown"]
+    with pytest.raises(ValueError, match="no run alone"):
+        ftlsim.fairness(shared, {"writer": alone["writer"]})
+
+
+def test_a_bad_tenant_names_itself_and_its_key():
+    with pytest.raises(ftlsim.WorkloadError, match="--tenant db: ns"):
+        ftlsim.run(tenants=["name=db,ns=0..2"], overrides=SMALL)
+    with pytest.raises(ftlsim.WorkloadError, match="--arbitration"):
+        ftlsim.run(tenants=[WRITER], arbitration="fifo", overrides=SMALL)
+    with pytest.raises(ftlsim.FtlsimError, match="not --workload"):
+        ftlsim.run(tenants=[WRITER], workload="requests=10", overrides=SMALL)
+
+
+def test_the_sweep_takes_a_tenant_list_as_one_value_and_a_list_of_lists_as_an_axis():
+    one = expand({"tenants": [WRITER, READER], "seed": [1, 2]})
+    assert len(one) == 2 and one[0]["tenants"] == [WRITER, READER]
+    axis = expand({"tenants": [[WRITER], [WRITER, READER]]})
+    assert [len(r["tenants"]) for r in axis] == [1, 2]
+
+
+def test_the_cli_and_python_give_the_same_tenant_results(cli, tmp_path):
+    py = ftlsim.run(tenants=[WRITER, READER], overrides=SMALL, seed=3, interval=0)
+    run_cli(cli, "run", "--quiet", "--seed", "3", "--interval", "0", "--set", "geometry.blocks_per_plane=128",
+            "--tenant", tenant_text(WRITER), "--tenant", tenant_text(READER), "--out", str(tmp_path))
+    got = json.loads((tmp_path / "results.json").read_text())
+    assert got["report"]["tenants"] == py.report["tenants"]
+    assert got["run"]["tenants"] == py.summary["run"]["tenants"]
