@@ -122,6 +122,13 @@ class Result:
         return _tenants.tenants_frame(self.report)
 
     @property
+    def fdp(self) -> pd.DataFrame:
+        """The Flexible Data Placement statistics per handle (``report.ftl_metrics.fdp``,
+        docs/fdp.md): ``handle``, ``host_pages_written``, ``gc_pages_written``,
+        ``write_amplification`` ... ValueError for a drive without ``[fdp]``."""
+        return _tenants.fdp_frame(self.report)
+
+    @property
     def post_recovery(self) -> Optional[dict[str, Any]]:
         """The report of the run after recovery (None without a cut or with no request left)."""
         post: Optional[dict[str, Any]] = self.summary.get("post_recovery")

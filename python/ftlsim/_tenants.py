@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 TenantLike = Union[str, Mapping[str, Any]]
 
 #: The keys a tenant dict takes, besides ``workload``.
-_KEYS = ("name", "ns", "class", "seed", "trace", "device", "format", "speed", "qd")
+_KEYS = ("name", "ns", "class", "seed", "plids", "trace", "device", "format", "speed", "qd")
 
 
 def tenant_text(t: TenantLike) -> str:
@@ -40,6 +40,8 @@ def tenant_text(t: TenantLike) -> str:
             v = f"{v[0]}..{v[1]}"
         elif k == "trace":
             v = os.fspath(v)
+        elif k == "plids" and isinstance(v, (tuple, list)):
+            v = ":".join(str(p) for p in v)
         items.append(f"{k}={v}")
     workload = t.get("workload")
     if workload:
@@ -90,3 +92,11 @@ def fairness(shared: "Result", alone: Mapping[str, "Result"],
     df = pd.DataFrame(rows)
     df["fairness"] = df["slowdown"].min() / df["slowdown"].max()
     return df
+
+
+def fdp_frame(report: Mapping[str, Any]) -> pd.DataFrame:
+    """``report.ftl_metrics.fdp.handles`` as one row per placement handle."""
+    fdp = report.get("ftl_metrics", {}).get("fdp")
+    if fdp is None:
+        raise ValueError("this run's drive has no [fdp] section (overrides={'fdp.handles': N})")
+    return pd.DataFrame(fdp["handles"])

@@ -80,3 +80,19 @@ def test_the_cli_and_python_give_the_same_tenant_results(cli, tmp_path):
     got = json.loads((tmp_path / "results.json").read_text())
     assert got["report"]["tenants"] == py.report["tenants"]
     assert got["run"]["tenants"] == py.summary["run"]["tenants"]
+
+
+def test_fdp_handles_from_tenants_plids():
+    over = {**SMALL, "fdp.handles": 2, "fdp.handle_type": "persistently_isolated"}
+    tenants = [{**WRITER, "plids": [0]}, {"name": "log", "ns": (0.5, 1), "plids": 1,
+                                           "workload": "pattern=sequential,read=0,size=64k,qd=4,requests=500"}]
+    r = ftlsim.run(tenants=tenants, overrides=over, seed=3)
+    f = r.fdp
+    assert list(f["handle"]) == [0, 1]
+    assert f["host_pages_written"].sum() == r.report["host"]["pages_written"]
+    assert f["gc_pages_written"].sum() == r.report["gc"]["pages_moved"]
+    assert r.report["ftl_metrics"]["fdp"]["mixed_blocks"] == 0
+    with pytest.raises(ftlsim.WorkloadError, match="plids"):
+        ftlsim.run(tenants=[{**WRITER, "plids": 5}], overrides=over)
+    with pytest.raises(ValueError, match="no \\[fdp\\]"):
+        ftlsim.run(workload="requests=100", overrides=SMALL).fdp

@@ -129,6 +129,7 @@ fn tenants(sim: &mut ftlsim_core::sim::Simulator, n: u32, requests: u64) -> Resu
             class: PriorityClass::Medium,
             namespace,
             stop_after_ns: None,
+            placements: Vec::new(),
         });
         gens.push(Generator::new(&spec, namespace.sectors * 512, 200 + i)?.map(Ok));
     }

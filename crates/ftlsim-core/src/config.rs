@@ -52,6 +52,33 @@ pub struct DriveConfig {
     /// (seed 004); a run with this section is a channel-system run (docs/multichannel.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multichannel: Option<MultichannelConfig>,
+    /// NVMe Flexible Data Placement (docs/fdp.md); off without this section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<FdpConfig>,
+}
+
+/// Reclaim unit handle types (NVMe Base Specification 2.1, Sec. 8.1.10.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FdpHandleType {
+    /// GC may move the handle's valid pages into a block with other handles' (the
+    /// controller's choice once they are relocated).
+    #[default]
+    InitiallyIsolated,
+    /// GC keeps the handle's pages apart from every other handle's.
+    PersistentlyIsolated,
+}
+
+/// `[fdp]`: the drive's Flexible Data Placement configuration (one reclaim group; a reclaim
+/// unit is one block per plane).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FdpConfig {
+    /// Reclaim unit handles: the placement IDs a write may name, 0..handles.
+    pub handles: u32,
+    /// Their type.
+    #[serde(default)]
+    pub handle_type: FdpHandleType,
 }
 
 /// How the channels of a multichannel SSD are managed (seed 004 Sec. 2.2, 3.2, 3.3).
@@ -965,6 +992,9 @@ impl DriveConfig {
         self.check_timing()?;
         self.check_host()?;
         self.check_precondition()?;
+        if let Some(f) = &self.fdp {
+            self.check_fdp(f)?;
+        }
         Ok(self.derived(&space, thresholds))
     }
 
@@ -1193,6 +1223,39 @@ impl DriveConfig {
         }
         if h.write_buffer_load_window_ns == Some(0) {
             return Err(invalid("host.write_buffer_load_window_ns", 0, "must be >= 1"));
+        }
+        Ok(())
+    }
+
+    /// `[fdp]`: 1 to 16 handles, which take the host's write streams; nothing that writes a
+    /// page after its request is done (a buffer would lose the page's placement).
+    fn check_fdp(&self, f: &FdpConfig) -> Result<(), ConfigError> {
+        if !(1..=16).contains(&f.handles) {
+            return Err(invalid("fdp.handles", f.handles, "must be in [1, 16]"));
+        }
+        if self.ftl.write_streams != 1 {
+            return Err(invalid(
+                "ftl.write_streams",
+                self.ftl.write_streams,
+                "must be 1 with [fdp]: the reclaim unit handles are the host's write streams",
+            ));
+        }
+        if self.host.write_buffer_bytes.unwrap_or(0) > 0 {
+            return Err(invalid(
+                "host.write_buffer_bytes",
+                self.host.write_buffer_bytes.unwrap_or(0),
+                "must be 0 with [fdp]: a buffered page is written after its request, without its placement",
+            ));
+        }
+        if self.host.partial_write == PartialWrite::Merge {
+            return Err(invalid(
+                "host.partial_write",
+                "\"merge\"",
+                "cannot go with [fdp]: a merged page is written after its request, without its placement",
+            ));
+        }
+        if self.multichannel.is_some() {
+            return Err(invalid("fdp", "[fdp]", "cannot go with [multichannel] (one FTL per channel, one source)"));
         }
         Ok(())
     }

@@ -55,6 +55,7 @@ pub struct FlashCtx<'a> {
     tag: Tag,
     sched: Option<&'a mut Scheduler>,
     buffer_load: Option<f64>,
+    placement: u16,
 }
 
 /// Whether an FTL call's flash operations take time: timed (recorded into the context's
@@ -77,7 +78,7 @@ impl<'a> FlashCtx<'a> {
         time: FlashTime,
     ) -> Self {
         let record = time == FlashTime::Timed;
-        FlashCtx { flash, ops, counts, record, tag: Tag::Host, sched: None, buffer_load: None }
+        FlashCtx { flash, ops, counts, record, tag: Tag::Host, sched: None, buffer_load: None, placement: 0 }
     }
 
     /// With the scheduler that will place the recorded operations, so that the FTL can ask
@@ -85,6 +86,19 @@ impl<'a> FlashCtx<'a> {
     pub fn with_scheduler(mut self, sched: &'a mut Scheduler) -> Self {
         self.sched = Some(sched);
         self
+    }
+
+    /// With the FDP placement handle the host named for the request's writes (0 unless it
+    /// named one; docs/fdp.md).
+    pub fn with_placement(mut self, placement: u16) -> Self {
+        self.placement = placement;
+        self
+    }
+
+    /// The FDP placement handle of the writes under way (0: the default handle).
+    #[inline]
+    pub fn placement(&self) -> u16 {
+        self.placement
     }
 
     /// With the write-behind buffer's utilisation (0-1, its moving average), for an FTL that

@@ -17,6 +17,7 @@ pub mod dftl;
 pub mod dloop;
 pub mod fast;
 pub mod fastgc;
+pub mod fdp;
 pub mod hotcold;
 pub mod ilog;
 pub mod options;

@@ -29,6 +29,7 @@
 //!
 //! Departures: none known; mapping lookups are free unless `timing.dram_access_ns` is set.
 
+use crate::fdp::Fdp;
 use ftlsim_core::big_array;
 use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope};
 use ftlsim_core::error::{ConfigError, SimError};
@@ -160,6 +161,9 @@ pub struct PageFtl<D: GcDestination = PlainGc> {
     bursts: GcBursts,
     /// Where GC pages go and how they are copied.
     dest: D,
+    /// Flexible Data Placement (`[fdp]`): each handle its host stream and, persistently
+    /// isolated, its GC stream.
+    fdp: Option<Fdp>,
 }
 
 /// GC relocation inside the victim's plane into the GC stream the plan names.
@@ -172,6 +176,7 @@ struct PlaneMover<'a, D: GcDestination> {
     dest: &'a mut D,
     copies: &'a mut CopyCounts,
     moved: &'a mut u64,
+    fdp: Option<&'a mut Fdp>,
 }
 
 /// The per-page copy-back table (FastGC, rcftl-per-page; docs/reliability.md): once `dst`
@@ -221,6 +226,9 @@ impl<D: GcDestination> Relocate for PlaneMover<'_, D> {
         let slot = &mut self.map[oob.lpn as usize];
         assert_eq!(*slot, src, "lpn {} maps elsewhere than its valid page {src}", oob.lpn);
         *slot = dst;
+        if let Some(f) = self.fdp.as_deref_mut() {
+            f.gc_move(oob.lpn, ctx.flash().geometry().block_of(dst));
+        }
         ctx.invalidate(src)?;
         self.bm.on_invalidate(ctx.flash(), src);
         *self.moved += 1;
@@ -244,9 +252,17 @@ impl<D: GcDestination> PageFtl<D> {
     pub fn with_destination(cfg: &DriveConfig, name: &'static str, dest: D) -> Result<PageFtl<D>, ConfigError> {
         let d = cfg.derive()?;
         let g = &cfg.geometry;
-        let streams = cfg.ftl.write_streams;
-        let gc_streams = dest.gc_streams();
-        if gc_streams > 1 {
+        let fdp = cfg.fdp.as_ref().map(|f| Fdp::new(f.handles, f.handle_type, g.blocks(), d.logical_pages));
+        if fdp.is_some() && dest.gc_streams() > 1 {
+            return Err(ConfigError::Invalid {
+                key: "fdp".into(),
+                value: "[fdp]".into(),
+                rule: format!("{name} keeps GC streams of its own; placement handles go with the plain page FTL"),
+            });
+        }
+        let streams = fdp.as_ref().map_or(cfg.ftl.write_streams, Fdp::handles);
+        let gc_streams = fdp.as_ref().map_or(dest.gc_streams(), Fdp::gc_streams);
+        if gc_streams > 1 || fdp.is_some() {
             // One open block per GC stream and plane (rcFTL, Fig. 5): the over-provisioning
             // must hold them beside the GC reserve.
             cfg.gc_room(&d).check(name, streams + gc_streams, 0)?;
@@ -282,6 +298,7 @@ impl<D: GcDestination> PageFtl<D> {
             copies: CopyCounts::default(),
             bursts: GcBursts::default(),
             dest,
+            fdp,
         })
     }
 
@@ -353,19 +370,24 @@ impl<D: GcDestination> PageFtl<D> {
         let load = ctx.write_buffer_load();
         let plan = self.dest.plan(ctx.flash(), job.victim, urgent, load, job.moved == 0);
         assert!(plan.gc_stream < self.dest.gc_streams(), "GC stream {} of {}", plan.gc_stream, self.dest.gc_streams());
+        let stream = self.gc_stream + self.fdp.as_ref().map_or(plan.gc_stream, |f| f.gc_stream(job.victim));
         let mut mover = PlaneMover {
             map: &mut self.map,
             bm: &mut self.bm,
-            stream: self.gc_stream + plan.gc_stream,
+            stream,
             plan,
             dest: &mut self.dest,
             copies: &mut self.copies,
             moved: &mut self.gc.pages_moved,
+            fdp: self.fdp.as_mut(),
         };
         let s = job.step(ctx, &mut mover)?;
         if s == GcStep::Erased {
             self.bm.release(ctx.flash(), job.victim);
             self.dest.erased(job.victim);
+            if let Some(f) = self.fdp.as_mut() {
+                f.erased(job.victim, self.geo.pages_per_block);
+            }
         }
         Ok(s)
     }
@@ -522,6 +544,9 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
         self.copies = CopyCounts::default();
         self.bursts = GcBursts::default();
         self.dest.begin_measurement();
+        if let Some(f) = self.fdp.as_mut() {
+            f.begin_measurement();
+        }
     }
 
     fn series(&self) -> Vec<SeriesValue> {
@@ -549,6 +574,9 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
             m.insert("gc_open_blocks_max".into(), open.max().unwrap_or(0).into());
         }
         self.dest.put_metrics(&mut m);
+        if let Some(f) = &self.fdp {
+            m.insert("fdp".into(), f.metrics(u64::from(self.geo.page_size_bytes)));
+        }
         m
     }
 
@@ -566,11 +594,15 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
             Some(p) => p,
             None => self.place(ctx, lpn, old)?,
         };
-        let ppn = self.bm.allocate(ctx.flash(), plane, 0)?;
+        let handle = self.fdp.as_ref().map_or(0, |f| f.handle(ctx.placement()));
+        let ppn = self.bm.allocate(ctx.flash(), plane, handle)?;
         if self.geo.page_in_block(ppn) == 0 {
             self.dest.opened(self.geo.block_of(ppn), None);
         }
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
+        if let Some(f) = self.fdp.as_mut() {
+            f.host_write(lpn, handle, self.geo.block_of(ppn), self.geo.page_in_block(ppn));
+        }
         write_copyback_table(ctx, &mut self.bm, ppn, self.dest.table_pages())?;
         // The superseded copy is invalidated only now that the new one is on flash: GC on
         // the way (which may have moved it) must not erase the last durable copy of an
@@ -646,6 +678,9 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
     fn check_invariants(&self, flash: &FlashArray) {
         self.bm.check_invariants(flash);
         self.dest.check(flash);
+        if let Some(f) = &self.fdp {
+            f.check(flash, self.geo.blocks());
+        }
         let mut mapped = 0u64;
         for (lpn, &ppn) in self.map.iter().enumerate() {
             if ppn == NONE {
@@ -724,6 +759,10 @@ impl<D: GcDestination> Recovery for PageFtl<D> {
     /// thesis's m + n, every page of the drive plus one per block (the erased page that ends a
     /// block that is not full).
     fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+        if self.fdp.is_some() {
+            // Which handle a page belongs to is controller memory the cut takes.
+            return Err(SimError::Input("power-loss recovery under [fdp] is not supported".into()));
+        }
         // The policy's state the power took is forgotten below (`recovered`); its settings stay.
         *self = PageFtl::with_destination(cfg, self.name, self.dest.clone())?;
         let blocks = 0..self.geo.blocks();

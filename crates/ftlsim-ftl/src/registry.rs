@@ -29,6 +29,9 @@ pub struct Capabilities {
     /// as the paper says (DLOOP, seed 000 Sec. 3.4, which has no fix): a run can stop with
     /// that error, so checks of correctness leave the rule off for it.
     pub never_ending_gc: bool,
+    /// Honours NVMe Flexible Data Placement (`[fdp]`, docs/fdp.md): a write's placement handle
+    /// decides its blocks.
+    pub placement: bool,
     /// The ways of tracking invalid pages it supports (`ftl.invalid_tracking`).
     pub invalid_tracking: &'static [InvalidTracking],
     /// The option sections (`[ftl.NAME]`) it reads.
@@ -95,9 +98,14 @@ const ANY_TRACKING: &[InvalidTracking] = &[InvalidTracking::Flags, InvalidTracki
 fn demand_open_blocks(cfg: &DriveConfig) -> u32 {
     3 + u32::from(cfg.ftl.invalid_tracking == InvalidTracking::Ilog)
 }
-/// A page-mapped FTL: one block per host stream and one for GC.
+/// A page-mapped FTL: one block per host stream and one for GC; under FDP one per handle
+/// and one for GC, or one per handle for GC too (persistently isolated).
 fn page_open_blocks(cfg: &DriveConfig) -> u32 {
-    cfg.ftl.write_streams + 1
+    match &cfg.fdp {
+        Some(f) if f.handle_type == ftlsim_core::config::FdpHandleType::PersistentlyIsolated => 2 * f.handles,
+        Some(f) => f.handles + 1,
+        None => cfg.ftl.write_streams + 1,
+    }
 }
 /// A block-mapped FTL: the block being written.
 fn one_open_block(_: &DriveConfig) -> u32 {
@@ -112,6 +120,7 @@ const fn recovering(open: fn(&DriveConfig) -> u32) -> Capabilities {
         channel_unit: false,
         needs_reliability: false,
         never_ending_gc: false,
+        placement: false,
         invalid_tracking: FLAGS,
         sections: &[],
         default_write_buffer_bytes: 0,
@@ -132,7 +141,7 @@ pub const FTLS: &[FtlInfo] = &[
         description: "ideal page-level FTL: whole map in SRAM, greedy/FIFO/cost-benefit GC",
         source: "baseline of seeds 000-004 (e.g. seed 001 Ch. 4, seed 002 Sec. V)",
         build: |c| boxed(page::PageFtl::new(c)),
-        capabilities: Capabilities { channel_unit: true, ..recovering(page_open_blocks) },
+        capabilities: Capabilities { channel_unit: true, placement: true, ..recovering(page_open_blocks) },
         bytes_per_logical_page: 4,
         bytes_per_cache_byte: 0,
     },
@@ -313,6 +322,17 @@ pub fn resolve(mut cfg: DriveConfig) -> Result<DriveConfig, ConfigError> {
                 "{} tracks invalid pages by flags only; {} track them otherwise",
                 f.name,
                 names(|c| c.invalid_tracking.len() > 1)
+            ),
+        });
+    }
+    if cfg.fdp.is_some() && !caps.placement {
+        return Err(ConfigError::Invalid {
+            key: "fdp".into(),
+            value: "[fdp]".into(),
+            rule: format!(
+                "{} cannot honour placement handles (FTLs that do: {}); remove [fdp] or pick one of them",
+                f.name,
+                names(|c| c.placement)
             ),
         });
     }

@@ -36,7 +36,7 @@ fn tenant(
         None => Replay::Open { time_scale: 1.0 },
     };
     let source: Source = Box::new(Generator::new(&w, namespace.sectors * 512, seed).unwrap().map(Ok));
-    (Tenant { name: name.into(), replay, class, namespace, stop_after_ns: None }, source)
+    (Tenant { name: name.into(), replay, class, namespace, stop_after_ns: None, placements: Vec::new() }, source)
 }
 
 fn run(sim: &mut Simulator, tenants: Vec<(Tenant, Source)>, opts: RunOptions) -> Report {

@@ -213,6 +213,13 @@ impl RunSpec {
             cfg.ftl.name = f.clone();
         }
         let cfg = ftlsim_ftl::resolve(cfg)?;
+        if self.power_cut.is_some() && cfg.fdp.is_some() {
+            return Err(SimError::Input(
+                "--power-cut: power-loss recovery under [fdp] is not supported (which handle a page belongs to is \
+                 controller memory the cut takes)"
+                    .into(),
+            ));
+        }
         if self.power_cut.is_some() && !ftlsim_ftl::info(&cfg.ftl.name)?.capabilities.recovers {
             return Err(SimError::Input(format!(
                 "--power-cut: {} does not recover from a power cut (those that do: {})",
@@ -266,6 +273,7 @@ impl RunSpec {
             return Ok(Vec::new());
         }
         tenants::check_tenants(&self.tenants)?;
+        tenants::check_placements(&self.tenants, cfg.fdp.as_ref().map(|f| f.handles))?;
         let refuse = |what: &str| Err(SimError::Input(format!("--tenant: {what}")));
         if !matches!(&self.source, Source::Synthetic(t) if t.is_empty()) {
             return refuse("give each tenant its workload or trace in its --tenant, not --workload or --trace");
@@ -458,6 +466,7 @@ fn replay_tenants(
             "class": ftlsim_core::sim::class_name(t.class),
             "namespace": tenant.namespace,
             "seed": seed,
+            "plids": t.placements,
             "replay": tenant.replay,
             "workload": w,
         }));

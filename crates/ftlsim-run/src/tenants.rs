@@ -11,7 +11,7 @@ use ftlsim_core::workload::{parse_bytes, Limit, WorkloadSpec};
 use std::path::PathBuf;
 
 /// The keys a tenant text takes besides its workload's.
-pub const TENANT_KEYS: &[&str] = &["name", "ns", "class", "seed", "trace", "device", "format", "speed"];
+pub const TENANT_KEYS: &[&str] = &["name", "ns", "class", "seed", "plids", "trace", "device", "format", "speed"];
 
 /// Where a tenant's namespace lies: shares of the drive's logical space or byte offsets.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,6 +37,8 @@ pub struct TenantSpec {
     pub class: PriorityClass,
     /// Its workload's seed; the run's seed plus its position (from 0) unless given.
     pub seed: Option<u64>,
+    /// The FDP placement handles its writes name in turn (`plids=0:1`, fio's `plids`).
+    pub placements: Vec<u16>,
 }
 
 fn bad(tenant: &str, key: &str, value: &str, rule: &str) -> SimError {
@@ -85,6 +87,14 @@ impl TenantSpec {
             None => None,
             Some(v) => Some(v.parse::<u64>().map_err(|_| bad(name, "seed", v, "expected a whole number >= 0"))?),
         };
+        let placements = match get("plids") {
+            None => Vec::new(),
+            Some(v) => v
+                .split(':')
+                .map(|x| x.trim().parse::<u16>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| bad(name, "plids", v, "expected placement handles like 0 or 0:1:2"))?,
+        };
         let workload_text = workload_parts.join(";");
         let source = match get("trace") {
             Some(path) => trace_source(name, path, &get, &workload_text, text)?,
@@ -98,7 +108,7 @@ impl TenantSpec {
                 Source::Synthetic(workload_text)
             }
         };
-        Ok(TenantSpec { text: text.to_string(), name: name.to_string(), source, namespace, class, seed })
+        Ok(TenantSpec { text: text.to_string(), name: name.to_string(), source, namespace, class, seed, placements })
     }
 
     /// The namespace on a drive of `logical_pages` pages of `spp` sectors.
@@ -151,7 +161,14 @@ impl TenantSpec {
             },
             (Source::Synthetic(_), None) => unreachable!("a synthetic tenant's workload is parsed when planned"),
         };
-        Tenant { name: self.name.clone(), replay, class: self.class, namespace, stop_after_ns }
+        Tenant {
+            name: self.name.clone(),
+            replay,
+            class: self.class,
+            namespace,
+            stop_after_ns,
+            placements: self.placements.clone(),
+        }
     }
 }
 
@@ -270,6 +287,34 @@ pub fn parse_arbitration(v: &str) -> Result<QueueArbitration, SimError> {
     }
     let mechanism = if weighted { Arbitration::WeightedRoundRobin { weights } } else { Arbitration::RoundRobin };
     Ok(QueueArbitration { mechanism, burst })
+}
+
+/// Check the tenants' placement handles against the drive's `[fdp]` handles (`None`: none).
+pub fn check_placements(tenants: &[TenantSpec], handles: Option<u32>) -> Result<(), SimError> {
+    for t in tenants.iter().filter(|t| !t.placements.is_empty()) {
+        let text = t.placements.iter().map(u16::to_string).collect::<Vec<_>>().join(":");
+        match handles {
+            None => {
+                return Err(bad(
+                    &t.name,
+                    "plids",
+                    &text,
+                    "the drive has no placement handles: give it an [fdp] section (--set fdp.handles=N)",
+                ))
+            }
+            Some(n) => {
+                if let Some(p) = t.placements.iter().find(|&&p| u32::from(p) >= n) {
+                    return Err(bad(
+                        &t.name,
+                        "plids",
+                        &text,
+                        &format!("handle {p} beyond the drive's {n} (fdp.handles; 0..{})", n - 1),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Check a run's tenants together: how many, their names.

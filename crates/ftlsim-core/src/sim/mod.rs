@@ -74,6 +74,9 @@ struct Device {
     /// The write-behind buffer (`host.write_buffer_policy = "write_behind"`), whose load
     /// every timed context carries to the FTL.
     behind: Option<WriteBehind>,
+    /// The FDP placement handle of the request being dispatched (0 otherwise), which every
+    /// context carries to the FTL.
+    placement: u16,
 }
 
 impl Device {
@@ -84,7 +87,9 @@ impl Device {
             b.advance(now);
             b.mean_utilisation()
         });
-        let ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, time).with_buffer_load(load);
+        let ctx = FlashCtx::new(&mut self.flash, &mut self.ops, &mut self.counts, time)
+            .with_buffer_load(load)
+            .with_placement(self.placement);
         if time == FlashTime::Timed {
             ctx.with_scheduler(&mut self.sched)
         } else {
@@ -166,7 +171,14 @@ impl Simulator {
             },
             cfg,
             d,
-            dev: Device { flash, sched, ops: Vec::with_capacity(1024), counts: FlashCounts::default(), behind },
+            dev: Device {
+                flash,
+                sched,
+                ops: Vec::with_capacity(1024),
+                counts: FlashCounts::default(),
+                behind,
+                placement: 0,
+            },
             ftl,
             request: None,
             deferred_ops: 0,

@@ -615,7 +615,10 @@ impl ReplayLoop {
         };
         let slot = self.queue.occupy(p);
         let before = self.sqs[q].measured.as_ref().map(|_| sim.host.clone());
-        let (done, deferred) = sim.dispatch(&req, t, slot)?;
+        sim.dev.placement = self.sqs[q].placement(req.op);
+        let dispatched = sim.dispatch(&req, t, slot);
+        sim.dev.placement = 0;
+        let (done, deferred) = dispatched?;
         let sq = &mut self.sqs[q];
         sq.outstanding += 1;
         if let (Some(m), Some(before)) = (sq.measured.as_mut(), before) {
@@ -820,6 +823,7 @@ fn submission_queues(
         );
         let mut sq = Submission::new(t.replay, host_depth, ns, Some(t.name.clone()));
         sq.stop_at = t.stop_after_ns.map(|d| sim.dev.sched.now().saturating_add(d));
+        sq.placements = t.placements.clone();
         sqs.push(sq);
     }
     Ok((host_depth, sqs))

@@ -124,6 +124,8 @@ fn state_shaping(cfg: &DriveConfig) -> serde_json::Value {
         "reliability": cfg.reliability,
         // A channel system's mode decides its units (null for a drive).
         "multichannel": cfg.multichannel.as_ref().map(|m| m.mode.name()),
+        // Which blocks each placement handle may use lives in the FTL state.
+        "fdp": cfg.fdp,
     })
 }
 

@@ -47,6 +47,9 @@ pub struct Tenant {
     /// Stop issuing its requests this long after the run's start (a closed-loop workload's
     /// `duration`).
     pub stop_after_ns: Option<u64>,
+    /// The FDP placement handles its writes name in turn (fio's `plids` with `plid_select=
+    /// roundrobin`); empty: the default handle 0 (docs/fdp.md).
+    pub placements: Vec<u16>,
 }
 
 /// How the controller picks among the tenants' queues.
@@ -72,6 +75,9 @@ pub(super) struct Submission {
     pub depth: usize,
     pub outstanding: usize,
     pub namespace: Namespace,
+    /// The FDP placement handles of its writes, in turn, and the next one's position.
+    pub placements: Vec<u16>,
+    pub next_placement: usize,
     /// The request read from the source and not yet issued.
     pub pending: Option<Request>,
     /// When the pending request arrives, once known (closed loop: a free slot plus its think
@@ -125,6 +131,8 @@ impl Submission {
             depth: depth as usize,
             outstanding: 0,
             namespace,
+            placements: Vec::new(),
+            next_placement: 0,
             pending: None,
             pending_at: None,
             source_done: false,
@@ -138,6 +146,17 @@ impl Submission {
     #[inline]
     pub fn has_room(&self) -> bool {
         self.pending.is_some() && self.outstanding < self.depth
+    }
+
+    /// The placement handle of its next request (`op`): its handles in turn for writes.
+    #[inline]
+    pub fn placement(&mut self, op: IoOp) -> u16 {
+        if op != IoOp::Write || self.placements.is_empty() {
+            return 0;
+        }
+        let p = self.placements[self.next_placement];
+        self.next_placement = (self.next_placement + 1) % self.placements.len();
+        p
     }
 
     /// Has the queue stopped issuing at `now`?
