@@ -136,11 +136,15 @@ class Result:
 
     def row(self) -> dict[str, Any]:
         """One flat dict: ``config.*`` (every config field), ``run.*``, ``report.*`` and
-        ``wall_time.*``, lists and histograms left out."""
+        ``wall_time.*``, lists and histograms left out; each tenant's report as
+        ``report.tenants.<name>.*`` and each FDP handle's as ``report.ftl_metrics.fdp.handles.<h>.*``
+        (so a sweep's rows have them)."""
         nested = pd.json_normalize({"config": self.config, **self.summary}, sep=".").iloc[0]
         flat = {str(k): v for k, v in nested.items()}
-        return {k: v for k, v in flat.items()
-                if not any(k == p or k.startswith(p + ".") for p in _NOT_IN_ROW) and not isinstance(v, list)}
+        row = {k: v for k, v in flat.items()
+               if not any(k == p or k.startswith(p + ".") for p in _NOT_IN_ROW) and not isinstance(v, list)}
+        row.update(_tenants.row_columns(self.report))
+        return row
 
     def to_pandas(self) -> pd.DataFrame:
         """:meth:`row` as a one-row DataFrame."""

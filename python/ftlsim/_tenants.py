@@ -100,3 +100,17 @@ def fdp_frame(report: Mapping[str, Any]) -> pd.DataFrame:
     if fdp is None:
         raise ValueError("this run's drive has no [fdp] section (overrides={'fdp.handles': N})")
     return pd.DataFrame(fdp["handles"])
+
+
+def row_columns(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The tenants' and FDP handles' lists of ``report`` as flat columns keyed by tenant name
+    and handle number: ``report.tenants.db.performance.iops``,
+    ``report.ftl_metrics.fdp.handles.1.write_amplification``."""
+    out: dict[str, Any] = {}
+    for t in report.get("tenants") or []:
+        flat = pd.json_normalize(t, sep=".").iloc[0]
+        out.update({f"report.tenants.{t['name']}.{k}": v for k, v in flat.items() if k != "name"})
+    fdp = (report.get("ftl_metrics") or {}).get("fdp")
+    for h in (fdp or {}).get("handles", []):
+        out.update({f"report.ftl_metrics.fdp.handles.{h['handle']}.{k}": v for k, v in h.items() if k != "handle"})
+    return out

@@ -21,6 +21,7 @@ PAGES = [
     ("experiments/thesis-ch6-8/run", "THESIS_CH68_DOC", "THESIS_CH68_OUT", "docs/results/thesis-ch6-8.md"),
     ("experiments/rcftl/run", "RCFTL_DOC", "RCFTL_OUT", "docs/results/rcftl.md"),
     ("experiments/chang-wen/run", "CHANG_WEN_DOC", "CHANG_WEN_OUT", "docs/results/chang-wen.md"),
+    ("experiments/placement/run", "PLACEMENT_DOC", "PLACEMENT_OUT", "docs/results/placement.md"),
 ]
 
 

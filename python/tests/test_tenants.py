@@ -96,3 +96,12 @@ def test_fdp_handles_from_tenants_plids():
         ftlsim.run(tenants=[{**WRITER, "plids": 5}], overrides=over)
     with pytest.raises(ValueError, match="no \\[fdp\\]"):
         ftlsim.run(workload="requests=100", overrides=SMALL).fdp
+
+
+def test_a_row_has_each_tenant_and_handle_by_name():
+    over = {**SMALL, "fdp.handles": 2}
+    r = ftlsim.run(tenants=[{**WRITER, "plids": 1}, READER], overrides=over, seed=3)
+    row = r.row()
+    assert row["report.tenants.writer.host.requests"] == 4000
+    assert row["report.tenants.reader.response_time.read.count"] == 1000
+    assert row["report.ftl_metrics.fdp.handles.1.host_pages_written"] == r.report["host"]["pages_written"]

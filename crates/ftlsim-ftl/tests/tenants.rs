@@ -235,3 +235,16 @@ fn every_read_returns_the_newest_version_under_tenants_of_every_ftl() {
             .unwrap_or_else(|e| panic!("{}: read back: {e}", f.name));
     }
 }
+
+#[test]
+fn a_closed_loop_tenants_wait_for_a_device_slot_counts_in_its_response() {
+    // A tenant keeping 16 requests outstanding on a device that holds 4: by Little's law its
+    // mean response is 16 over its rate, the time in its submission queue included.
+    let mut sim = ftlsim_ftl::simulator(small_config(32, 16, 0.25, "[host]\nqueue_depth = 4"), false).unwrap();
+    sim.precondition(&Precondition { fill: 1.0, seed: 7, ..Precondition::default() }).unwrap();
+    let t = tenant(&sim, "deep", PriorityClass::Medium, (0.0, 1.0), "read=0.5,qd=16,requests=4000", 1);
+    let r = run(&mut sim, vec![t], RunOptions::default());
+    let t = &r.tenants.unwrap()[0];
+    let in_flight = t.performance.iops * t.response_time.all.mean_ns as f64 / 1e9;
+    assert!((in_flight - 16.0).abs() < 0.5, "{in_flight} requests in flight on average, not 16");
+}

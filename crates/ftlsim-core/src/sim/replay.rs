@@ -535,7 +535,7 @@ impl ReplayLoop {
         sources: &mut [&mut dyn Iterator<Item = Result<Request, SimError>>],
     ) -> Result<(), SimError> {
         for (q, source) in sources.iter_mut().enumerate() {
-            while self.sqs[q].pending.is_none() && !self.sqs[q].source_done {
+            while self.sqs[q].wants_request() && !self.sqs[q].source_done {
                 match source.next() {
                     None => self.sqs[q].source_done = true,
                     Some(r) => {
@@ -545,7 +545,7 @@ impl ReplayLoop {
                         let ns = self.sqs[q].namespace;
                         check_bounds(r.offset_sector, r.sectors, ns.sectors, || self.what(q))?;
                         r.offset_sector += ns.first_sector;
-                        self.sqs[q].pending = Some(r);
+                        self.sqs[q].submit(r, self.now);
                     }
                 }
             }
@@ -593,9 +593,7 @@ impl ReplayLoop {
                 a.next(|i| sqs[i].issue_at == Some(t)).expect("a queue issues first")
             }
         };
-        let sq = &mut self.sqs[q];
-        let arrival = sq.pending_at.take().expect("the queue that issues has its arrival");
-        let req = sq.pending.take().expect("the queue that issues has a request");
+        let (req, arrival) = self.sqs[q].take_pending();
         if let Some(at) = self.request_cut(opts, t) {
             self.cut = Some((at, Some(req)));
             return Ok(Issue::Cut);

@@ -83,6 +83,11 @@ pub(super) struct Submission {
     /// When the pending request arrives, once known (closed loop: a free slot plus its think
     /// time, fixed once so a completion handled meanwhile does not restart it).
     pub pending_at: Option<SimTime>,
+    /// A tenant's closed loop submits a request whenever its queue has room, so requests
+    /// wait in it for a device slot: those behind the pending one, with their arrivals (a
+    /// free slot plus their think time). A run without tenants reads one request at a time.
+    pub read_ahead: bool,
+    pub behind: std::collections::VecDeque<(Request, SimTime)>,
     pub source_done: bool,
     /// When its pending request issues, if it has room: scratch of the dispatch step.
     pub issue_at: Option<SimTime>,
@@ -135,11 +140,49 @@ impl Submission {
             next_placement: 0,
             pending: None,
             pending_at: None,
+            read_ahead: measured && closed,
+            behind: std::collections::VecDeque::new(),
             source_done: false,
             issue_at: None,
             index: 0,
             measured: measured.then(Default::default),
         }
+    }
+
+    /// Does the queue want another request from its source: none pending, or (reading
+    /// ahead) room in it for one more?
+    #[inline]
+    pub fn wants_request(&self) -> bool {
+        if self.read_ahead {
+            self.outstanding + usize::from(self.pending.is_some()) + self.behind.len() < self.depth
+        } else {
+            self.pending.is_none()
+        }
+    }
+
+    /// Take `r` from the source at `now`: pending if none is, else behind it; a tenant's
+    /// closed-loop request arrives now, plus its think time.
+    #[inline]
+    pub fn submit(&mut self, r: Request, now: SimTime) {
+        let at = self.read_ahead.then(|| now.saturating_add(r.think_ns));
+        if self.pending.is_none() {
+            self.pending = Some(r);
+            self.pending_at = at;
+        } else {
+            self.behind.push_back((r, at.expect("only a queue reading ahead holds requests behind")));
+        }
+    }
+
+    /// The pending request issues: the next behind it, if any, is pending now.
+    #[inline]
+    pub fn take_pending(&mut self) -> (Request, SimTime) {
+        let at = self.pending_at.take().expect("the queue that issues has its arrival");
+        let req = self.pending.take().expect("the queue that issues has a request");
+        if let Some((r, a)) = self.behind.pop_front() {
+            self.pending = Some(r);
+            self.pending_at = Some(a);
+        }
+        (req, at)
     }
 
     /// Does the SQ have room for its pending request?
