@@ -67,8 +67,9 @@ def ftls() -> list[dict[str, Any]]:
     """The registered FTLs, as the registry declares them: ``name``, ``description``,
     ``source`` (the paper), and capabilities: ``recovers`` (power-loss recovery),
     ``channel_unit`` (can be a unit of a ``[multichannel]`` drive), ``needs_reliability``
-    (needs ``[reliability]``), ``sections`` (the ``[ftl.<section>]`` option tables it reads)
-    and ``invalid_tracking`` (the ``ftl.invalid_tracking`` modes it supports)."""
+    (needs ``[reliability]``), ``placement`` (honours ``[fdp]``, docs/fdp.md), ``zoned`` (a
+    zoned namespace, docs/zns.md), ``sections`` (the ``[ftl.<section>]`` option tables it
+    reads) and ``invalid_tracking`` (the ``ftl.invalid_tracking`` modes it supports)."""
     return _native.ftls()
 
 

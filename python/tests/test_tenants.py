@@ -105,3 +105,19 @@ def test_a_row_has_each_tenant_and_handle_by_name():
     assert row["report.tenants.writer.host.requests"] == 4000
     assert row["report.tenants.reader.response_time.read.count"] == 1000
     assert row["report.ftl_metrics.fdp.handles.1.host_pages_written"] == r.report["host"]["pages_written"]
+
+
+def test_a_zoned_namespace_from_python_counts_what_it_refuses():
+    zns = {"geometry.blocks_per_plane": 128, "overprovisioning.share": "", "overprovisioning.extra_blocks_per_plane": 8,
+           "host.unmapped_read": "zero"}
+    info = {f["name"]: f for f in ftlsim.ftls()}["zns"]
+    assert info["zoned"] and not info["recovers"] and not info["placement"]
+    r = ftlsim.run(ftl="zns", overrides=zns, fill=0.0, workload="pattern=sequential,read=0,size=64k,qd=4,requests=3000")
+    z = r.report["ftl_metrics"]["zns"]
+    assert r.report["write_amplification"]["total"] == 1.0
+    assert z["refused_total"] == 0 and z["zones_full"] > 0
+    r = ftlsim.run(ftl="zns", overrides=zns, fill=0.0, workload="read=0,size=4k,qd=4,requests=500")
+    assert r.row()["report.ftl_metrics.zns.refused.zone_invalid_write"] > 0
+    with pytest.raises(ftlsim.FtlsimError, match="zone_invalid_write"):
+        ftlsim.run(ftl="zns", overrides={**zns, "ftl.zns.on_refused": "stop"}, fill=0.0,
+                   workload="read=0,size=4k,qd=4,requests=500")

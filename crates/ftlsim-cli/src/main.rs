@@ -295,16 +295,22 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
 }
 
 /// `ftlsim ftls`: every registered FTL with what it can do (`recovers`: `--power-cut`;
-/// `channels`: a unit of a `[multichannel]` drive; `reliability`: needs `[reliability]`).
+/// `channels`: a unit of a `[multichannel]` drive; `reliability`: needs `[reliability]`;
+/// `placement`: honours `[fdp]`; `zoned`: a zoned namespace).
 fn list_ftls() {
     for f in ftlsim_ftl::FTLS {
         let c = &f.capabilities;
-        let can: Vec<&str> =
-            [(c.recovers, "recovers"), (c.channel_unit, "channels"), (c.needs_reliability, "needs reliability")]
-                .iter()
-                .filter(|(yes, _)| *yes)
-                .map(|(_, what)| *what)
-                .collect();
+        let can: Vec<&str> = [
+            (c.recovers, "recovers"),
+            (c.channel_unit, "channels"),
+            (c.needs_reliability, "needs reliability"),
+            (c.placement, "placement"),
+            (c.zoned, "zoned"),
+        ]
+        .iter()
+        .filter(|(yes, _)| *yes)
+        .map(|(_, what)| *what)
+        .collect();
         let sections: Vec<String> = c.sections.iter().map(|s| format!("[ftl.{s}]")).collect();
         let sections = if sections.is_empty() { String::new() } else { format!("  options {}", sections.join(" ")) };
         println!("{:<14} {}  [{}]  ({}){sections}", f.name, f.description, f.source, can.join(", "));

@@ -9,6 +9,7 @@ use crate::config::GcScope;
 use crate::error::{FlashError, SimError};
 use crate::flash::{FlashArray, Oob};
 use crate::geometry::{BlockId, Lpn, PlaneId, Ppn};
+use crate::host::IoOp;
 use crate::scheduler::{scope_code, FlashOp, OpKind, Scheduler, SimTime, Tag, NO_DEP, TAGS};
 use serde::{Deserialize, Serialize};
 
@@ -355,10 +356,27 @@ impl GcCounts {
     }
 }
 
+/// A host command an FTL refused, with the NVMe status it completes with (a zoned namespace's
+/// rules, docs/zns.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    /// The status code (status code type 1h, command specific, for the zone statuses).
+    pub code: u8,
+    /// Its name in results.json (`zone_invalid_write`).
+    pub name: &'static str,
+}
+
 /// A flash translation layer.
 pub trait Ftl {
     /// Registered name.
     fn name(&self) -> &'static str;
+    /// Whether the FTL takes the host command `op` on sectors `offset_sector..+sectors` as a
+    /// whole, before any of it is done: a zoned namespace refuses a write off its zone's write
+    /// pointer with the NVMe status (`Some`), and the command then completes at once with
+    /// nothing done; an error stops the run. Default: every command is taken.
+    fn admit(&mut self, _op: IoOp, _offset_sector: u64, _sectors: u32) -> Result<Option<Refusal>, SimError> {
+        Ok(None)
+    }
     /// Read a logical page; returns the version found, or `None` if it was never written
     /// or was trimmed (no flash read is needed then).
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError>;

@@ -31,5 +31,6 @@ pub mod scftl;
 mod slot_chains;
 pub mod threedftl;
 pub mod waftl;
+pub mod zns;
 
 pub use registry::{build, info, memory_estimate, names, resolve, simulator, Capabilities, FtlInfo, FTLS, SECTIONS};

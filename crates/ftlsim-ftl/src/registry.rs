@@ -8,7 +8,7 @@
 
 use crate::options::{section, Section};
 use crate::{block, cdftl, dftl, dloop, fast, fastgc, hotcold, page, pcftl, rcftl, rcftl_per_page, scftl, threedftl};
-use crate::{ilog, waftl};
+use crate::{ilog, waftl, zns};
 use ftlsim_core::config::{DriveConfig, InvalidTracking};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::ftl::Ftl;
@@ -29,6 +29,9 @@ pub struct Capabilities {
     /// as the paper says (DLOOP, seed 000 Sec. 3.4, which has no fix): a run can stop with
     /// that error, so checks of correctness leave the rule off for it.
     pub never_ending_gc: bool,
+    /// A zoned namespace (docs/zns.md): it refuses writes off a zone's write pointer, so the
+    /// contract's random workloads do not apply to it; its own tests cover it.
+    pub zoned: bool,
     /// Honours NVMe Flexible Data Placement (`[fdp]`, docs/fdp.md): a write's placement handle
     /// decides its blocks.
     pub placement: bool,
@@ -74,6 +77,7 @@ pub struct FtlInfo {
 pub const SECTIONS: &[Section] = &[
     section::<scftl::ScftlOptions>(),
     section::<fast::FastOptions>(),
+    section::<zns::ZnsOptions>(),
     section::<dftl::DftlOptions>(),
     section::<dftl::CdftlOptions>(),
     section::<pcftl::PcftlOptions>(),
@@ -112,6 +116,10 @@ fn one_open_block(_: &DriveConfig) -> u32 {
     1
 }
 fn no_change(_: &mut DriveConfig) {}
+/// A zoned namespace: no open blocks beyond its zones'.
+fn no_open_blocks(_: &DriveConfig) -> u32 {
+    0
+}
 
 /// The capabilities most FTLs have: recovery, nothing else; `open` blocks per plane.
 const fn recovering(open: fn(&DriveConfig) -> u32) -> Capabilities {
@@ -120,6 +128,7 @@ const fn recovering(open: fn(&DriveConfig) -> u32) -> Capabilities {
         channel_unit: false,
         needs_reliability: false,
         never_ending_gc: false,
+        zoned: false,
         placement: false,
         invalid_tracking: FLAGS,
         sections: &[],
@@ -274,6 +283,21 @@ pub const FTLS: &[FtlInfo] = &[
         build: |c| boxed(fast::FastFtl::new(c)),
         capabilities: Capabilities { channel_unit: true, sections: &["fast"], ..recovering(one_open_block) },
         bytes_per_logical_page: 4,
+        bytes_per_cache_byte: 0,
+    },
+    FtlInfo {
+        name: "zns",
+        description: "zoned namespace: sequential-write-required zones, one block per plane each, no device GC",
+        source: "NVMe Zoned Namespace Command Set 1.1 (TP4053); issue 39",
+        build: |c| boxed(zns::ZnsFtl::new(c)),
+        capabilities: Capabilities {
+            recovers: false,
+            zoned: true,
+            sections: &["zns"],
+            fit_drive: zns::fit_drive,
+            ..recovering(no_open_blocks)
+        },
+        bytes_per_logical_page: 0,
         bytes_per_cache_byte: 0,
     },
     FtlInfo {

@@ -255,6 +255,8 @@ fn ftls(py: Python<'_>) -> PyResult<Py<PyList>> {
         item.set_item("recovers", c.recovers)?;
         item.set_item("channel_unit", c.channel_unit)?;
         item.set_item("needs_reliability", c.needs_reliability)?;
+        item.set_item("placement", c.placement)?;
+        item.set_item("zoned", c.zoned)?;
         item.set_item("sections", c.sections.to_vec())?;
         let tracking: Vec<String> = c.invalid_tracking.iter().map(|t| format!("{t:?}").to_lowercase()).collect();
         item.set_item("invalid_tracking", tracking)?;

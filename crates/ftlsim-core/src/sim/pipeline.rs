@@ -263,6 +263,11 @@ impl Simulator {
     pub(super) fn dispatch_in_slot(&mut self, req: &Request, t: SimTime) -> Result<SimTime, SimError> {
         let offset = req.offset_sector;
         self.dev.sched.set_now(t);
+        if self.ftl.admit(req.op, offset, req.sectors)?.is_some() {
+            // Refused as a whole (a zoned namespace's rules): it completes at once, nothing
+            // done; the FTL counts its status.
+            return Ok(t);
+        }
         let spp = self.cfg.geometry.sectors_per_page();
         let bytes = u64::from(req.sectors) * 512;
         let mut ready = t;

@@ -1,0 +1,461 @@
+//! A zoned namespace (NVMe Zoned Namespace Command Set 1.1, TP4053; docs/zns.md): the
+//! logical space cut into zones of sequential-write-required blocks, each zone mapped to one
+//! erase block on every plane (a superblock), so that the device never collects garbage and
+//! writes each page once (write amplification 1 by construction, tested).
+//!
+//! - A zone's **write pointer** is the next logical page it takes; a write must start there
+//!   (Zone Invalid Write, BCh), stay in its zone (Zone Boundary Error, B8h) and find the zone
+//!   not full (Zone Is Full, B9h). Page `o` of a zone is page `o / planes` of its block on
+//!   plane `o % planes`: sequential writes stripe over the planes and program every block in
+//!   order.
+//! - **Zone states** (ZNS Sec. 2.1.1, Fig. 7): Empty, Implicitly Opened (by a write), Closed
+//!   (by the controller, to free an open resource), Full (written to capacity). A write to an
+//!   Empty zone needs an active resource (Too Many Active Zones, BDh, at `max_active_zones`)
+//!   and, as to a Closed one, an open resource: at `max_open_zones` the controller closes the
+//!   implicitly opened zone written least recently, as ZNS 2.5.1 allows (QEMU does the same).
+//!   With no explicit open every open zone can be closed so, and Too Many Open Zones (BEh)
+//!   does not arise.
+//! - **Reset**: a trim of whole zones resets them (Zone Management Send, Reset Zone): their
+//!   blocks are erased and the zones are Empty again. A trim of part of a zone, and a write or
+//!   trim that is not whole pages (the zone's logical block is a page), is Invalid Field in
+//!   Command (02h).
+//! - A refused command completes at once with its status and changes nothing; the statuses are
+//!   counted (`ftl_metrics.zns`), or the run stops at the first one
+//!   (`ftl.zns.on_refused = "stop"`).
+//!
+//! Not modelled: zone append, explicit open, close and finish, read-only and offline zones,
+//! zone capacity below the zone size, zone random write areas.
+
+use crate::options::Options;
+use ftlsim_core::config::{DriveConfig, PartialWrite, UnmappedRead};
+use ftlsim_core::error::{ConfigError, SimError};
+use ftlsim_core::flash::{FlashArray, Oob, PageKind};
+use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, Refusal};
+use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn};
+use ftlsim_core::host::IoOp;
+use serde::{Deserialize, Serialize};
+
+/// The zoned namespace's options (`[ftl.zns]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ZnsOptions {
+    /// Zones open at once at most (MOR + 1; 0: no limit).
+    pub max_open_zones: u32,
+    /// Zones open or closed at once at most (MAR + 1; 0: no limit).
+    pub max_active_zones: u32,
+    /// What a refused command does: `"count"` (completes with its status, counted) or
+    /// `"stop"` (the run stops with an error naming it).
+    pub on_refused: OnRefused,
+}
+
+/// What a refused command does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OnRefused {
+    /// It completes with its status; `ftl_metrics.zns` counts it.
+    #[default]
+    Count,
+    /// The run stops with an error.
+    Stop,
+}
+
+impl Default for ZnsOptions {
+    fn default() -> Self {
+        ZnsOptions { max_open_zones: 14, max_active_zones: 14, on_refused: OnRefused::Count }
+    }
+}
+
+impl Options for ZnsOptions {
+    const SECTION: &'static str = "zns";
+
+    fn check(&self, _cfg: &DriveConfig) -> Result<(), ConfigError> {
+        if self.max_active_zones != 0 && self.max_open_zones > self.max_active_zones {
+            return Err(crate::options::invalid(
+                "zns",
+                "max_open_zones",
+                self.max_open_zones,
+                format!("must be <= ftl.zns.max_active_zones = {} (an open zone is active)", self.max_active_zones),
+            ));
+        }
+        if self.max_active_zones != 0 && self.max_open_zones == 0 {
+            return Err(crate::options::invalid(
+                "zns",
+                "max_open_zones",
+                0,
+                "must be set (>= 1) when ftl.zns.max_active_zones is (an open zone is active)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Fit a drive made for another FTL to a zoned namespace (the benchmark's and the test
+/// suite's drives): whole zones, a sixteenth of the blocks spare (8 at least), unwritten blocks read as
+/// zeros, no buffer.
+pub fn fit_drive(cfg: &mut DriveConfig) {
+    let extra = (cfg.geometry.blocks_per_plane / 16).max(8);
+    cfg.overprovisioning = ftlsim_core::config::OverProvisioning {
+        share: None,
+        extra_blocks_per_plane: Some(extra),
+        ..cfg.overprovisioning.clone()
+    };
+    cfg.host.unmapped_read = UnmappedRead::Zero;
+    cfg.host.write_buffer_bytes = None;
+    if cfg.host.partial_write == PartialWrite::Merge {
+        cfg.host.partial_write = PartialWrite::default();
+    }
+}
+
+/// A zone's state (ZNS Fig. 7; the states this model reaches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum ZoneState {
+    Empty,
+    ImplicitlyOpened,
+    Closed,
+    Full,
+}
+
+/// The statuses a command may be refused with: (NVMe status code, name).
+const STATUSES: [Refusal; 5] = [
+    Refusal { code: 0x02, name: "invalid_field" },
+    Refusal { code: 0xB8, name: "zone_boundary_error" },
+    Refusal { code: 0xB9, name: "zone_is_full" },
+    Refusal { code: 0xBC, name: "zone_invalid_write" },
+    Refusal { code: 0xBD, name: "too_many_active_zones" },
+];
+const INVALID_FIELD: usize = 0;
+const BOUNDARY: usize = 1;
+const FULL: usize = 2;
+const INVALID_WRITE: usize = 3;
+const TOO_MANY_ACTIVE: usize = 4;
+
+/// Counters of a run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct ZnsCounts {
+    refused: [u64; STATUSES.len()],
+    resets: u64,
+    auto_closed: u64,
+}
+
+/// The zoned FTL.
+#[derive(Serialize, Deserialize)]
+pub struct ZnsFtl {
+    geo: Geometry,
+    opts: ZnsOptions,
+    /// Pages per zone: one block on every plane.
+    cap: u32,
+    wp: Vec<u32>,
+    state: Vec<ZoneState>,
+    /// When each zone was last written (a write count), for the controller's choice of zone
+    /// to close.
+    last_write: Vec<u64>,
+    writes: u64,
+    open: u32,
+    active: u32,
+    counts: ZnsCounts,
+}
+
+impl ZnsFtl {
+    /// Build for a validated config: its logical space must be whole zones.
+    pub fn new(cfg: &DriveConfig) -> Result<ZnsFtl, ConfigError> {
+        let d = cfg.derive()?;
+        let g = &cfg.geometry;
+        let opts = ZnsOptions::of(cfg)?;
+        let cap = g.planes() * g.pages_per_block;
+        if !d.logical_pages.is_multiple_of(cap) {
+            let zones = d.logical_pages / cap;
+            return Err(ConfigError::Invalid {
+                key: "overprovisioning".into(),
+                value: format!("{} logical pages", d.logical_pages),
+                rule: format!(
+                    "a zoned namespace is whole zones of {cap} pages (a block on each of {} planes): set \
+                     overprovisioning.extra_blocks_per_plane = {} for {zones} zones",
+                    g.planes(),
+                    g.blocks_per_plane - zones
+                ),
+            });
+        }
+        if cfg.host.write_buffer_bytes.unwrap_or(0) > 0 || cfg.host.partial_write == PartialWrite::Merge {
+            return Err(ConfigError::Invalid {
+                key: "host.write_buffer_bytes".into(),
+                value: cfg.host.write_buffer_bytes.unwrap_or(0).to_string(),
+                rule: "must be 0, and host.partial_write not \"merge\", for a zoned namespace: a buffer writes its \
+                       pages out of the order the host gave them"
+                    .into(),
+            });
+        }
+        if cfg.host.unmapped_read != UnmappedRead::Zero {
+            return Err(ConfigError::Invalid {
+                key: "host.unmapped_read".into(),
+                value: "\"flash\"".into(),
+                rule: "must be \"zero\" for a zoned namespace: a block past a zone's write pointer reads as zeros, \
+                       and cannot be written out of order to give it contents"
+                    .into(),
+            });
+        }
+        let zones = (d.logical_pages / cap) as usize;
+        Ok(ZnsFtl {
+            geo: g.clone(),
+            opts,
+            cap,
+            wp: vec![0; zones],
+            state: vec![ZoneState::Empty; zones],
+            last_write: vec![0; zones],
+            writes: 0,
+            open: 0,
+            active: 0,
+            counts: ZnsCounts::default(),
+        })
+    }
+
+    fn zones(&self) -> u32 {
+        self.wp.len() as u32
+    }
+
+    /// The block of zone `z` on `plane`.
+    fn block(&self, z: u32, plane: u32) -> BlockId {
+        self.geo.first_block(plane) + z
+    }
+
+    /// Where page `o` of zone `z` lies.
+    fn ppn(&self, z: u32, o: u32) -> Ppn {
+        let planes = self.geo.planes();
+        self.geo.first_page(self.block(z, o % planes)) + o / planes
+    }
+
+    /// The command refused with status `i`, counted (or the run stopped).
+    fn refuse(&mut self, i: usize, op: IoOp, first: u64, sectors: u32) -> Result<Option<Refusal>, SimError> {
+        let r = STATUSES[i];
+        if self.opts.on_refused == OnRefused::Stop {
+            return Err(SimError::Request(format!(
+                "a {op:?} of sectors [{first}, {}) refused by the zoned namespace: {} ({:02X}h); \
+                 ftl.zns.on_refused = \"count\" completes such commands with their status and counts them",
+                first + u64::from(sectors),
+                r.name,
+                r.code
+            )));
+        }
+        self.counts.refused[i] += 1;
+        Ok(Some(r))
+    }
+
+    /// A write of pages `first..=last` (one zone): its status, if refused, after the
+    /// controller closed a zone to open this one where it may.
+    fn admit_write(&mut self, first: u32, last: u32) -> Option<usize> {
+        let z = first / self.cap;
+        if last / self.cap != z {
+            return Some(BOUNDARY);
+        }
+        let zi = z as usize;
+        match self.state[zi] {
+            ZoneState::Full => return Some(FULL),
+            _ if first % self.cap != self.wp[zi] => return Some(INVALID_WRITE),
+            ZoneState::ImplicitlyOpened => return None,
+            ZoneState::Empty if self.opts.max_active_zones != 0 && self.active >= self.opts.max_active_zones => {
+                return Some(TOO_MANY_ACTIVE)
+            }
+            ZoneState::Empty | ZoneState::Closed => {}
+        }
+        if self.opts.max_open_zones != 0 && self.open >= self.opts.max_open_zones {
+            // The implicitly opened zone written least recently closes (ZNS 2.5.1). Every
+            // open zone was opened by a write (no explicit open), so there is one, and Too
+            // Many Open Zones (BEh) does not arise.
+            let c = (0..self.zones() as usize)
+                .filter(|&i| self.state[i] == ZoneState::ImplicitlyOpened)
+                .min_by_key(|&i| self.last_write[i])
+                .expect("a zone open beyond the limit is implicitly opened");
+            self.state[c] = ZoneState::Closed;
+            self.open -= 1;
+            self.counts.auto_closed += 1;
+        }
+        None
+    }
+
+    /// Reset zone `z`: its written pages dropped, its blocks erased.
+    fn reset(&mut self, ctx: &mut FlashCtx, z: u32) -> Result<(), SimError> {
+        let zi = z as usize;
+        let written = self.wp[zi];
+        for o in 0..written {
+            let ppn = self.ppn(z, o);
+            if ctx.flash().is_valid(ppn) {
+                ctx.invalidate(ppn)?;
+            }
+        }
+        for plane in 0..self.geo.planes().min(written) {
+            ctx.erase(self.block(z, plane))?;
+        }
+        match self.state[zi] {
+            ZoneState::ImplicitlyOpened => {
+                self.open -= 1;
+                self.active -= 1;
+            }
+            ZoneState::Closed => self.active -= 1,
+            ZoneState::Empty | ZoneState::Full => {}
+        }
+        self.state[zi] = ZoneState::Empty;
+        self.wp[zi] = 0;
+        self.counts.resets += 1;
+        Ok(())
+    }
+}
+
+impl Ftl for ZnsFtl {
+    fn name(&self) -> &'static str {
+        "zns"
+    }
+
+    fn admit(&mut self, op: IoOp, offset_sector: u64, sectors: u32) -> Result<Option<Refusal>, SimError> {
+        if op == IoOp::Read {
+            return Ok(None);
+        }
+        let spp = u64::from(self.geo.sectors_per_page());
+        if !offset_sector.is_multiple_of(spp) || !u64::from(sectors).is_multiple_of(spp) {
+            return self.refuse(INVALID_FIELD, op, offset_sector, sectors);
+        }
+        // The logical space is whole zones, and the replay checked the request lies in it.
+        let first = (offset_sector / spp) as u32;
+        let last = first + (u64::from(sectors) / spp) as u32 - 1;
+        let status = match op {
+            IoOp::Write => self.admit_write(first, last),
+            // A reset takes whole zones.
+            _ => (!first.is_multiple_of(self.cap) || !(last + 1).is_multiple_of(self.cap)).then_some(INVALID_FIELD),
+        };
+        match status {
+            Some(i) => self.refuse(i, op, offset_sector, sectors),
+            None => Ok(None),
+        }
+    }
+
+    fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
+        let (z, o) = (lpn / self.cap, lpn % self.cap);
+        if z >= self.zones() || o >= self.wp[z as usize] {
+            return Ok(None);
+        }
+        Ok(Some(ctx.read_mapped(self.ppn(z, o), lpn, None)?))
+    }
+
+    fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
+        let (z, o) = (lpn / self.cap, lpn % self.cap);
+        let zi = z as usize;
+        if z >= self.zones() || self.state[zi] == ZoneState::Full || o != self.wp[zi] {
+            return Err(SimError::Ftl(format!(
+                "zns: lpn {lpn} is not at its zone's write pointer (zone {z}, pointer {}): only sequential writes \
+                 from a zone's start reach a zoned namespace (precondition with a sequential fill only)",
+                self.wp.get(zi).copied().unwrap_or(0)
+            )));
+        }
+        match self.state[zi] {
+            ZoneState::Empty => {
+                self.open += 1;
+                self.active += 1;
+            }
+            ZoneState::Closed => self.open += 1,
+            ZoneState::ImplicitlyOpened | ZoneState::Full => {}
+        }
+        self.state[zi] = ZoneState::ImplicitlyOpened;
+        ctx.program(self.ppn(z, o), Oob { lpn, version, kind: PageKind::Data })?;
+        self.wp[zi] += 1;
+        self.writes += 1;
+        self.last_write[zi] = self.writes;
+        if self.wp[zi] == self.cap {
+            self.state[zi] = ZoneState::Full;
+            self.open -= 1;
+            self.active -= 1;
+        }
+        Ok(())
+    }
+
+    fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
+        // Admission took whole zones only: the zone resets at its last page.
+        let (z, o) = (lpn / self.cap, lpn % self.cap);
+        if z < self.zones() && o + 1 == self.cap {
+            self.reset(ctx, z)?;
+        }
+        Ok(())
+    }
+
+    fn background_step(&mut self, _ctx: &mut FlashCtx) -> Result<bool, SimError> {
+        Ok(false)
+    }
+
+    fn gc_counts(&self) -> GcCounts {
+        GcCounts::default()
+    }
+
+    fn free_blocks(&self) -> u64 {
+        let empty = self.state.iter().filter(|&&s| s == ZoneState::Empty).count() as u64;
+        empty * u64::from(self.geo.planes())
+    }
+
+    fn mapping_sram_bytes(&self) -> u64 {
+        // A write pointer per zone: the mapping is arithmetic.
+        4 * u64::from(self.zones())
+    }
+
+    fn begin_measurement(&mut self) {
+        self.counts = ZnsCounts::default();
+    }
+
+    fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut refused = serde_json::Map::new();
+        for (r, n) in STATUSES.iter().zip(self.counts.refused) {
+            refused.insert(r.name.into(), n.into());
+        }
+        let count = |s: ZoneState| self.state.iter().filter(|&&x| x == s).count() as u64;
+        let mut m = serde_json::Map::new();
+        m.insert(
+            "zns".into(),
+            serde_json::json!({
+                "zones": self.zones(),
+                "zone_capacity_pages": self.cap,
+                "refused": refused,
+                "refused_total": self.counts.refused.iter().sum::<u64>(),
+                "resets": self.counts.resets,
+                "auto_closed": self.counts.auto_closed,
+                "zones_empty": count(ZoneState::Empty),
+                "zones_implicitly_opened": count(ZoneState::ImplicitlyOpened),
+                "zones_closed": count(ZoneState::Closed),
+                "zones_full": count(ZoneState::Full),
+            }),
+        );
+        m
+    }
+
+    fn check_invariants(&self, flash: &FlashArray) {
+        let planes = self.geo.planes();
+        let (mut open, mut active) = (0, 0);
+        for z in 0..self.zones() {
+            let (wp, s) = (self.wp[z as usize], self.state[z as usize]);
+            assert!(wp <= self.cap, "zone {z}: write pointer {wp} past its capacity");
+            assert_eq!(s == ZoneState::Full, wp == self.cap, "zone {z}: state {s:?} at write pointer {wp}");
+            assert_eq!(s == ZoneState::Empty, wp == 0 && s != ZoneState::Full, "zone {z}: {s:?} at {wp}");
+            open += u32::from(s == ZoneState::ImplicitlyOpened);
+            active += u32::from(matches!(s, ZoneState::ImplicitlyOpened | ZoneState::Closed));
+            for plane in 0..planes {
+                // Each block holds exactly the zone's pages written on its plane, all valid.
+                let written = wp / planes + u32::from(plane < wp % planes);
+                let b = self.block(z, plane);
+                assert_eq!(flash.write_pointer(b), written, "zone {z} plane {plane}: block {b} write pointer");
+                assert_eq!(flash.valid_count(b), written, "zone {z} plane {plane}: block {b} valid pages");
+            }
+        }
+        assert_eq!((open, active), (self.open, self.active), "open and active zones counted");
+        if self.opts.max_open_zones != 0 {
+            assert!(open <= self.opts.max_open_zones, "{open} zones open");
+        }
+        if self.opts.max_active_zones != 0 {
+            assert!(active <= self.opts.max_active_zones, "{active} zones active");
+        }
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        ftlsim_core::state::encode(self)
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let opts = self.opts.clone();
+        *self = ftlsim_core::state::decode(bytes)?;
+        self.opts = opts;
+        Ok(())
+    }
+}

@@ -1,0 +1,220 @@
+//! The zoned namespace (issue 39, docs/zns.md): sequential writes fill zones with write
+//! amplification exactly 1 and no GC; a write off the write pointer, across a zone boundary,
+//! into a full zone or of part of a page is refused with its NVMe status and changes
+//! nothing; a trim of whole zones resets them; the open and active limits hold, the
+//! controller closing the zone written least recently; every read returns the newest version.
+
+mod util;
+
+use ftlsim_core::error::SimError;
+use ftlsim_core::host::{IoOp, Request};
+use ftlsim_core::metrics::NoObserver;
+use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions, Simulator};
+use util::{read_all, small_config};
+
+/// A verifying zoned drive: 4 planes, 32 blocks of 16 pages each, 8 spare blocks per plane, so
+/// 24 zones of 64 pages (4 KiB); `lines` go into `[ftl.zns]`.
+fn drive(lines: &str) -> Simulator {
+    let mut cfg = small_config(32, 16, 0.25, &format!("[ftl]\nname = \"zns\"\n[ftl.zns]\n{lines}"));
+    ftlsim_ftl::zns::fit_drive(&mut cfg);
+    let cfg = ftlsim_ftl::resolve(cfg).unwrap();
+    ftlsim_ftl::simulator(cfg, true).unwrap()
+}
+
+const ZONE: u64 = 64; // pages
+const SPP: u64 = 8; // sectors per 4 KiB page
+
+fn req(op: IoOp, first_page: u64, pages: u64) -> Result<Request, SimError> {
+    Ok(Request {
+        arrival_ns: 0,
+        think_ns: 0,
+        device: 0,
+        offset_sector: first_page * SPP,
+        sectors: (pages * SPP) as u32,
+        op,
+    })
+}
+
+fn run(sim: &mut Simulator, reqs: Vec<Result<Request, SimError>>) -> Result<Report, SimError> {
+    let opts =
+        RunOptions { replay: Replay::Closed { queue_depth: 1 }, check_every: 1, interval_ns: 0, ..Default::default() };
+    let r = sim.run(&mut reqs.into_iter(), &opts, &mut NoObserver);
+    sim.check_invariants();
+    r
+}
+
+fn refused(r: &Report, status: &str) -> u64 {
+    r.ftl_metrics["zns"]["refused"][status].as_u64().unwrap()
+}
+
+/// Every page read back against the oracle.
+fn read_back(sim: &mut Simulator) {
+    let pages = sim.derived().logical_pages;
+    let back = RunOptions { replay: Replay::Closed { queue_depth: 4 }, interval_ns: 0, ..RunOptions::default() };
+    sim.run(&mut read_all(pages), &back, &mut NoObserver).unwrap();
+}
+
+#[test]
+fn sequential_writes_fill_every_zone_with_write_amplification_one() {
+    let mut sim = drive("");
+    let zones = sim.derived().logical_pages as u64 / ZONE;
+    assert_eq!(zones, 24);
+    // Each zone in writes of 4 pages, zones interleaved two at a time (two open at once).
+    let mut reqs = Vec::new();
+    for pair in (0..zones).step_by(2) {
+        for o in (0..ZONE).step_by(4) {
+            reqs.push(req(IoOp::Write, pair * ZONE + o, 4));
+            reqs.push(req(IoOp::Write, (pair + 1) * ZONE + o, 4));
+        }
+    }
+    let r = run(&mut sim, reqs).unwrap();
+    assert_eq!(r.ftl_metrics["zns"]["refused_total"], 0);
+    assert_eq!(r.host.pages_written, zones * ZONE);
+    assert_eq!(r.flash.programs.total, r.host.pages_written, "every page programmed once");
+    assert_eq!(r.write_amplification.total, 1.0);
+    assert_eq!(r.gc.collections, 0);
+    assert_eq!(r.ftl_metrics["zns"]["zones_full"], zones);
+    read_back(&mut sim);
+}
+
+#[test]
+fn writes_that_break_a_zones_rules_are_refused_with_their_status_and_change_nothing() {
+    let mut sim = drive("");
+    let r = run(
+        &mut sim,
+        vec![
+            req(IoOp::Write, 0, 8),        // zone 0: pages 0-7
+            req(IoOp::Write, 16, 4),       // off the write pointer (8)
+            req(IoOp::Write, 60, 8),       // across zones 0 and 1
+            req(IoOp::Write, 8, ZONE - 8), // zone 0 to the end: full
+            req(IoOp::Write, 0, 1),        // into the full zone
+            req(IoOp::Write, ZONE, 1),     // zone 1 from its start: fine
+            req(IoOp::Trim, ZONE, 8),      // a reset of part of a zone
+        ],
+    )
+    .unwrap();
+    assert_eq!(refused(&r, "zone_invalid_write"), 1);
+    assert_eq!(refused(&r, "zone_boundary_error"), 1);
+    assert_eq!(refused(&r, "zone_is_full"), 1);
+    assert_eq!(refused(&r, "invalid_field"), 1);
+    assert_eq!(r.host.pages_written, ZONE + 1, "only what was admitted was written");
+    assert_eq!(r.write_amplification.total, 1.0);
+    // A write of part of a page (512 bytes) is refused too.
+    let part = Ok(Request {
+        arrival_ns: 0,
+        think_ns: 0,
+        device: 0,
+        offset_sector: (ZONE + 1) * SPP,
+        sectors: 1,
+        op: IoOp::Write,
+    });
+    let r = run(&mut sim, vec![part]).unwrap();
+    assert_eq!(refused(&r, "invalid_field"), 1);
+    read_back(&mut sim);
+}
+
+#[test]
+fn a_trim_of_whole_zones_resets_them_for_writing_from_their_start() {
+    let mut sim = drive("");
+    let r = run(
+        &mut sim,
+        vec![
+            req(IoOp::Write, 0, ZONE),
+            req(IoOp::Write, ZONE, 16),
+            req(IoOp::Trim, 0, 2 * ZONE), // both zones reset
+            req(IoOp::Write, 0, 8),
+            req(IoOp::Write, ZONE, 8),
+        ],
+    )
+    .unwrap();
+    assert_eq!(r.ftl_metrics["zns"]["refused_total"], 0);
+    assert_eq!(r.ftl_metrics["zns"]["resets"], 2);
+    assert_eq!(r.flash.erases.total, 4 + 4, "zone 0's four blocks and zone 1's four (16 pages: all four planes)");
+    assert_eq!(r.write_amplification.total, 1.0);
+    read_back(&mut sim);
+}
+
+#[test]
+fn the_open_and_active_limits_hold_and_the_least_recent_open_zone_closes() {
+    let mut sim = drive("max_open_zones = 2\nmax_active_zones = 3");
+    let r = run(
+        &mut sim,
+        vec![
+            req(IoOp::Write, 0, 1),        // zone 0 opens
+            req(IoOp::Write, ZONE, 1),     // zone 1 opens
+            req(IoOp::Write, 2 * ZONE, 1), // zone 2: zone 0 closes to let it open
+            req(IoOp::Write, 3 * ZONE, 1), // zone 3: three active already
+            req(IoOp::Write, 1, 1),        // zone 0 again: zone 1 closes
+        ],
+    )
+    .unwrap();
+    let z = &r.ftl_metrics["zns"];
+    assert_eq!(refused(&r, "too_many_active_zones"), 1);
+    assert_eq!(z["auto_closed"], 2);
+    assert_eq!((z["zones_implicitly_opened"].as_u64(), z["zones_closed"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(r.host.pages_written, 4);
+    read_back(&mut sim);
+}
+
+#[test]
+fn on_refused_stop_ends_the_run_naming_the_status() {
+    let mut sim = drive("on_refused = \"stop\"");
+    let e = run(&mut sim, vec![req(IoOp::Write, 4, 1)]).unwrap_err().to_string();
+    assert!(e.contains("zone_invalid_write (BCh)") && e.contains("on_refused"), "{e}");
+}
+
+#[test]
+fn a_sequential_fill_preconditions_and_random_overwrites_are_refused_with_a_reason() {
+    let mut sim = drive("");
+    sim.precondition(&Precondition { fill: 1.0, seed: 1, ..Precondition::default() }).unwrap();
+    sim.check_invariants();
+    let mut sim = drive("");
+    let e = sim.precondition(&Precondition { fill: 1.0, steady_state: true, seed: 1, ..Precondition::default() });
+    let e = e.unwrap_err().to_string();
+    assert!(e.contains("write pointer") && e.contains("sequential fill"), "{e}");
+}
+
+#[test]
+fn a_drive_that_is_not_whole_zones_is_refused_naming_the_fix() {
+    let cfg = small_config(32, 16, 0.2, "[ftl]\nname = \"zns\"\n[host]\nunmapped_read = \"zero\"");
+    let e = ftlsim_ftl::simulator(ftlsim_ftl::resolve(cfg).unwrap(), false).err().unwrap().to_string();
+    assert!(e.contains("overprovisioning.extra_blocks_per_plane"), "{e}");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, failure_persistence: None, ..Default::default() })]
+
+    /// Any mix of writes at or off the write pointer, across zones, and resets: the zone
+    /// invariants hold after every command, each page admitted is programmed once and never
+    /// moved, and every page reads back its newest version.
+    #[test]
+    fn any_command_mix_keeps_the_zone_invariants_and_writes_each_page_once(
+        cmds in proptest::collection::vec((0u8..10, 0u64..6, 0u64..ZONE, 1u64..20), 1..120),
+        limits in proptest::sample::select(vec!["", "max_open_zones = 2\nmax_active_zones = 3", "max_open_zones = 1\nmax_active_zones = 1"]),
+    ) {
+        let mut sim = drive(limits);
+        let mut wp = [0u64; 6];
+        let reqs: Vec<_> = cmds
+            .iter()
+            .map(|&(kind, z, o, n)| match kind {
+                // Mostly writes at the pointer as far as it goes, so zones fill.
+                0..=5 => {
+                    let at = wp[z as usize];
+                    let n = n.min(ZONE - at).max(1);
+                    wp[z as usize] = (at + n).min(ZONE);
+                    req(IoOp::Write, z * ZONE + at.min(ZONE - 1), n)
+                }
+                6..=7 => req(IoOp::Write, z * ZONE + o, n.min(ZONE)),
+                8 => {
+                    wp[z as usize] = 0;
+                    req(IoOp::Trim, z * ZONE, ZONE)
+                }
+                _ => req(IoOp::Trim, z * ZONE + o, n),
+            })
+            .collect();
+        let r = run(&mut sim, reqs).unwrap();
+        proptest::prop_assert_eq!(r.flash.programs.total, r.host.pages_written);
+        proptest::prop_assert_eq!(r.gc.pages_moved, 0);
+        read_back(&mut sim);
+    }
+}
