@@ -108,7 +108,7 @@ def test_a_row_has_each_tenant_and_handle_by_name():
 
 
 def test_a_zoned_namespace_from_python_counts_what_it_refuses():
-    zns = {"geometry.blocks_per_plane": 128, "overprovisioning.share": "", "overprovisioning.extra_blocks_per_plane": 8,
+    zns = {"geometry.blocks_per_plane": 128, "overprovisioning.share": None, "overprovisioning.extra_blocks_per_plane": 8,
            "host.unmapped_read": "zero"}
     info = {f["name"]: f for f in ftlsim.ftls()}["zns"]
     assert info["zoned"] and not info["recovers"] and not info["placement"]
@@ -121,3 +121,11 @@ def test_a_zoned_namespace_from_python_counts_what_it_refuses():
     with pytest.raises(ftlsim.FtlsimError, match="zone_invalid_write"):
         ftlsim.run(ftl="zns", overrides={**zns, "ftl.zns.on_refused": "stop"}, fill=0.0,
                    workload="read=0,size=4k,qd=4,requests=500")
+
+
+def test_the_time_series_has_each_tenants_columns():
+    r = ftlsim.run(tenants=[WRITER, READER], overrides=SMALL, seed=3, interval="10ms")
+    ts = r.timeseries
+    assert (ts["tenant.writer.requests"] + ts["tenant.reader.requests"] == ts["requests"]).all()
+    assert ts["tenant.reader.requests"].sum() == 1000
+    assert "tenant.reader.mean_latency_us" in ts

@@ -177,6 +177,31 @@ pub struct IntervalRow {
     /// The FTL's columns by name: a level at the interval end, or a count's increase over
     /// the interval ([`crate::ftl::SeriesKind`]).
     pub ftl: Vec<(&'static str, u64)>,
+    /// Each tenant's part of the interval (runs with tenants; docs/tenants.md).
+    pub tenants: Vec<TenantInterval>,
+}
+
+/// A tenant's part of a time-series interval: columns `tenant.<name>.requests`,
+/// `tenant.<name>.iops`, `tenant.<name>.mean_latency_us`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TenantInterval {
+    /// The tenant's name.
+    pub name: std::sync::Arc<str>,
+    /// Its requests completed in the interval.
+    pub requests: u64,
+    /// Its requests per simulated second.
+    pub iops: f64,
+    /// Mean response time of its completions in the interval, us.
+    pub mean_latency_us: f64,
+}
+
+impl TenantInterval {
+    /// Its columns' names after the name, in [`TenantInterval::cells`] order.
+    pub const COLUMNS: [&'static str; 3] = ["requests", "iops", "mean_latency_us"];
+
+    fn cells(&self) -> [String; 3] {
+        [self.requests.to_string(), self.iops.to_string(), self.mean_latency_us.to_string()]
+    }
 }
 
 impl IntervalRow {
@@ -213,12 +238,17 @@ impl IntervalRow {
         ];
         debug_assert_eq!(out.len(), Self::COLUMNS.len(), "a column of IntervalRow is missing in cells()");
         out.extend(self.ftl.iter().map(|(_, v)| v.to_string()));
+        out.extend(self.tenants.iter().flat_map(TenantInterval::cells));
         out
     }
 
-    /// The column names of this row: the drive's, then the FTL's.
-    pub fn header(&self) -> Vec<&'static str> {
-        Self::COLUMNS.iter().copied().chain(self.ftl.iter().map(|(n, _)| *n)).collect()
+    /// The column names of this row: the drive's, the FTL's, then each tenant's.
+    pub fn header(&self) -> Vec<String> {
+        let tenants = self
+            .tenants
+            .iter()
+            .flat_map(|t| TenantInterval::COLUMNS.iter().map(move |c| format!("tenant.{}.{c}", t.name)));
+        Self::COLUMNS.iter().chain(self.ftl.iter().map(|(n, _)| n)).map(|s| s.to_string()).chain(tenants).collect()
     }
 }
 
@@ -278,13 +308,21 @@ mod tests {
 
     #[test]
     fn interval_cells_follow_the_header() {
-        let row = IntervalRow { t_end_ns: 7, ftl: vec![("victims_copyback", 3)], ..IntervalRow::default() };
+        let tenant = TenantInterval { name: "db".into(), requests: 4, iops: 40.0, mean_latency_us: 2.5 };
+        let row = IntervalRow {
+            t_end_ns: 7,
+            ftl: vec![("victims_copyback", 3)],
+            tenants: vec![tenant],
+            ..IntervalRow::default()
+        };
         let (header, cells) = (row.header(), row.cells());
         assert_eq!(header.len(), cells.len());
-        assert_eq!(header.len(), IntervalRow::COLUMNS.len() + 1);
-        assert_eq!((header[0], cells[0].as_str()), ("t_end_ns", "7"));
-        assert_eq!((*header.last().unwrap(), cells.last().unwrap().as_str()), ("victims_copyback", "3"));
-        let utilisation = header.iter().position(|&h| h == "write_buffer_utilisation").unwrap();
+        assert_eq!(header.len(), IntervalRow::COLUMNS.len() + 1 + 3);
+        assert_eq!((header[0].as_str(), cells[0].as_str()), ("t_end_ns", "7"));
+        let ftl = IntervalRow::COLUMNS.len();
+        assert_eq!((header[ftl].as_str(), cells[ftl].as_str()), ("victims_copyback", "3"));
+        assert_eq!((header[ftl + 3].as_str(), cells[ftl + 3].as_str()), ("tenant.db.mean_latency_us", "2.5"));
+        let utilisation = header.iter().position(|h| h == "write_buffer_utilisation").unwrap();
         assert_eq!(cells[utilisation], "", "an empty column without a write-behind buffer");
     }
 

@@ -249,3 +249,26 @@ fn a_closed_loop_tenants_wait_for_a_device_slot_counts_in_its_response() {
     let in_flight = t.performance.iops * t.response_time.all.mean_ns as f64 / 1e9;
     assert!((in_flight - 16.0).abs() < 0.5, "{in_flight} requests in flight on average, not 16");
 }
+
+#[test]
+fn the_time_series_has_each_tenants_columns_adding_up_to_the_drives() {
+    let mut sim = ftlsim_ftl::simulator(small_config(32, 16, 0.25, ""), false).unwrap();
+    sim.precondition(&Precondition { fill: 1.0, seed: 7, ..Precondition::default() }).unwrap();
+    let tenants = mixed_tenants(&sim);
+    let (tenants, mut sources): (Vec<_>, Vec<_>) = tenants.into_iter().unzip();
+    let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, SimError>>> =
+        sources.iter_mut().map(|s| s.as_mut() as &mut dyn Iterator<Item = Result<Request, SimError>>).collect();
+    let mut rows = ftlsim_core::metrics::RowCollector::default();
+    let opts = RunOptions { tenants, interval_ns: 10_000_000, ..RunOptions::default() };
+    let r = sim.run_tenants(&mut refs, &opts, &mut rows).unwrap();
+    assert!(rows.rows.len() > 3, "{} rows", rows.rows.len());
+    let header = rows.rows[0].header();
+    assert!(header.iter().any(|h| h == "tenant.scan.mean_latency_us"), "{header:?}");
+    for row in &rows.rows {
+        assert_eq!(row.tenants.iter().map(|t| t.requests).sum::<u64>(), row.requests);
+        assert_eq!(row.header().len(), row.cells().len());
+    }
+    let per_tenant: Vec<u64> = (0..3).map(|i| rows.rows.iter().map(|row| row.tenants[i].requests).sum()).collect();
+    let reported: Vec<u64> = r.tenants.unwrap().iter().map(|t| t.host.requests).collect();
+    assert_eq!(per_tenant, reported);
+}

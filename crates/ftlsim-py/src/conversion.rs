@@ -72,6 +72,12 @@ pub fn rows_to_columns(py: Python<'_>, rows: &[IntervalRow]) -> PyResult<Py<PyAn
         for (i, (name, _)) in first.ftl.iter().enumerate() {
             d.set_item(*name, rows.iter().map(|r| r.ftl[i].1).collect::<Vec<_>>())?;
         }
+        for (i, t) in first.tenants.iter().enumerate() {
+            let col = |c: &str| format!("tenant.{}.{c}", t.name);
+            d.set_item(col("requests"), rows.iter().map(|r| r.tenants[i].requests).collect::<Vec<_>>())?;
+            d.set_item(col("iops"), rows.iter().map(|r| r.tenants[i].iops).collect::<Vec<_>>())?;
+            d.set_item(col("mean_latency_us"), rows.iter().map(|r| r.tenants[i].mean_latency_us).collect::<Vec<_>>())?;
+        }
     }
     Ok(d.into_any().unbind())
 }

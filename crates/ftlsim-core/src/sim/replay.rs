@@ -21,7 +21,7 @@ use crate::arbiter::{Arbiter, Arbitration};
 use crate::error::SimError;
 use crate::ftl::{GcCounts, SeriesKind, SeriesValue};
 use crate::host::{check_bounds, IoOp, Request};
-use crate::metrics::{r6, IntervalRow, LatencyHistogram, Observer, WriteBufferReport};
+use crate::metrics::{r6, IntervalRow, LatencyHistogram, Observer, TenantInterval, WriteBufferReport};
 use crate::scheduler::{Scheduler, SimTime, Tag, SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -94,6 +94,8 @@ struct RowState {
     programs: u64,
     /// The FTL's series values at the row's start (counts are differenced).
     series: Vec<SeriesValue>,
+    /// Each tenant's name, requests and summed response time in the row (runs with tenants).
+    tenants: Vec<(std::sync::Arc<str>, u64, u128)>,
 }
 
 /// A request in flight, by replay slot.
@@ -253,8 +255,23 @@ impl Simulator {
                 (now.name, v)
             })
             .collect();
+        row.tenants = rows
+            .tenants
+            .iter_mut()
+            .map(|(name, requests, lat_sum)| {
+                let t = TenantInterval {
+                    name: name.clone(),
+                    requests: *requests,
+                    iops: r6(*requests as f64 / secs),
+                    mean_latency_us: if *requests > 0 { r6(*lat_sum as f64 / *requests as f64 / 1e3) } else { 0.0 },
+                };
+                (*requests, *lat_sum) = (0, 0);
+                t
+            })
+            .collect();
         obs.interval(row);
-        *rows = RowState { row: IntervalRow::default(), lat_sum: 0, bytes: 0, gc: g, programs: p, series };
+        let tenants = std::mem::take(&mut rows.tenants);
+        *rows = RowState { row: IntervalRow::default(), lat_sum: 0, bytes: 0, gc: g, programs: p, series, tenants };
     }
 }
 
@@ -446,6 +463,10 @@ impl Series {
         let rows = &mut self.rows;
         rows.row.requests += 1;
         rows.lat_sum += u128::from(lat);
+        if let Some(t) = rows.tenants.get_mut(usize::from(p.queue)) {
+            t.1 += 1;
+            t.2 += u128::from(lat);
+        }
         rows.row.max_latency_us = rows.row.max_latency_us.max(lat as f64 / 1e3);
         if p.op != IoOp::Trim {
             rows.bytes += u64::from(p.sectors) * 512;
@@ -508,6 +529,7 @@ impl ReplayLoop {
             gc: base.gc.clone(),
             programs: sim.dev.counts.pages_programmed(),
             series: sim.ftl.series(),
+            tenants: opts.tenants.iter().map(|t| (std::sync::Arc::from(t.name.as_str()), 0, 0)).collect(),
         };
         Ok(ReplayLoop {
             background_gc: sim.cfg.ftl.background_gc,
