@@ -24,6 +24,7 @@
 //! a victim's flags completed with one IP read, the IPs in a fourth write stream. Stale
 //! translation pages are told by the directory, in SRAM, so only data pages are logged.
 
+use crate::fdp::Fdp;
 use crate::ilog::on_flash::IlogOnFlash;
 use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope, InvalidTracking};
 use ftlsim_core::error::{ConfigError, SimError};
@@ -152,6 +153,9 @@ macro_rules! demand_ftl_methods {
             if let Some(il) = self.st.ilog.as_mut() {
                 il.ilog.counts = Default::default();
             }
+            if let Some(f) = self.st.fdp.as_mut() {
+                f.begin_measurement();
+            }
         }
 
         fn save_state(&self) -> Vec<u8> {
@@ -239,6 +243,12 @@ macro_rules! demand_ftl_parts {
                 ctx: &mut ::ftlsim_core::ftl::FlashCtx,
                 cfg: &::ftlsim_core::config::DriveConfig,
             ) -> Result<(), ::ftlsim_core::error::SimError> {
+                if self.st.fdp.is_some() {
+                    // Which handle a page belongs to is controller memory the cut takes.
+                    return Err(::ftlsim_core::error::SimError::Input(
+                        "power-loss recovery under [fdp] is not supported".into(),
+                    ));
+                }
                 // The translation pages' entries and ILog's pages are flash contents; everything
                 // else is rebuilt.
                 let contents = ::std::mem::take(&mut self.st.flash_map);
@@ -364,9 +374,13 @@ pub(crate) struct DemandState {
     /// Round-robin plane pointer per write stream (chip pointer in per-chip mode): with one
     /// shared pointer, a fixed number of translation writes per host write could pin host
     /// data to one plane.
-    next_plane: [u32; STREAMS as usize],
+    next_plane: Vec<u32>,
     /// Per-chip mode: the plane holding each chip's active block, by `stream * chips + chip`.
     chip_plane: Vec<PlaneId>,
+    /// Flexible Data Placement (`[fdp]`, docs/fdp.md): handle 0 writes into the host and GC
+    /// streams, handle `h` > 0 into its own host stream (and, persistently isolated, GC
+    /// stream) after the others ([`DemandState::fdp_base`]).
+    pub fdp: Option<Fdp>,
     threshold: u32,
     /// Per plane: its next (or current) collection moves pages without copy-back, because
     /// the last one there freed nothing (PCFTL's fallback).
@@ -466,7 +480,17 @@ impl DemandState {
         }
         let translation_pages = d.logical_pages.div_ceil(per_tp);
         let ilog = IlogOnFlash::for_config(cfg, IP_STREAM, name)?;
-        let streams = STREAMS + u32::from(ilog.is_some());
+        let fdp = cfg.fdp.as_ref().map(|f| Fdp::new(f.handles, f.handle_type, g.blocks(), d.logical_pages));
+        if fdp.is_some() && mode.per_chip {
+            return Err(ConfigError::Invalid {
+                key: "fdp".into(),
+                value: "[fdp]".into(),
+                rule: format!("{name}: placement handles need plane-level GC (not [ftl.dftl] gc = \"conventional\")"),
+            });
+        }
+        // Handle 0 takes the host and GC streams; the others streams of their own after them.
+        let fdp_streams = fdp.as_ref().map_or(0, |f| f.handles() - 1 + f.gc_streams() - 1);
+        let streams = STREAMS + u32::from(ilog.is_some()) + fdp_streams;
         // Host, translation and GC blocks stay open, and the translation pages take room in
         // the planes (round-robin): the drive-level check in `derive` counts neither.
         let background_threshold =
@@ -488,8 +512,9 @@ impl DemandState {
             moves: MoveCounts::default(),
             allocation,
             mode,
-            next_plane: [0; STREAMS as usize],
+            next_plane: vec![0; streams as usize],
             chip_plane: (0..STREAMS).flat_map(|_| 0..g.chips()).collect(),
+            fdp,
             threshold: d.gc_threshold_blocks,
             no_copyback: vec![false; g.planes() as usize],
             idle_stalled: vec![false; g.planes() as usize],
@@ -554,6 +579,9 @@ impl DemandState {
         m.insert("gc_validation_lookups".into(), v.validation_lookups.into());
         if let Some(il) = &self.ilog {
             il.put_metrics(m);
+        }
+        if let Some(f) = &self.fdp {
+            m.insert("fdp".into(), f.metrics(u64::from(self.geo.page_size_bytes)));
         }
     }
 
@@ -646,9 +674,37 @@ impl DemandState {
         (room || self.bm.free_blocks(plane) >= 2).then(|| self.bm.allocate(flash, plane, stream))
     }
 
-    /// The parity of the page GC would program next on `plane` when it moves pages there
-    /// by copy-back under the same-parity rule (a fresh block starts even), else `None`.
-    fn copyback_parity(&self, flash: &FlashArray, plane: PlaneId) -> Option<u32> {
+    /// The first stream after the host, translation, GC and ILog streams: FDP handles 1 and
+    /// on write there, their host streams first, then (persistently isolated) their GC streams.
+    fn fdp_base(&self) -> u32 {
+        STREAMS + u32::from(self.ilog.is_some())
+    }
+
+    /// The FDP handle and host stream of a write placed on `placement` (without `[fdp]`:
+    /// handle 0, the host stream).
+    fn host_stream(&self, placement: u16) -> (u32, u32) {
+        match &self.fdp {
+            Some(f) if placement > 0 => {
+                let h = f.handle(placement);
+                (h, self.fdp_base() + h - 1)
+            }
+            _ => (0, HOST),
+        }
+    }
+
+    /// The GC stream of the data pages moved out of `victim`: GC's, or (persistently
+    /// isolated) the victim's handle's.
+    fn gc_stream(&self, victim: BlockId) -> u32 {
+        match self.fdp.as_ref().map(|f| (f.gc_stream(victim), f.handles())) {
+            Some((h, handles)) if h > 0 => self.fdp_base() + handles - 1 + h - 1,
+            _ => GC,
+        }
+    }
+
+    /// The parity of the page GC would program next on `plane` into `stream` when it moves
+    /// pages there by copy-back under the same-parity rule (a fresh block starts even), else
+    /// `None`.
+    fn copyback_parity(&self, flash: &FlashArray, plane: PlaneId, stream: u32) -> Option<u32> {
         let m = &self.mode;
         if !(m.copyback
             && m.waste_for_parity
@@ -658,7 +714,7 @@ impl DemandState {
         {
             return None;
         }
-        let wp = self.bm.active(plane, GC).map_or(0, |b| flash.write_pointer(b));
+        let wp = self.bm.active(plane, stream).map_or(0, |b| flash.write_pointer(b));
         Some(if wp >= self.geo.pages_per_block { 0 } else { wp % 2 })
     }
 
@@ -668,6 +724,7 @@ impl DemandState {
         let g = &self.geo;
         let (src_plane, ppb) = (g.plane_of(src), g.pages_per_block);
         let parity = g.page_in_block(src) % 2;
+        let stream = self.gc_stream(g.block_of(src));
         let plane = if self.mode.per_chip {
             let chip = g.chip_of(src_plane);
             self.chip_plane(ctx.flash(), GC, chip)
@@ -675,7 +732,7 @@ impl DemandState {
             src_plane
         };
         loop {
-            let dst = self.bm.allocate(ctx.flash(), plane, GC)?;
+            let dst = self.bm.allocate(ctx.flash(), plane, stream)?;
             self.gc_pages_used[src_plane as usize] += 1;
             let idx = self.geo.page_in_block(dst);
             let copyback = self.mode.copyback && !self.no_copyback[src_plane as usize] && plane == src_plane;
@@ -720,7 +777,8 @@ impl DemandState {
             }
         }
         let ppb = self.geo.pages_per_block;
-        let gc_room = self.bm.active(from, GC).map_or(0, |b| ppb - flash.write_pointer(b));
+        let gc_stream = self.gc_stream(self.geo.block_of(src));
+        let gc_room = self.bm.active(from, gc_stream).map_or(0, |b| ppb - flash.write_pointer(b));
         // Parity waste may take a destination page per page moved.
         let left = flash.valid_count(self.geo.block_of(src)) * if self.mode.waste_for_parity { 2 } else { 1 };
         if self.mode.per_chip || self.bm.free_blocks(from) == 0 || gc_room < left {
@@ -776,6 +834,9 @@ impl DemandState {
     /// blocks lent out of the block manager (WAFTL's zone and block-mapped blocks).
     pub fn check_invariants(&self, flash: &FlashArray, current: impl Fn(Lpn) -> Ppn, other_valid: u64) {
         self.bm.check_invariants(flash);
+        if let Some(f) = &self.fdp {
+            f.check(flash, self.geo.blocks());
+        }
         let mut mapped = 0u64;
         for lpn in 0..self.flash_map.len() as Lpn {
             let ppn = current(lpn);
@@ -865,22 +926,27 @@ pub(crate) trait DemandFtl {
         self.access(ctx, lpn)?;
         self.flush_write_backs(ctx, true)?;
         let s = self.state();
+        let (handle, stream) = s.host_stream(ctx.placement());
         // GC keeps pages in their plane, so the old copy's plane is stable until it is replaced.
         let ppn = match s.allocation {
-            Allocation::StaticLpn => self.allocate_in(ctx, lpn % s.geo.planes())?,
+            Allocation::StaticLpn => self.allocate_in(ctx, lpn % s.geo.planes(), stream)?,
             Allocation::UpdateInPlane => match self.current(lpn) {
-                NONE => self.allocate(ctx, HOST)?,
-                old => self.allocate_in(ctx, s.geo.plane_of(old))?,
+                NONE => self.allocate(ctx, stream)?,
+                old => self.allocate_in(ctx, s.geo.plane_of(old), stream)?,
             },
-            Allocation::RoundRobin => self.allocate(ctx, HOST)?,
-            Allocation::Dynamic => match self.allocate_dynamic(ctx)? {
+            Allocation::RoundRobin => self.allocate(ctx, stream)?,
+            Allocation::Dynamic => match self.allocate_dynamic(ctx, stream)? {
                 Some(ppn) => ppn,
-                None => self.allocate(ctx, HOST)?,
+                None => self.allocate(ctx, stream)?,
             },
         };
         // The new copy first: with ILog the invalidation may program an IP flagging the old
         // one, and a cut between the two must not leave neither (found by crash fuzzing).
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
+        let s = self.state_mut();
+        if let Some(f) = s.fdp.as_mut() {
+            f.host_write(lpn, handle, s.geo.block_of(ppn), s.geo.page_in_block(ppn));
+        }
         // GC during the allocation may have moved the old copy: invalidate where it is now.
         let old = self.current(lpn);
         if old != NONE {
@@ -992,15 +1058,15 @@ pub(crate) trait DemandFtl {
     /// foreground GC, GC starts there and the page goes to the least loaded plane that can
     /// take it without GC, or to the collected one, whichever frees first (as the page
     /// FTL). `None` when untimed or no plane qualifies.
-    fn allocate_dynamic(&mut self, ctx: &mut FlashCtx) -> Result<Option<Ppn>, SimError> {
+    fn allocate_dynamic(&mut self, ctx: &mut FlashCtx, stream: u32) -> Result<Option<Ppn>, SimError> {
         if !ctx.is_timed() {
             return Ok(None);
         }
         let s = self.state_mut();
         let planes = s.geo.planes();
-        let from = s.next_plane[HOST as usize];
+        let from = s.next_plane[stream as usize];
         let p = ctx.least_loaded_plane((0..planes).map(|i| (from + i) % planes)).unwrap_or(from);
-        s.next_plane[HOST as usize] = (p + 1) % planes;
+        s.next_plane[stream as usize] = (p + 1) % planes;
         let needs_gc = s.bm.free_blocks(p) < s.threshold;
         if needs_gc {
             self.ensure_space(ctx, p)?;
@@ -1015,18 +1081,18 @@ pub(crate) trait DemandFtl {
         } else {
             p
         };
-        s.allocate_leaving_one(ctx.flash(), q, HOST).transpose()
+        s.allocate_leaving_one(ctx.flash(), q, stream).transpose()
     }
 
     /// A host page in `plane`, after foreground GC there made room.
-    fn allocate_in(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<Ppn, SimError> {
+    fn allocate_in(&mut self, ctx: &mut FlashCtx, plane: PlaneId, stream: u32) -> Result<Ppn, SimError> {
         // GC's queued write-backs, flushed as it ends, may take the room it made: collect again.
         // In per-chip mode the chip may have room while this plane, fed by the LPNs that map
         // to it, has none: then it is collected alone, a block at most per page it gains.
         let tries = if self.state().mode.per_chip { 4 + 2 * self.state().geo.pages_per_block } else { 4 };
         for _ in 0..tries {
             self.ensure_space(ctx, plane)?;
-            if let Some(ppn) = self.state_mut().allocate_leaving_one(ctx.flash(), plane, HOST) {
+            if let Some(ppn) = self.state_mut().allocate_leaving_one(ctx.flash(), plane, stream) {
                 return ppn;
             }
             if self.state().mode.per_chip && !self.collect_plane(ctx, plane)? {
@@ -1116,6 +1182,9 @@ pub(crate) trait DemandFtl {
             let s = self.state_mut();
             s.bm.release(ctx.flash(), job.victim);
             s.validated[plane] = NONE;
+            if let Some(f) = s.fdp.as_mut() {
+                f.erased(job.victim, s.geo.pages_per_block);
+            }
             if let Some(il) = s.ilog.as_mut() {
                 il.erased(job.victim);
             }
@@ -1353,13 +1422,16 @@ impl<F: DemandFtl + ?Sized> Relocate for Mover<'_, F> {
             s.directory[oob.lpn as usize] = dst;
             return Ok(());
         }
+        if let Some(f) = s.fdp.as_mut() {
+            f.gc_move(oob.lpn, s.geo.block_of(dst));
+        }
         assert_eq!(self.ftl.current(oob.lpn), src, "lpn {} moved from a stale copy", oob.lpn);
         self.ftl.relocated(ctx, oob.lpn, dst)
     }
 
     fn wanted_parity(&self, flash: &FlashArray, victim: BlockId) -> Option<u32> {
         let s = self.ftl.state();
-        s.copyback_parity(flash, s.geo.plane_of_block(victim))
+        s.copyback_parity(flash, s.geo.plane_of_block(victim), s.gc_stream(victim))
     }
 
     fn prefetch(&self, lpn: Lpn) {

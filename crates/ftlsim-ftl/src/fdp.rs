@@ -1,5 +1,5 @@
 //! NVMe Flexible Data Placement (TP4146, NVMe Base Specification 2.1 Sec. 8.1.10) under the
-//! page FTL: which blocks a write's placement handle and GC's moves may use, and the FDP
+//! page FTL and the demand FTLs (`demand.rs`): which blocks a write's placement handle and GC's moves may use, and the FDP
 //! statistics (docs/fdp.md).
 //!
 //! - A **reclaim unit handle** (RUH) is a host write stream: writes placed on handle `h` go
@@ -18,7 +18,7 @@
 //! controller's default placement handle.
 
 use ftlsim_core::config::FdpHandleType;
-use ftlsim_core::flash::FlashArray;
+use ftlsim_core::flash::{FlashArray, PageKind};
 use ftlsim_core::geometry::{BlockId, Lpn, NONE};
 use ftlsim_core::metrics::r6;
 use serde::{Deserialize, Serialize};
@@ -95,13 +95,15 @@ impl Fdp {
         h
     }
 
-    /// The GC stream (among [`Fdp::gc_streams`]) for the valid pages of `victim`.
+    /// The GC stream (among [`Fdp::gc_streams`]) for the valid pages of `victim`: its
+    /// handle's when persistently isolated; 0 for a block that holds no data page (a demand
+    /// FTL's translation pages that went with GC's data).
     #[inline]
     pub fn gc_stream(&self, victim: BlockId) -> u32 {
-        if !self.persistent {
+        let h = self.block_handle[victim as usize];
+        if !self.persistent || h == UNUSED {
             return 0;
         }
-        let h = self.block_handle[victim as usize];
         assert!(u32::from(h) < self.handles, "block {victim} of a persistently isolated handle holds handle {h}");
         u32::from(h)
     }
@@ -174,6 +176,10 @@ impl Fdp {
         for b in 0..blocks {
             let bh = self.block_handle[b as usize];
             for ppn in flash.valid_pages(b) {
+                // Only data pages belong to a handle (not a demand FTL's translation pages).
+                if flash.read(ppn).is_ok_and(|oob| oob.kind != PageKind::Data) {
+                    continue;
+                }
                 let lpn = flash.owner(ppn);
                 assert_ne!(lpn, NONE, "block {b}: a valid page without an owner");
                 let h = self.lpn_handle[lpn as usize];

@@ -100,7 +100,11 @@ const ANY_TRACKING: &[InvalidTracking] = &[InvalidTracking::Flags, InvalidTracki
 /// The demand engine's streams: host, translation and GC blocks, and ILog's invalidation
 /// pages when it tracks so.
 fn demand_open_blocks(cfg: &DriveConfig) -> u32 {
-    3 + u32::from(cfg.ftl.invalid_tracking == InvalidTracking::Ilog)
+    let fdp = cfg.fdp.as_ref().map_or(0, |f| match f.handle_type {
+        ftlsim_core::config::FdpHandleType::PersistentlyIsolated => 2 * (f.handles - 1),
+        ftlsim_core::config::FdpHandleType::InitiallyIsolated => f.handles - 1,
+    });
+    3 + u32::from(cfg.ftl.invalid_tracking == InvalidTracking::Ilog) + fdp
 }
 /// A page-mapped FTL: one block per host stream and one for GC; under FDP one per handle
 /// and one for GC, or one per handle for GC too (persistently isolated).
@@ -159,7 +163,7 @@ pub const FTLS: &[FtlInfo] = &[
         description: "demand-based page FTL: translation pages on flash, GTD, segmented-LRU CMT",
         source: "Gupta et al. ASPLOS'09; seed 001 Sec. 3.3, Table 5.2",
         build: |c| boxed(dftl::Dftl::new(c)),
-        capabilities: Capabilities { channel_unit: true, ..demand(&["dftl", "ilog"]) },
+        capabilities: Capabilities { channel_unit: true, placement: true, ..demand(&["dftl", "ilog"]) },
         bytes_per_logical_page: 8,
         bytes_per_cache_byte: 4,
     },
@@ -168,7 +172,7 @@ pub const FTLS: &[FtlInfo] = &[
         description: "DFTL with a second-level cache of whole translation pages (CTP)",
         source: "Qin et al. RTAS'11; seed 001 Sec. 3.3, Fig. 3.5, Table 5.2",
         build: |c| boxed(cdftl::new(c)),
-        capabilities: demand(&["dftl", "cdftl", "ilog"]),
+        capabilities: Capabilities { placement: true, ..demand(&["dftl", "cdftl", "ilog"]) },
         bytes_per_logical_page: 8,
         bytes_per_cache_byte: 4,
     },
@@ -177,7 +181,7 @@ pub const FTLS: &[FtlInfo] = &[
         description: "SCFTL: TPD with modified counters, consecutive CMT entries, spatial fetching, D-NRU",
         source: "seed 001 Ch. 5 (Sec. 5.1, Figs. 5.1-5.2, Tables 5.1-5.2)",
         build: |c| boxed(scftl::Scftl::new(c)),
-        capabilities: demand(&["scftl", "ilog"]),
+        capabilities: Capabilities { placement: true, ..demand(&["scftl", "ilog"]) },
         bytes_per_logical_page: 8,
         bytes_per_cache_byte: 4,
     },
@@ -186,7 +190,7 @@ pub const FTLS: &[FtlInfo] = &[
         description: "DLOOP: DFTL mapping, plane fixed by LPN, plane-level GC with copy-back, no write cache",
         source: "Abdurrab et al. IPDPS'13, as seed 000 Secs. 2.1, 3.4 and 5 describe it",
         build: |c| boxed(dloop::new(c)),
-        capabilities: Capabilities { never_ending_gc: true, ..demand(&["ilog"]) },
+        capabilities: Capabilities { never_ending_gc: true, placement: true, ..demand(&["ilog"]) },
         bytes_per_logical_page: 8,
         bytes_per_cache_byte: 4,
     },
@@ -195,7 +199,11 @@ pub const FTLS: &[FtlInfo] = &[
         description: "PCFTL: DFTL mapping, LRU write cache, token dispatch, plane-level GC with copy-back",
         source: "Wang & Xie TPDS'15, seed 000 Secs. 3-5 (Figs. 3, 4, 7-9, Table 1)",
         build: |c| boxed(pcftl::new(c)),
-        capabilities: Capabilities { default_write_buffer_bytes: pcftl::WRITE_CACHE_BYTES, ..demand(&["pcftl", "ilog"]) },
+        capabilities: Capabilities {
+            default_write_buffer_bytes: pcftl::WRITE_CACHE_BYTES,
+            placement: true,
+            ..demand(&["pcftl", "ilog"])
+        },
         bytes_per_logical_page: 8,
         bytes_per_cache_byte: 4,
     },

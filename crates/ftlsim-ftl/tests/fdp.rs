@@ -1,6 +1,6 @@
-//! Flexible Data Placement under the page FTL (issue 39, docs/fdp.md): persistently isolated
-//! handles never share a block, over random tenants, placements and heavy GC, with every read
-//! checked against the data oracle; initially isolated handles may mix under GC, and say how
+//! Flexible Data Placement under the page FTL and the demand FTLs (issue 39, docs/fdp.md):
+//! persistently isolated handles never share a block, over random FTLs, tenants, placements and
+//! heavy GC, with every read checked against the data oracle; initially isolated handles may mix under GC, and say how
 //! often; the per-handle statistics add up to the drive's.
 
 mod util;
@@ -14,7 +14,7 @@ use ftlsim_core::workload::{Generator, WorkloadSpec};
 use proptest::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
-use util::{read_all, small_config};
+use util::{drive_for, read_all, small_config};
 
 /// One tenant of a case: its pattern, request size, and the handles its writes name in turn.
 #[derive(Debug, Clone)]
@@ -33,15 +33,26 @@ fn case(handles: u16) -> impl Strategy<Value = Case> {
         .prop_map(|(pattern, size, plids)| Case { pattern, size, plids })
 }
 
-/// A small FDP drive with `handles` handles of `kind`, filled (to handle 0) and run under the
-/// tenants of `cases`, each in its own share of the logical space; the verifying simulator and
-/// its report, after every page was read back.
+/// The FTLs that honour placement handles.
+fn placement_ftls() -> Vec<&'static str> {
+    ftlsim_ftl::FTLS.iter().filter(|f| f.capabilities.placement).map(|f| f.name).collect()
+}
+
+/// A small FDP drive for `ftl` with `handles` handles of `kind`, filled (to handle 0) and run
+/// under the tenants of `cases`, each in its own share of the logical space; the verifying
+/// simulator and its report, after every page was read back.
 /// Also returns each logical page's handle by the test's own account: the fill's 0, then the
 /// handle of the last write to it, from the requests as the sources hand them out (a tenant's
 /// writes name its handles in turn, in its source's order).
-fn run(handles: u16, kind: &str, cases: &[Case], seed: u64) -> (Simulator, Report, Vec<u16>) {
-    let extra = format!("[fdp]\nhandles = {handles}\nhandle_type = \"{kind}\"\n");
-    let cfg = ftlsim_ftl::resolve(small_config(40, 16, 0.3, &extra)).unwrap();
+fn run_on(ftl: &str, handles: u16, kind: &str, cases: &[Case], seed: u64) -> (Simulator, Report, Vec<u16>) {
+    let fdp = format!("[fdp]\nhandles = {handles}\nhandle_type = \"{kind}\"\n");
+    let cfg = if ftl == "page" {
+        small_config(40, 16, 0.3, &fdp)
+    } else {
+        // PCFTL's write cache would write pages after their requests: placement needs none.
+        drive_for(ftlsim_ftl::info(ftl).unwrap(), 40, 16, &format!("\n{fdp}[host]\nwrite_buffer_bytes = 0\n"))
+    };
+    let cfg = ftlsim_ftl::resolve(cfg).unwrap_or_else(|e| panic!("{ftl}: {e}"));
     let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
     sim.precondition(&Precondition { fill: 1.0, seed, ..Precondition::default() }).unwrap();
     let d = sim.derived().clone();
@@ -89,6 +100,10 @@ fn run(handles: u16, kind: &str, cases: &[Case], seed: u64) -> (Simulator, Repor
     (sim, r, expected)
 }
 
+fn run(handles: u16, kind: &str, cases: &[Case], seed: u64) -> (Simulator, Report, Vec<u16>) {
+    run_on("page", handles, kind, cases, seed)
+}
+
 /// Blocks whose valid pages belong to more than one handle, by the test's own account
 /// (`expected`, each logical page's handle).
 fn blocks_mixing(sim: &Simulator, expected: &[u16]) -> u64 {
@@ -103,10 +118,11 @@ fn blocks_mixing(sim: &Simulator, expected: &[u16]) -> u64 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn persistently_isolated_handles_never_share_a_block(
+        ftl in prop::sample::select(placement_ftls()),
         handles in 2u16..5,
         cases in prop::collection::vec(case(4), 2..5),
         seed in 0u64..1000,
@@ -115,7 +131,7 @@ proptest! {
             .into_iter()
             .map(|c| Case { plids: c.plids.into_iter().map(|p| p % handles).collect(), ..c })
             .collect();
-        let (sim, r, expected) = run(handles, "persistently_isolated", &cases, seed);
+        let (sim, r, expected) = run_on(ftl, handles, "persistently_isolated", &cases, seed);
         prop_assert!(r.gc.collections > 0, "the case collects");
         prop_assert_eq!(blocks_mixing(&sim, &expected), 0);
         let fdp = &r.ftl_metrics["fdp"];
