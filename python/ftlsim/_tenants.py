@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 TenantLike = Union[str, Mapping[str, Any]]
 
 #: The keys a tenant dict takes, besides ``workload``.
-_KEYS = ("name", "ns", "class", "seed", "plids", "trace", "device", "format", "speed", "qd")
+_KEYS = ("name", "ns", "class", "seed", "plids", "trace", "device", "format", "speed", "overflow", "qd")
 
 
 def tenant_text(t: TenantLike) -> str:

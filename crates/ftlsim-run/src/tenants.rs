@@ -6,12 +6,13 @@ use crate::Source;
 use ftlsim_core::arbiter::{Arbitration, PriorityClass};
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::sim::{Namespace, QueueArbitration, Replay, Tenant, MAX_TENANTS};
-use ftlsim_core::trace::{TraceFormat, TraceOptions};
+use ftlsim_core::trace::{Overflow, TraceFormat, TraceOptions};
 use ftlsim_core::workload::{parse_bytes, Limit, WorkloadSpec};
 use std::path::PathBuf;
 
 /// The keys a tenant text takes besides its workload's.
-pub const TENANT_KEYS: &[&str] = &["name", "ns", "class", "seed", "plids", "trace", "device", "format", "speed"];
+pub const TENANT_KEYS: &[&str] =
+    &["name", "ns", "class", "seed", "plids", "trace", "device", "format", "speed", "overflow"];
 
 /// Where a tenant's namespace lies: shares of the drive's logical space or byte offsets.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,13 +53,15 @@ impl TenantSpec {
         let label = text.split(',').find_map(|kv| kv.trim().strip_prefix("name=")).unwrap_or(text).trim().to_string();
         let mut own: Vec<(String, String)> = Vec::new();
         let mut workload_parts: Vec<String> = Vec::new();
+        // `qd` is the trace's replay depth beside `trace=` (wherever that stands), else the
+        // workload's.
+        let is_trace = text.split([',', ';']).any(|kv| kv.split_once('=').is_some_and(|(k, _)| k.trim() == "trace"));
         for part in text.split(';') {
             let mut rest = Vec::new();
             for item in part.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 match item.split_once('=') {
-                    Some((k, v)) if TENANT_KEYS.contains(&k.trim()) => own.push((k.trim().into(), v.trim().into())),
-                    Some((k, v)) if k.trim() == "qd" && own.iter().any(|(k, _)| k == "trace") => {
-                        own.push(("qd".into(), v.trim().into()))
+                    Some((k, v)) if TENANT_KEYS.contains(&k.trim()) || (is_trace && k.trim() == "qd") => {
+                        own.push((k.trim().into(), v.trim().into()))
                     }
                     _ => rest.push(item),
                 }
@@ -99,7 +102,7 @@ impl TenantSpec {
         let source = match get("trace") {
             Some(path) => trace_source(name, path, &get, &workload_text, text)?,
             None => {
-                for key in ["device", "format", "speed"] {
+                for key in ["device", "format", "speed", "overflow"] {
                     if let Some(v) = get(key) {
                         return Err(bad(name, key, v, "a trace's key: give trace=FILE with it"));
                     }
@@ -153,7 +156,8 @@ impl TenantSpec {
     pub fn tenant(&self, namespace: Namespace, workload: Option<&WorkloadSpec>) -> Tenant {
         let (replay, stop_after_ns) = match (&self.source, workload) {
             (Source::Trace { qd: Some(q), .. }, _) => (Replay::Closed { queue_depth: *q }, None),
-            (Source::Trace { qd: None, options, .. }, _) => (Replay::Open { time_scale: 1.0 / options.speed }, None),
+            // The trace source divides its gaps by `speed` already.
+            (Source::Trace { qd: None, .. }, _) => (Replay::Open { time_scale: 1.0 }, None),
             (Source::Synthetic(_), Some(w)) => match (w.arrival.queue_depth(), w.limit) {
                 (Some(queue_depth), Limit::DurationNs(d)) => (Replay::Closed { queue_depth }, Some(d)),
                 (Some(queue_depth), _) => (Replay::Closed { queue_depth }, None),
@@ -208,6 +212,14 @@ fn trace_source<'a>(
                 ),
             )
         })?);
+    }
+    if let Some(v) = get("overflow") {
+        options.overflow = match v {
+            "error" => Overflow::Error,
+            "wrap" => Overflow::Wrap,
+            "compact" => Overflow::Compact,
+            _ => return Err(bad(name, "overflow", v, "expected error, wrap or compact")),
+        };
     }
     if let Some(v) = get("speed") {
         options.speed = v
@@ -356,13 +368,20 @@ mod tests {
         // A mixture keeps its parts.
         let t = TenantSpec::parse("name=m,read=0; pattern=sequential,weight=2").unwrap();
         assert!(matches!(&t.source, Source::Synthetic(w) if w == "read=0;pattern=sequential,weight=2"));
-        let t = TenantSpec::parse("name=v0,trace=t.csv,device=3,format=msr,qd=8,speed=2,ns=0..4GiB").unwrap();
+        // `qd` before `trace=` is the trace's too.
+        let t =
+            TenantSpec::parse("name=v0,qd=8,trace=t.csv,device=3,format=msr,speed=2,overflow=wrap,ns=0..4GiB").unwrap();
         match &t.source {
             Source::Trace { path, options, qd } => {
                 assert_eq!((path.to_str(), options.device, *qd, options.speed), (Some("t.csv"), Some(3), Some(8), 2.0));
+                assert_eq!(options.overflow, Overflow::Wrap);
             }
             other => panic!("{other:?}"),
         }
+        // Its speed is the trace source's: the replay does not scale its times again.
+        let open = TenantSpec::parse("name=v1,trace=t.csv,speed=2").unwrap();
+        let ns = Namespace { first_sector: 0, sectors: 8 };
+        assert_eq!(open.tenant(ns, None).replay, Replay::Open { time_scale: 1.0 });
         assert_eq!(t.namespace, NamespaceSpec::Bytes(0, 4 << 30));
     }
 
@@ -391,6 +410,8 @@ mod tests {
             ("name=a,trace=t.csv,read=1", "trace"),
             ("name=a,trace=t.csv,format=nope", "format"),
             ("name=a,trace=t.csv,qd=0", "qd"),
+            ("name=a,trace=t.csv,overflow=drop", "overflow"),
+            ("name=a,overflow=wrap", "overflow"),
             ("name=a,pattern=nope", "pattern"),
             ("name=a,name=b", "name"),
         ] {
