@@ -260,6 +260,16 @@ impl<'a> FlashCtx<'a> {
         self.record && self.sched.is_some()
     }
 
+    /// Whether this context's operations take time (a measured run's) or are functional
+    /// (preconditioning, a page given contents off the clock).
+    pub fn time(&self) -> FlashTime {
+        if self.record {
+            FlashTime::Timed
+        } else {
+            FlashTime::Functional
+        }
+    }
+
     /// Of `planes` (tried in their order), the one whose queue frees first by the
     /// scheduler's estimate ([`Scheduler::plane_ready`]); the first one on a tie. `None`
     /// without a scheduler (functional mode) or planes.

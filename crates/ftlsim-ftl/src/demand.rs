@@ -945,7 +945,7 @@ pub(crate) trait DemandFtl {
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         let s = self.state_mut();
         if let Some(f) = s.fdp.as_mut() {
-            f.host_write(lpn, handle, s.geo.block_of(ppn), s.geo.page_in_block(ppn));
+            f.host_write(lpn, handle, s.geo.block_of(ppn), s.geo.page_in_block(ppn), ctx.time());
         }
         // GC during the allocation may have moved the old copy: invalidate where it is now.
         let old = self.current(lpn);
@@ -1183,7 +1183,7 @@ pub(crate) trait DemandFtl {
             s.bm.release(ctx.flash(), job.victim);
             s.validated[plane] = NONE;
             if let Some(f) = s.fdp.as_mut() {
-                f.erased(job.victim, s.geo.pages_per_block);
+                f.erased(job.victim, s.geo.pages_per_block, ctx.time());
             }
             if let Some(il) = s.ilog.as_mut() {
                 il.erased(job.victim);
@@ -1423,7 +1423,7 @@ impl<F: DemandFtl + ?Sized> Relocate for Mover<'_, F> {
             return Ok(());
         }
         if let Some(f) = s.fdp.as_mut() {
-            f.gc_move(oob.lpn, s.geo.block_of(dst));
+            f.gc_move(oob.lpn, s.geo.block_of(dst), ctx.time());
         }
         assert_eq!(self.ftl.current(oob.lpn), src, "lpn {} moved from a stale copy", oob.lpn);
         self.ftl.relocated(ctx, oob.lpn, dst)

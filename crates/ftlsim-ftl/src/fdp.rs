@@ -19,6 +19,7 @@
 
 use ftlsim_core::config::FdpHandleType;
 use ftlsim_core::flash::{FlashArray, PageKind};
+use ftlsim_core::ftl::FlashTime;
 use ftlsim_core::geometry::{BlockId, Lpn, NONE};
 use ftlsim_core::metrics::r6;
 use serde::{Deserialize, Serialize};
@@ -108,23 +109,27 @@ impl Fdp {
         u32::from(h)
     }
 
-    /// The host wrote `lpn` on handle `h` into `block`, at `page` of it.
+    /// The host wrote `lpn` on handle `h` into `block`, at `page` of it. Counted when timed:
+    /// a page given contents off the clock (a read of a never-written page) is not the host's
+    /// write in the run, and the drive's counters leave it out too.
     #[inline]
-    pub fn host_write(&mut self, lpn: Lpn, h: u32, block: BlockId, page: u32) {
+    pub fn host_write(&mut self, lpn: Lpn, h: u32, block: BlockId, page: u32, time: FlashTime) {
         self.lpn_handle[lpn as usize] = h as u8;
-        let c = &mut self.counts[h as usize];
-        c.host_pages += 1;
-        if page == 0 {
-            c.units_opened += 1;
+        if time == FlashTime::Timed {
+            let c = &mut self.counts[h as usize];
+            c.host_pages += 1;
+            c.units_opened += u64::from(page == 0);
         }
         self.note(block, h as u8);
     }
 
-    /// GC moved `lpn` into `block`.
+    /// GC moved `lpn` into `block` (counted when timed, as [`Fdp::host_write`]).
     #[inline]
-    pub fn gc_move(&mut self, lpn: Lpn, block: BlockId) {
+    pub fn gc_move(&mut self, lpn: Lpn, block: BlockId, time: FlashTime) {
         let h = self.lpn_handle[lpn as usize];
-        self.counts[h as usize].gc_pages += 1;
+        if time == FlashTime::Timed {
+            self.counts[h as usize].gc_pages += 1;
+        }
         self.note(block, h);
     }
 
@@ -141,15 +146,15 @@ impl Fdp {
         }
     }
 
-    /// `block` of `pages` pages was erased.
-    pub fn erased(&mut self, block: BlockId, pages: u32) {
-        let b = &mut self.block_handle[block as usize];
-        match *b {
+    /// `block` of `pages` pages was erased (counted when timed, as [`Fdp::host_write`]).
+    pub fn erased(&mut self, block: BlockId, pages: u32, time: FlashTime) {
+        let b = std::mem::replace(&mut self.block_handle[block as usize], UNUSED);
+        match b {
+            _ if time == FlashTime::Functional => {}
             UNUSED => {}
             MIXED => self.mixed_erased_pages += u64::from(pages),
             h => self.counts[h as usize].erased_pages += u64::from(pages),
         }
-        *b = UNUSED;
     }
 
     /// The measured run starts.

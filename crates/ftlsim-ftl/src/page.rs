@@ -227,7 +227,7 @@ impl<D: GcDestination> Relocate for PlaneMover<'_, D> {
         assert_eq!(*slot, src, "lpn {} maps elsewhere than its valid page {src}", oob.lpn);
         *slot = dst;
         if let Some(f) = self.fdp.as_deref_mut() {
-            f.gc_move(oob.lpn, ctx.flash().geometry().block_of(dst));
+            f.gc_move(oob.lpn, ctx.flash().geometry().block_of(dst), ctx.time());
         }
         ctx.invalidate(src)?;
         self.bm.on_invalidate(ctx.flash(), src);
@@ -386,7 +386,7 @@ impl<D: GcDestination> PageFtl<D> {
             self.bm.release(ctx.flash(), job.victim);
             self.dest.erased(job.victim);
             if let Some(f) = self.fdp.as_mut() {
-                f.erased(job.victim, self.geo.pages_per_block);
+                f.erased(job.victim, self.geo.pages_per_block, ctx.time());
             }
         }
         Ok(s)
@@ -601,7 +601,7 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
         }
         ctx.program(ppn, Oob { lpn, version, kind: PageKind::Data })?;
         if let Some(f) = self.fdp.as_mut() {
-            f.host_write(lpn, handle, self.geo.block_of(ppn), self.geo.page_in_block(ppn));
+            f.host_write(lpn, handle, self.geo.block_of(ppn), self.geo.page_in_block(ppn), ctx.time());
         }
         write_copyback_table(ctx, &mut self.bm, ppn, self.dest.table_pages())?;
         // The superseded copy is invalidated only now that the new one is on flash: GC on

@@ -183,3 +183,21 @@ fn handle_statistics_add_up_to_the_drives() {
         assert!(h1 > 0 && h1.abs_diff(h2) <= 16 * 2, "{h1} vs {h2}");
     }
 }
+
+#[test]
+fn pages_given_contents_off_the_clock_are_not_the_handles_writes() {
+    // Half the drive never written and reads over all of it: each read of a never-written page
+    // writes it off the clock first (host.unmapped_read = "flash"), which neither the drive's
+    // counters nor the handles' count.
+    let cfg = ftlsim_ftl::resolve(small_config(40, 16, 0.3, "[fdp]\nhandles = 2\n")).unwrap();
+    let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
+    sim.precondition(&Precondition { fill: 0.5, seed: 2, ..Precondition::default() }).unwrap();
+    let w = WorkloadSpec::parse("read=0.6,qd=4,requests=3000").unwrap();
+    let mut gen = Generator::new(&w, sim.derived().logical_bytes, 3).unwrap().map(Ok);
+    let r = sim.run(&mut gen, &RunOptions { interval_ns: 0, ..RunOptions::default() }, &mut NoObserver).unwrap();
+    assert!(r.host.unmapped_page_reads > 100, "{} unmapped reads", r.host.unmapped_page_reads);
+    let h = &r.ftl_metrics["fdp"]["handles"][0];
+    assert_eq!(h["host_pages_written"].as_u64(), Some(r.host.pages_written));
+    assert_eq!(h["gc_pages_written"].as_u64(), Some(r.gc.pages_moved));
+    sim.check_invariants();
+}

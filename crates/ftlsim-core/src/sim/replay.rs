@@ -829,8 +829,13 @@ fn submission_queues(
         };
         return Ok((depth, vec![Submission::new(opts.replay, depth, whole, None)]));
     }
-    if opts.power_cut.is_some() {
-        return Err(SimError::Input("power cuts with tenants are not supported yet: cut a run of one source".into()));
+    if opts.power_cut.is_some() || sim.held.is_some() {
+        // A request held over from a cut run belongs to that run's one source.
+        return Err(SimError::Input(
+            "power cuts with tenants are not supported yet: cut a run of one source, and replay the rest of it from \
+             one source"
+                .into(),
+        ));
     }
     let mut sqs = Vec::with_capacity(opts.tenants.len());
     for t in &opts.tenants {
