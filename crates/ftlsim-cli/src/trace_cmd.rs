@@ -339,7 +339,7 @@ fn convert_cmd(a: &ConvertArgs) -> Result<(), SimError> {
     }
     refuse_same_file(&a.input.file, &a.out, "converting").map_err(SimError::Input)?;
     let reader = a.input.open(false)?;
-    let (mut t0, mut written, mut trims) = (None, 0u64, 0u64);
+    let (mut t0, mut written, mut left_out) = (None, 0u64, 0u64);
     // A read error ends the write; the output is then discarded, not left partial.
     let mut read_error = None;
     let wrote = write_atomically(&a.out, |out| {
@@ -355,7 +355,7 @@ fn convert_cmd(a: &ConvertArgs) -> Result<(), SimError> {
             if write_line(out, a.to, &r, base)? {
                 written += 1;
             } else {
-                trims += 1;
+                left_out += 1;
             }
         }
         Ok(())
@@ -365,7 +365,7 @@ fn convert_cmd(a: &ConvertArgs) -> Result<(), SimError> {
     }
     wrote.map_err(SimError::Input)?;
     eprintln!(
-        "wrote {written} requests to {} as {}; {trims} trims have no {} form and were left out",
+        "wrote {written} requests to {} as {}; {left_out} trims and zoned commands have no {} form and were left out",
         a.out.display(),
         a.to,
         a.to
@@ -376,6 +376,9 @@ fn convert_cmd(a: &ConvertArgs) -> Result<(), SimError> {
 fn print_stats(s: &TraceStats) {
     let mb = |b: u64| b as f64 / 1e6;
     println!("requests       {} (reads {}, writes {}, trims {})", s.requests, s.reads, s.writes, s.trims);
+    if s.zone_appends + s.zone_management > 0 {
+        println!("zoned          {} zone appends, {} zone management commands", s.zone_appends, s.zone_management);
+    }
     println!(
         "bytes          read {:.1} MB, written {:.1} MB, trimmed {:.1} MB",
         mb(s.bytes_read),

@@ -246,11 +246,15 @@ struct Fitting {
 impl Fitting {
     /// Count request `r`.
     fn observe(&mut self, r: &TraceRecord) {
+        // A zone's state change moves no data: nothing a workload model draws.
+        if r.op.is_zone_management() {
+            return;
+        }
         self.requests += 1;
         match r.op {
             IoOp::Read => self.reads += 1,
             IoOp::Trim => self.trims += 1,
-            IoOp::Write => {}
+            _ => {}
         }
         let bytes = u64::from(r.sectors) * 512;
         let start = r.offset_sector * 512;
@@ -290,7 +294,7 @@ impl Fitting {
                     }
                     None => {
                         self.first_references[kind] += 1;
-                        self.first_writes_of_read_pages += u64::from(r.op == IoOp::Write && p.every.is_some());
+                        self.first_writes_of_read_pages += u64::from(r.op.writes_data() && p.every.is_some());
                         here[1] += 1;
                     }
                 }

@@ -376,16 +376,46 @@ pub struct Refusal {
     pub name: &'static str,
 }
 
+/// What an FTL makes of a host command before any of it is done ([`Ftl::admit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Done as given.
+    Take,
+    /// Refused as a whole with this status: it completes at once, nothing done.
+    Refused(Refusal),
+    /// A zone append: its data is written from this sector on (the zone's write pointer).
+    WriteAt(u64),
+    /// A zone reset: the pages of `sectors` sectors from `offset_sector` (whole zones) are
+    /// dropped as a trim drops them, and the FTL erases the zones.
+    Reset {
+        /// First sector.
+        offset_sector: u64,
+        /// Length in sectors.
+        sectors: u64,
+    },
+    /// Done in full by the FTL: a change of zone state without flash work (open, close,
+    /// finish).
+    Done,
+}
+
 /// A flash translation layer.
 pub trait Ftl {
     /// Registered name.
     fn name(&self) -> &'static str;
-    /// Whether the FTL takes the host command `op` on sectors `offset_sector..+sectors` as a
+    /// What the FTL makes of the host command `op` on sectors `offset_sector..+sectors`, as a
     /// whole, before any of it is done: a zoned namespace refuses a write off its zone's write
-    /// pointer with the NVMe status (`Some`), and the command then completes at once with
-    /// nothing done; an error stops the run. Default: every command is taken.
-    fn admit(&mut self, _op: IoOp, _offset_sector: u64, _sectors: u32) -> Result<Option<Refusal>, SimError> {
-        Ok(None)
+    /// pointer with the NVMe status, places a zone append, takes zone management commands;
+    /// an error stops the run. Default: reads, writes and trims are taken, the zoned command
+    /// set is an error (no zones).
+    fn admit(&mut self, op: IoOp, _offset_sector: u64, _sectors: u32) -> Result<Admission, SimError> {
+        if op.is_zoned() {
+            return Err(SimError::Request(format!(
+                "a {} command needs a zoned namespace (--ftl zns); ftl {} has no zones",
+                op.name(),
+                self.name()
+            )));
+        }
+        Ok(Admission::Take)
     }
     /// Read a logical page; returns the version found, or `None` if it was never written
     /// or was trimmed (no flash read is needed then).

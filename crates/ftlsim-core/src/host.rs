@@ -20,6 +20,65 @@ pub enum IoOp {
     Write,
     /// Discard (TRIM / UNMAP).
     Trim,
+    /// Zone Append (NVMe ZNS): a write placed at its zone's write pointer by the drive; the
+    /// request's offset is the zone's first sector (ZSLBA).
+    ZoneAppend,
+    /// Zone Management Send, Open Zone: the zone starting at the offset.
+    ZoneOpen,
+    /// Zone Management Send, Close Zone.
+    ZoneClose,
+    /// Zone Management Send, Finish Zone.
+    ZoneFinish,
+    /// Zone Management Send, Reset Zone: the zone starting at the offset (length 0), or every
+    /// zone of the range (a Reset All as the replay places it in a namespace).
+    ZoneReset,
+    /// Zone Management Send, Reset Zone with Select All, as a trace records it: the replay
+    /// makes it a [`IoOp::ZoneReset`] of the queue's whole namespace.
+    ZoneResetAll,
+}
+
+impl IoOp {
+    /// A Zone Management Send action: no data, length 0 allowed.
+    pub fn is_zone_management(self) -> bool {
+        matches!(self, IoOp::ZoneOpen | IoOp::ZoneClose | IoOp::ZoneFinish | IoOp::ZoneReset | IoOp::ZoneResetAll)
+    }
+
+    /// A command of the Zoned Namespace command set (only a zoned namespace takes it).
+    pub fn is_zoned(self) -> bool {
+        self == IoOp::ZoneAppend || self.is_zone_management()
+    }
+
+    /// Does it carry data to the drive (a write or a zone append)?
+    pub fn writes_data(self) -> bool {
+        matches!(self, IoOp::Write | IoOp::ZoneAppend)
+    }
+
+    /// The latency figure it counts in beside the overall one: 1 read, 2 write (a zone
+    /// append too), 3 trim; zone management commands only in the overall figure (`None`).
+    #[inline]
+    pub fn latency_class(self) -> Option<usize> {
+        match self {
+            IoOp::Read => Some(1),
+            IoOp::Write | IoOp::ZoneAppend => Some(2),
+            IoOp::Trim => Some(3),
+            _ => None,
+        }
+    }
+
+    /// Its name in messages and traces: `read`, `zone_append`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            IoOp::Read => "read",
+            IoOp::Write => "write",
+            IoOp::Trim => "trim",
+            IoOp::ZoneAppend => "zone_append",
+            IoOp::ZoneOpen => "zone_open",
+            IoOp::ZoneClose => "zone_close",
+            IoOp::ZoneFinish => "zone_finish",
+            IoOp::ZoneReset => "zone_reset",
+            IoOp::ZoneResetAll => "zone_reset_all",
+        }
+    }
 }
 
 /// Largest request in bytes: a request's length is a 32-bit count of 512-byte sectors.

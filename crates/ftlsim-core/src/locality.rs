@@ -398,7 +398,7 @@ impl LocalityMeter {
                 None => self.first[2] += 1,
             }
             let mut written = None;
-            if op == IoOp::Write {
+            if op.writes_data() {
                 self.page_writes += 1;
                 written = self.writes.touch(page);
                 match written {

@@ -8,29 +8,37 @@
 //!   not full (Zone Is Full, B9h). Page `o` of a zone is page `o / planes` of its block on
 //!   plane `o % planes`: sequential writes stripe over the planes and program every block in
 //!   order.
-//! - **Zone states** (ZNS Sec. 2.1.1, Fig. 7): Empty, Implicitly Opened (by a write), Closed
-//!   (by the controller, to free an open resource), Full (written to capacity). A write to an
-//!   Empty zone needs an active resource (Too Many Active Zones, BDh, at `max_active_zones`)
-//!   and, as to a Closed one, an open resource: at `max_open_zones` the controller closes the
-//!   implicitly opened zone written least recently, as ZNS 2.5.1 allows (QEMU does the same).
-//!   With no explicit open every open zone can be closed so, and Too Many Open Zones (BEh)
-//!   does not arise.
-//! - **Reset**: a trim of whole zones resets them (Zone Management Send, Reset Zone): their
-//!   blocks are erased and the zones are Empty again. A trim of part of a zone, and a write or
-//!   trim that is not whole pages (the zone's logical block is a page), is Invalid Field in
-//!   Command (02h).
+//! - **Zone capacity** (ZNS 2.1.1): the first `zone_capacity_pages` pages of a zone are
+//!   writable (all of them by default); a write past them is Zone Boundary Error, the rest of
+//!   the zone reads as zeros, and a zone is Full when written to its capacity.
+//! - **Zone states** (ZNS Sec. 2.1.1, Fig. 7): Empty, Implicitly Opened (by a write),
+//!   Explicitly Opened (by Open Zone), Closed, Full. Writing an Empty zone or opening it needs
+//!   an active resource (Too Many Active Zones, BDh, at `max_active_zones`) and, as for a Closed
+//!   one, an open resource: at `max_open_zones` the controller closes the implicitly opened
+//!   zone written least recently, as ZNS 2.5.1 allows (QEMU does the same); when every open
+//!   zone was opened explicitly, none may be closed so: Too Many Open Zones (BEh).
+//! - **Zone append** (ZNS 4.3): a write whose address is its zone's first page (ZSLBA;
+//!   otherwise Invalid Field); the drive writes it at the zone's write pointer, under the
+//!   rules of a write there.
+//! - **Zone Management Send** (ZNS 4.4): Open, Close, Finish and Reset of the zone starting at
+//!   the command's address (otherwise Invalid Field), with the state transitions of ZNS
+//!   Fig. 7; one the figure does not allow (closing an Empty zone, opening a Full one) is
+//!   Invalid Zone State Transition (BFh). Finish makes a zone Full where its write pointer is,
+//!   programming nothing (the rest reads as zeros). Reset drops the zone's pages and erases its
+//!   blocks; a trim of whole zones is a reset too (part of a zone: Invalid Field). A write or
+//!   trim that is not whole pages is Invalid Field (02h): the zone's logical block is a page.
 //! - A refused command completes at once with its status and changes nothing; the statuses are
 //!   counted (`ftl_metrics.zns`), or the run stops at the first one
 //!   (`ftl.zns.on_refused = "stop"`).
 //!
-//! Not modelled: zone append, explicit open, close and finish, read-only and offline zones,
-//! zone capacity below the zone size, zone random write areas.
+//! Not modelled: read-only and offline zones, zone random write areas, the Zone Append Size
+//! Limit, zone descriptor extensions.
 
 use crate::options::Options;
 use ftlsim_core::config::{DriveConfig, PartialWrite, UnmappedRead};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, Refusal};
+use ftlsim_core::ftl::{Admission, FlashCtx, Ftl, GcCounts, Refusal};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn};
 use ftlsim_core::host::IoOp;
 use serde::{Deserialize, Serialize};
@@ -46,6 +54,9 @@ pub struct ZnsOptions {
     /// What a refused command does: `"count"` (completes with its status, counted) or
     /// `"stop"` (the run stops with an error naming it).
     pub on_refused: OnRefused,
+    /// Writable pages of a zone (ZCAP), from its start; 0: the whole zone (one block on every
+    /// plane).
+    pub zone_capacity_pages: u32,
 }
 
 /// What a refused command does.
@@ -61,14 +72,23 @@ pub enum OnRefused {
 
 impl Default for ZnsOptions {
     fn default() -> Self {
-        ZnsOptions { max_open_zones: 14, max_active_zones: 14, on_refused: OnRefused::Count }
+        ZnsOptions { max_open_zones: 14, max_active_zones: 14, on_refused: OnRefused::Count, zone_capacity_pages: 0 }
     }
 }
 
 impl Options for ZnsOptions {
     const SECTION: &'static str = "zns";
 
-    fn check(&self, _cfg: &DriveConfig) -> Result<(), ConfigError> {
+    fn check(&self, cfg: &DriveConfig) -> Result<(), ConfigError> {
+        let size = cfg.geometry.planes() * cfg.geometry.pages_per_block;
+        if self.zone_capacity_pages > size {
+            return Err(crate::options::invalid(
+                "zns",
+                "zone_capacity_pages",
+                self.zone_capacity_pages,
+                format!("must be <= the zone size, {size} pages (a block on each of {} planes)", cfg.geometry.planes()),
+            ));
+        }
         if self.max_active_zones != 0 && self.max_open_zones > self.max_active_zones {
             return Err(crate::options::invalid(
                 "zns",
@@ -106,33 +126,51 @@ pub fn fit_drive(cfg: &mut DriveConfig) {
     }
 }
 
-/// A zone's state (ZNS Fig. 7; the states this model reaches).
+/// A zone's state (ZNS Fig. 7; the states this model reaches: no Read Only or Offline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum ZoneState {
     Empty,
     ImplicitlyOpened,
+    ExplicitlyOpened,
     Closed,
     Full,
 }
 
+impl ZoneState {
+    fn is_open(self) -> bool {
+        matches!(self, ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened)
+    }
+    fn is_active(self) -> bool {
+        self.is_open() || self == ZoneState::Closed
+    }
+}
+
 /// The statuses a command may be refused with: (NVMe status code, name).
-const STATUSES: [Refusal; 5] = [
+const STATUSES: [Refusal; 7] = [
     Refusal { code: 0x02, name: "invalid_field" },
     Refusal { code: 0xB8, name: "zone_boundary_error" },
     Refusal { code: 0xB9, name: "zone_is_full" },
     Refusal { code: 0xBC, name: "zone_invalid_write" },
     Refusal { code: 0xBD, name: "too_many_active_zones" },
+    Refusal { code: 0xBE, name: "too_many_open_zones" },
+    Refusal { code: 0xBF, name: "invalid_zone_state_transition" },
 ];
 const INVALID_FIELD: usize = 0;
 const BOUNDARY: usize = 1;
 const FULL: usize = 2;
 const INVALID_WRITE: usize = 3;
 const TOO_MANY_ACTIVE: usize = 4;
+const TOO_MANY_OPEN: usize = 5;
+const INVALID_TRANSITION: usize = 6;
 
 /// Counters of a run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct ZnsCounts {
     refused: [u64; STATUSES.len()],
+    appends: u64,
+    opens: u64,
+    closes: u64,
+    finishes: u64,
     resets: u64,
     auto_closed: u64,
 }
@@ -142,7 +180,9 @@ struct ZnsCounts {
 pub struct ZnsFtl {
     geo: Geometry,
     opts: ZnsOptions,
-    /// Pages per zone: one block on every plane.
+    /// Pages per zone (its logical size): one block on every plane.
+    size: u32,
+    /// Writable pages per zone, from its start (ZCAP).
     cap: u32,
     wp: Vec<u32>,
     state: Vec<ZoneState>,
@@ -161,14 +201,14 @@ impl ZnsFtl {
         let d = cfg.derive()?;
         let g = &cfg.geometry;
         let opts = ZnsOptions::of(cfg)?;
-        let cap = g.planes() * g.pages_per_block;
-        if !d.logical_pages.is_multiple_of(cap) {
-            let zones = d.logical_pages / cap;
+        let size = g.planes() * g.pages_per_block;
+        if !d.logical_pages.is_multiple_of(size) {
+            let zones = d.logical_pages / size;
             return Err(ConfigError::Invalid {
                 key: "overprovisioning".into(),
                 value: format!("{} logical pages", d.logical_pages),
                 rule: format!(
-                    "a zoned namespace is whole zones of {cap} pages (a block on each of {} planes): set \
+                    "a zoned namespace is whole zones of {size} pages (a block on each of {} planes): set \
                      overprovisioning.extra_blocks_per_plane = {} for {zones} zones",
                     g.planes(),
                     g.blocks_per_plane - zones
@@ -193,10 +233,12 @@ impl ZnsFtl {
                     .into(),
             });
         }
-        let zones = (d.logical_pages / cap) as usize;
+        let zones = (d.logical_pages / size) as usize;
+        let cap = if opts.zone_capacity_pages == 0 { size } else { opts.zone_capacity_pages };
         Ok(ZnsFtl {
             geo: g.clone(),
             opts,
+            size,
             cap,
             wp: vec![0; zones],
             state: vec![ZoneState::Empty; zones],
@@ -224,51 +266,99 @@ impl ZnsFtl {
     }
 
     /// The command refused with status `i`, counted (or the run stopped).
-    fn refuse(&mut self, i: usize, op: IoOp, first: u64, sectors: u32) -> Result<Option<Refusal>, SimError> {
+    fn refuse(&mut self, i: usize, op: IoOp, first: u64, sectors: u32) -> Result<Admission, SimError> {
         let r = STATUSES[i];
         if self.opts.on_refused == OnRefused::Stop {
             return Err(SimError::Request(format!(
-                "a {op:?} of sectors [{first}, {}) refused by the zoned namespace: {} ({:02X}h); \
+                "a {} of sectors [{first}, {}) refused by the zoned namespace: {} ({:02X}h); \
                  ftl.zns.on_refused = \"count\" completes such commands with their status and counts them",
+                op.name(),
                 first + u64::from(sectors),
                 r.name,
                 r.code
             )));
         }
         self.counts.refused[i] += 1;
-        Ok(Some(r))
+        Ok(Admission::Refused(r))
     }
 
-    /// A write of pages `first..=last` (one zone): its status, if refused, after the
-    /// controller closed a zone to open this one where it may.
+    /// A write of pages `first..=last`: its status, if refused, after the controller closed a
+    /// zone to open this one where it may.
     fn admit_write(&mut self, first: u32, last: u32) -> Option<usize> {
-        let z = first / self.cap;
-        if last / self.cap != z {
-            return Some(BOUNDARY);
-        }
-        let zi = z as usize;
+        // In QEMU's order (nvme_check_zone_write): the zone's state, its pointer, its end.
+        let zi = (first / self.size) as usize;
         match self.state[zi] {
-            ZoneState::Full => return Some(FULL),
-            _ if first % self.cap != self.wp[zi] => return Some(INVALID_WRITE),
-            ZoneState::ImplicitlyOpened => return None,
-            ZoneState::Empty if self.opts.max_active_zones != 0 && self.active >= self.opts.max_active_zones => {
-                return Some(TOO_MANY_ACTIVE)
-            }
-            ZoneState::Empty | ZoneState::Closed => {}
+            ZoneState::Full => Some(FULL),
+            _ if first % self.size != self.wp[zi] => Some(INVALID_WRITE),
+            _ if last / self.size != first / self.size || last % self.size >= self.cap => Some(BOUNDARY),
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => None,
+            ZoneState::Empty | ZoneState::Closed => self.make_room(zi),
         }
-        if self.opts.max_open_zones != 0 && self.open >= self.opts.max_open_zones {
-            // The implicitly opened zone written least recently closes (ZNS 2.5.1). Every
-            // open zone was opened by a write (no explicit open), so there is one, and Too
-            // Many Open Zones (BEh) does not arise.
-            let c = (0..self.zones() as usize)
+    }
+
+    /// Make room to open Empty or Closed zone `zi`: an active resource for an Empty one, and
+    /// an open one, closing the implicitly opened zone written least recently when every open
+    /// resource is taken (ZNS 2.5.1); the status when there is none to be had.
+    fn make_room(&mut self, zi: usize) -> Option<usize> {
+        let o = &self.opts;
+        if self.state[zi] == ZoneState::Empty && o.max_active_zones != 0 && self.active >= o.max_active_zones {
+            return Some(TOO_MANY_ACTIVE);
+        }
+        if o.max_open_zones != 0 && self.open >= o.max_open_zones {
+            // Only an implicitly opened zone may be closed so; explicitly opened ones stay.
+            let Some(c) = (0..self.zones() as usize)
                 .filter(|&i| self.state[i] == ZoneState::ImplicitlyOpened)
                 .min_by_key(|&i| self.last_write[i])
-                .expect("a zone open beyond the limit is implicitly opened");
+            else {
+                return Some(TOO_MANY_OPEN);
+            };
             self.state[c] = ZoneState::Closed;
             self.open -= 1;
             self.counts.auto_closed += 1;
         }
         None
+    }
+
+    /// Open Zone on `zi`: its status, if refused.
+    fn open_zone(&mut self, zi: usize) -> Option<usize> {
+        match self.state[zi] {
+            ZoneState::ExplicitlyOpened => {}
+            ZoneState::ImplicitlyOpened => self.state[zi] = ZoneState::ExplicitlyOpened,
+            ZoneState::Full => return Some(INVALID_TRANSITION),
+            s @ (ZoneState::Empty | ZoneState::Closed) => {
+                if let Some(status) = self.make_room(zi) {
+                    return Some(status);
+                }
+                self.active += u32::from(s == ZoneState::Empty);
+                self.open += 1;
+                self.state[zi] = ZoneState::ExplicitlyOpened;
+            }
+        }
+        self.counts.opens += 1;
+        None
+    }
+
+    /// Close Zone on `zi`: its status, if refused.
+    fn close_zone(&mut self, zi: usize) -> Option<usize> {
+        match self.state[zi] {
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
+                self.open -= 1;
+                self.state[zi] = ZoneState::Closed;
+            }
+            ZoneState::Closed => {}
+            ZoneState::Empty | ZoneState::Full => return Some(INVALID_TRANSITION),
+        }
+        self.counts.closes += 1;
+        None
+    }
+
+    /// Finish Zone on `zi`: Full where its write pointer stands, nothing programmed.
+    fn finish_zone(&mut self, zi: usize) {
+        let s = self.state[zi];
+        self.open -= u32::from(s.is_open());
+        self.active -= u32::from(s.is_active());
+        self.state[zi] = ZoneState::Full;
+        self.counts.finishes += 1;
     }
 
     /// Reset zone `z`: its written pages dropped, its blocks erased.
@@ -284,14 +374,9 @@ impl ZnsFtl {
         for plane in 0..self.geo.planes().min(written) {
             ctx.erase(self.block(z, plane))?;
         }
-        match self.state[zi] {
-            ZoneState::ImplicitlyOpened => {
-                self.open -= 1;
-                self.active -= 1;
-            }
-            ZoneState::Closed => self.active -= 1,
-            ZoneState::Empty | ZoneState::Full => {}
-        }
+        let s = self.state[zi];
+        self.open -= u32::from(s.is_open());
+        self.active -= u32::from(s.is_active());
         self.state[zi] = ZoneState::Empty;
         self.wp[zi] = 0;
         self.counts.resets += 1;
@@ -304,30 +389,59 @@ impl Ftl for ZnsFtl {
         "zns"
     }
 
-    fn admit(&mut self, op: IoOp, offset_sector: u64, sectors: u32) -> Result<Option<Refusal>, SimError> {
+    fn admit(&mut self, op: IoOp, offset_sector: u64, sectors: u32) -> Result<Admission, SimError> {
         if op == IoOp::Read {
-            return Ok(None);
+            return Ok(Admission::Take);
         }
         let spp = u64::from(self.geo.sectors_per_page());
         if !offset_sector.is_multiple_of(spp) || !u64::from(sectors).is_multiple_of(spp) {
             return self.refuse(INVALID_FIELD, op, offset_sector, sectors);
         }
-        // The logical space is whole zones, and the replay checked the request lies in it.
+        // The replay checked the command lies in the logical space, which is whole zones.
         let first = (offset_sector / spp) as u32;
-        let last = first + (u64::from(sectors) / spp) as u32 - 1;
+        let pages = (u64::from(sectors) / spp) as u32;
+        let (z, zi) = (first / self.size, (first / self.size) as usize);
+        let at_zone_start = first.is_multiple_of(self.size);
+        let whole_zones = at_zone_start && pages.is_multiple_of(self.size);
         let status = match op {
-            IoOp::Write => self.admit_write(first, last),
-            // A reset takes whole zones.
-            _ => (!first.is_multiple_of(self.cap) || !(last + 1).is_multiple_of(self.cap)).then_some(INVALID_FIELD),
+            IoOp::Write => self.admit_write(first, first + pages - 1),
+            IoOp::ZoneAppend if !at_zone_start => Some(INVALID_FIELD),
+            // Checked here: a full zone's pointer is the next zone's start.
+            IoOp::ZoneAppend if self.state[zi] == ZoneState::Full => Some(FULL),
+            IoOp::ZoneAppend => {
+                let at = first + self.wp[zi];
+                match self.admit_write(at, at + pages - 1) {
+                    None => {
+                        self.counts.appends += 1;
+                        return Ok(Admission::WriteAt(u64::from(at) * spp));
+                    }
+                    status => status,
+                }
+            }
+            IoOp::Trim | IoOp::ZoneReset if !whole_zones => Some(INVALID_FIELD),
+            IoOp::Trim => None,
+            IoOp::ZoneReset => {
+                let zones = (pages / self.size).max(1);
+                return Ok(Admission::Reset { offset_sector, sectors: u64::from(zones) * u64::from(self.size) * spp });
+            }
+            _ if !at_zone_start || (pages != 0 && pages != self.size) => Some(INVALID_FIELD),
+            IoOp::ZoneOpen => self.open_zone(zi),
+            IoOp::ZoneClose => self.close_zone(zi),
+            IoOp::ZoneFinish => {
+                self.finish_zone(zi);
+                None
+            }
+            IoOp::Read | IoOp::ZoneResetAll => unreachable!("zone {z}: {op:?} reaches no zone command"),
         };
         match status {
             Some(i) => self.refuse(i, op, offset_sector, sectors),
-            None => Ok(None),
+            None if op.is_zone_management() => Ok(Admission::Done),
+            None => Ok(Admission::Take),
         }
     }
 
     fn read(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<Option<u32>, SimError> {
-        let (z, o) = (lpn / self.cap, lpn % self.cap);
+        let (z, o) = (lpn / self.size, lpn % self.size);
         if z >= self.zones() || o >= self.wp[z as usize] {
             return Ok(None);
         }
@@ -335,9 +449,9 @@ impl Ftl for ZnsFtl {
     }
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
-        let (z, o) = (lpn / self.cap, lpn % self.cap);
+        let (z, o) = (lpn / self.size, lpn % self.size);
         let zi = z as usize;
-        if z >= self.zones() || self.state[zi] == ZoneState::Full || o != self.wp[zi] {
+        if z >= self.zones() || self.state[zi] == ZoneState::Full || o != self.wp[zi] || o >= self.cap {
             return Err(SimError::Ftl(format!(
                 "zns: lpn {lpn} is not at its zone's write pointer (zone {z}, pointer {}): only sequential writes \
                  from a zone's start reach a zoned namespace (precondition with a sequential fill only)",
@@ -348,11 +462,14 @@ impl Ftl for ZnsFtl {
             ZoneState::Empty => {
                 self.open += 1;
                 self.active += 1;
+                self.state[zi] = ZoneState::ImplicitlyOpened;
             }
-            ZoneState::Closed => self.open += 1,
-            ZoneState::ImplicitlyOpened | ZoneState::Full => {}
+            ZoneState::Closed => {
+                self.open += 1;
+                self.state[zi] = ZoneState::ImplicitlyOpened;
+            }
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Full => {}
         }
-        self.state[zi] = ZoneState::ImplicitlyOpened;
         ctx.program(self.ppn(z, o), Oob { lpn, version, kind: PageKind::Data })?;
         self.wp[zi] += 1;
         self.writes += 1;
@@ -367,8 +484,8 @@ impl Ftl for ZnsFtl {
 
     fn trim(&mut self, ctx: &mut FlashCtx, lpn: Lpn) -> Result<(), SimError> {
         // Admission took whole zones only: the zone resets at its last page.
-        let (z, o) = (lpn / self.cap, lpn % self.cap);
-        if z < self.zones() && o + 1 == self.cap {
+        let (z, o) = (lpn / self.size, lpn % self.size);
+        if z < self.zones() && o + 1 == self.size {
             self.reset(ctx, z)?;
         }
         Ok(())
@@ -407,13 +524,19 @@ impl Ftl for ZnsFtl {
             "zns".into(),
             serde_json::json!({
                 "zones": self.zones(),
+                "zone_size_pages": self.size,
                 "zone_capacity_pages": self.cap,
                 "refused": refused,
                 "refused_total": self.counts.refused.iter().sum::<u64>(),
+                "appends": self.counts.appends,
+                "opens": self.counts.opens,
+                "closes": self.counts.closes,
+                "finishes": self.counts.finishes,
                 "resets": self.counts.resets,
                 "auto_closed": self.counts.auto_closed,
                 "zones_empty": count(ZoneState::Empty),
                 "zones_implicitly_opened": count(ZoneState::ImplicitlyOpened),
+                "zones_explicitly_opened": count(ZoneState::ExplicitlyOpened),
                 "zones_closed": count(ZoneState::Closed),
                 "zones_full": count(ZoneState::Full),
             }),
@@ -427,10 +550,11 @@ impl Ftl for ZnsFtl {
         for z in 0..self.zones() {
             let (wp, s) = (self.wp[z as usize], self.state[z as usize]);
             assert!(wp <= self.cap, "zone {z}: write pointer {wp} past its capacity");
-            assert_eq!(s == ZoneState::Full, wp == self.cap, "zone {z}: state {s:?} at write pointer {wp}");
-            assert_eq!(s == ZoneState::Empty, wp == 0 && s != ZoneState::Full, "zone {z}: {s:?} at {wp}");
-            open += u32::from(s == ZoneState::ImplicitlyOpened);
-            active += u32::from(matches!(s, ZoneState::ImplicitlyOpened | ZoneState::Closed));
+            // Written to capacity is Full; Full below it was finished. Empty has nothing written.
+            assert!(wp < self.cap || s == ZoneState::Full, "zone {z}: {s:?} at write pointer {wp}, its capacity");
+            assert!(s != ZoneState::Empty || wp == 0, "zone {z}: Empty at write pointer {wp}");
+            open += u32::from(s.is_open());
+            active += u32::from(s.is_active());
             for plane in 0..planes {
                 // Each block holds exactly the zone's pages written on its plane, all valid.
                 let written = wp / planes + u32::from(plane < wp % planes);

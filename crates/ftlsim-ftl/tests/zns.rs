@@ -2,7 +2,9 @@
 //! amplification exactly 1 and no GC; a write off the write pointer, across a zone boundary,
 //! into a full zone or of part of a page is refused with its NVMe status and changes
 //! nothing; a trim of whole zones resets them; the open and active limits hold, the
-//! controller closing the zone written least recently; every read returns the newest version.
+//! controller closing the zone written least recently; zone append, open, close, finish and
+//! reset follow the state machine of ZNS Fig. 7; a zone capacity below the zone size bounds
+//! what is written; every read returns the newest version.
 
 mod util;
 
@@ -41,6 +43,11 @@ fn run(sim: &mut Simulator, reqs: Vec<Result<Request, SimError>>) -> Result<Repo
     let r = sim.run(&mut reqs.into_iter(), &opts, &mut NoObserver);
     sim.check_invariants();
     r
+}
+
+/// A zone management command (no data) on zone `z`.
+fn zone(op: IoOp, z: u64) -> Result<Request, SimError> {
+    req(op, z * ZONE, 0)
 }
 
 fn refused(r: &Report, status: &str) -> u64 {
@@ -85,7 +92,7 @@ fn writes_that_break_a_zones_rules_are_refused_with_their_status_and_change_noth
         vec![
             req(IoOp::Write, 0, 8),        // zone 0: pages 0-7
             req(IoOp::Write, 16, 4),       // off the write pointer (8)
-            req(IoOp::Write, 60, 8),       // across zones 0 and 1
+            req(IoOp::Write, 8, ZONE),     // from the pointer across zones 0 and 1
             req(IoOp::Write, 8, ZONE - 8), // zone 0 to the end: full
             req(IoOp::Write, 0, 1),        // into the full zone
             req(IoOp::Write, ZONE, 1),     // zone 1 from its start: fine
@@ -181,18 +188,206 @@ fn a_drive_that_is_not_whole_zones_is_refused_naming_the_fix() {
     assert!(e.contains("overprovisioning.extra_blocks_per_plane"), "{e}");
 }
 
+#[test]
+fn zone_appends_land_at_the_write_pointer_of_the_zone_they_name() {
+    let mut sim = drive("");
+    let r = run(
+        &mut sim,
+        vec![
+            req(IoOp::ZoneAppend, 0, 8),     // zone 0: pages 0-7
+            req(IoOp::ZoneAppend, ZONE, 4),  // zone 1: pages 0-3
+            req(IoOp::ZoneAppend, 0, 8),     // zone 0: pages 8-15
+            req(IoOp::ZoneAppend, 4, 1),     // not a zone's start: Invalid Field
+            req(IoOp::Write, 16, 4),         // a write at zone 0's pointer, after the appends
+            req(IoOp::ZoneAppend, ZONE, 61), // zone 1 has 60 pages left: Zone Boundary Error
+            req(IoOp::ZoneAppend, ZONE, 60), // fills zone 1
+            req(IoOp::ZoneAppend, ZONE, 1),  // Zone Is Full
+        ],
+    )
+    .unwrap();
+    let z = &r.ftl_metrics["zns"];
+    assert_eq!(z["appends"], 4);
+    assert_eq!(refused(&r, "invalid_field"), 1);
+    assert_eq!(refused(&r, "zone_boundary_error"), 1);
+    assert_eq!(refused(&r, "zone_is_full"), 1);
+    assert_eq!(r.host.writes, 5, "appends count as writes");
+    assert_eq!(r.host.pages_written, 8 + 4 + 8 + 4 + 60);
+    assert_eq!(r.write_amplification.total, 1.0);
+    assert_eq!(z["zones_full"], 1);
+    // The oracle learnt each append where the drive put it: zone 0 holds 20 pages, in order.
+    read_back(&mut sim);
+}
+
+#[test]
+fn explicitly_opened_zones_hold_their_resources_and_too_many_open_zones_is_refused() {
+    let mut sim = drive("max_open_zones = 2\nmax_active_zones = 3");
+    let r = run(
+        &mut sim,
+        vec![
+            zone(IoOp::ZoneOpen, 0),       // explicitly opened: active 1, open 1
+            req(IoOp::Write, ZONE, 1),     // zone 1 implicitly opened: open 2
+            req(IoOp::Write, 2 * ZONE, 1), // zone 2: zone 1 (implicit) closes for it
+            zone(IoOp::ZoneOpen, 2),       // implicitly to explicitly opened, no resource taken
+            req(IoOp::Write, 3 * ZONE, 1), // three active: Too Many Active Zones
+            req(IoOp::Write, ZONE + 1, 1), // zone 1 again: zones 0 and 2 explicit, none closes
+            zone(IoOp::ZoneClose, 2),      // frees an open resource
+            req(IoOp::Write, ZONE + 1, 1), // now zone 1 reopens
+            req(IoOp::Write, 0, 2),        // into the explicitly opened zone 0: stays explicit
+        ],
+    )
+    .unwrap();
+    let z = &r.ftl_metrics["zns"];
+    assert_eq!(refused(&r, "too_many_active_zones"), 1);
+    assert_eq!(refused(&r, "too_many_open_zones"), 1);
+    assert_eq!(z["auto_closed"], 1);
+    assert_eq!((z["opens"].as_u64(), z["closes"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(
+        (z["zones_explicitly_opened"].as_u64(), z["zones_implicitly_opened"].as_u64(), z["zones_closed"].as_u64()),
+        (Some(1), Some(1), Some(1))
+    );
+    assert_eq!(r.host.pages_written, 5);
+    read_back(&mut sim);
+}
+
+#[test]
+fn finish_fills_a_zone_where_it_stands_and_reset_empties_it() {
+    let mut sim = drive("max_open_zones = 1\nmax_active_zones = 1");
+    let r = run(
+        &mut sim,
+        vec![
+            zone(IoOp::ZoneClose, 0), // Empty cannot close: Invalid Zone State Transition
+            req(IoOp::Write, 0, 10),
+            zone(IoOp::ZoneFinish, 0),     // Full at page 10, its active resource freed
+            req(IoOp::Write, 10, 1),       // Zone Is Full
+            zone(IoOp::ZoneOpen, 0),       // a Full zone cannot open
+            req(IoOp::Write, ZONE, 1),     // zone 1 takes the one active resource
+            zone(IoOp::ZoneFinish, 2),     // an Empty zone finishes too (to Full, nothing written)
+            zone(IoOp::ZoneReset, 0),      // zone 0 Empty again, its blocks erased
+            zone(IoOp::ZoneReset, 3),      // an Empty zone's reset changes nothing
+            req(IoOp::Write, 2 * ZONE, 1), // zone 2 is Full
+            zone(IoOp::ZoneReset, 1),
+            req(IoOp::Write, 0, 1),      // zone 0 from its start
+            req(IoOp::ZoneFinish, 3, 0), // not a zone's start
+        ],
+    )
+    .unwrap();
+    let z = &r.ftl_metrics["zns"];
+    assert_eq!(refused(&r, "invalid_zone_state_transition"), 2);
+    assert_eq!(refused(&r, "zone_is_full"), 2);
+    assert_eq!(refused(&r, "invalid_field"), 1);
+    assert_eq!((z["finishes"].as_u64(), z["resets"].as_u64()), (Some(2), Some(3)));
+    assert_eq!(z["zones_full"], 1, "zone 2, finished empty");
+    assert_eq!(r.flash.erases.total, 4 + 1, "zone 0's four written blocks, zone 1's one");
+    assert_eq!(r.write_amplification.total, 1.0);
+    read_back(&mut sim);
+}
+
+#[test]
+fn a_zone_capacity_below_its_size_bounds_what_a_zone_takes() {
+    let mut sim = drive("zone_capacity_pages = 40");
+    let r = run(
+        &mut sim,
+        vec![
+            req(IoOp::Write, 0, 32),
+            req(IoOp::Write, 32, 9), // past the capacity: Zone Boundary Error
+            req(IoOp::Write, 32, 8), // to the capacity: Full
+            req(IoOp::Write, 40, 1), // Zone Is Full
+            req(IoOp::ZoneAppend, ZONE, 40),
+        ],
+    )
+    .unwrap();
+    let z = &r.ftl_metrics["zns"];
+    assert_eq!((z["zone_size_pages"].as_u64(), z["zone_capacity_pages"].as_u64()), (Some(ZONE), Some(40)));
+    assert_eq!(refused(&r, "zone_boundary_error"), 1);
+    assert_eq!(refused(&r, "zone_is_full"), 1);
+    assert_eq!(z["zones_full"], 2);
+    assert_eq!(r.host.pages_written, 80);
+    // Pages past the capacity read as zeros, without a flash read.
+    read_back(&mut sim);
+    let cfg = small_config(32, 16, 0.25, "[ftl]\nname = \"zns\"\n[ftl.zns]\nzone_capacity_pages = 65");
+    let e = ftlsim_ftl::resolve(cfg).err().unwrap().to_string();
+    assert!(e.contains("zone_capacity_pages") && e.contains("64 pages"), "{e}");
+}
+
+#[test]
+fn a_reset_of_all_zones_resets_every_zone_of_the_namespace() {
+    let mut sim = drive("");
+    let r = run(
+        &mut sim,
+        vec![
+            req(IoOp::Write, 0, ZONE),
+            req(IoOp::Write, 5 * ZONE, 3),
+            zone(IoOp::ZoneResetAll, 0),
+            req(IoOp::Write, 0, 1),
+        ],
+    )
+    .unwrap();
+    let z = &r.ftl_metrics["zns"];
+    assert_eq!(z["resets"], 24, "every zone, written or not");
+    assert_eq!(z["refused_total"], 0);
+    assert_eq!(r.flash.erases.total, 4 + 3);
+    read_back(&mut sim);
+}
+
+#[test]
+fn a_zoned_command_on_a_drive_without_zones_is_an_error_naming_it() {
+    let cfg = ftlsim_ftl::resolve(small_config(32, 16, 0.25, "[ftl]\nname = \"page\"")).unwrap();
+    let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
+    let e = run(&mut sim, vec![req(IoOp::ZoneAppend, 0, 1)]).unwrap_err().to_string();
+    assert!(e.contains("zone_append") && e.contains("--ftl zns") && e.contains("page"), "{e}");
+}
+
+#[test]
+fn a_blkparse_trace_of_zoned_commands_replays_end_to_end() {
+    use ftlsim_core::trace::{TraceOptions, TraceSource};
+    // Zones of 512 sectors: appends to zone 0, an open and writes of zone 1, a finish, a
+    // reset, a reset of all zones, and one append refused (zone 0 is full).
+    let lines = [
+        "259,1 0 1 0.000001000 9 D ZA 0 + 64 [app]",
+        "259,1 0 2 0.000002000 9 D ZO 512 + 0 [app]",
+        "259,1 0 3 0.000003000 9 D ZA 0 + 64 [app]",
+        "259,1 0 4 0.000004000 9 D WS 512 + 128 [app]",
+        "259,1 0 5 0.000005000 9 D ZF 0 + 0 [app]",
+        "259,1 0 6 0.000006000 9 D ZA 0 + 8 [app]",
+        "259,1 0 7 0.000007000 9 D R 0 + 128 [app]",
+        "259,1 0 8 0.000008000 9 D ZR 0 + 0 [app]",
+        "259,1 0 9 0.000009000 9 D ZC 512 [app]",
+        "259,1 0 10 0.000010000 9 D ZRA 0 + 0 [app]",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("zoned.blkparse");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let mut sim = drive("");
+    let sectors = sim.derived().logical_bytes / 512;
+    let mut src = TraceSource::open(&path, TraceOptions::default(), sectors, SPP as u32).unwrap();
+    let opts =
+        RunOptions { replay: Replay::Closed { queue_depth: 1 }, check_every: 1, interval_ns: 0, ..Default::default() };
+    let r = sim.run(&mut src, &opts, &mut NoObserver).unwrap();
+    sim.check_invariants();
+    let z = &r.ftl_metrics["zns"];
+    assert_eq!((z["appends"].as_u64(), z["opens"].as_u64(), z["finishes"].as_u64()), (Some(2), Some(1), Some(1)));
+    assert_eq!((z["closes"].as_u64(), z["resets"].as_u64()), (Some(1), Some(1 + 24)));
+    assert_eq!(refused(&r, "zone_is_full"), 1);
+    assert_eq!(r.host.requests, 10);
+    assert_eq!(r.host.pages_written, 8 + 8 + 16);
+    assert_eq!(r.write_amplification.total, 1.0);
+    assert_eq!(z["zones_empty"], 24);
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, failure_persistence: None, ..Default::default() })]
 
-    /// Any mix of writes at or off the write pointer, across zones, and resets: the zone
+    /// Any mix of writes at or off the write pointer, across zones, appends, opens, closes,
+    /// finishes and resets, at either zone capacity: the zone
     /// invariants hold after every command, each page admitted is programmed once and never
     /// moved, and every page reads back its newest version.
     #[test]
     fn any_command_mix_keeps_the_zone_invariants_and_writes_each_page_once(
-        cmds in proptest::collection::vec((0u8..10, 0u64..6, 0u64..ZONE, 1u64..20), 1..120),
+        cmds in proptest::collection::vec((0u8..16, 0u64..6, 0u64..ZONE, 1u64..20), 1..120),
         limits in proptest::sample::select(vec!["", "max_open_zones = 2\nmax_active_zones = 3", "max_open_zones = 1\nmax_active_zones = 1"]),
+        capacity in proptest::sample::select(vec!["", "zone_capacity_pages = 40"]),
     ) {
-        let mut sim = drive(limits);
+        let mut sim = drive(&format!("{limits}\n{capacity}"));
         let mut wp = [0u64; 6];
         let reqs: Vec<_> = cmds
             .iter()
@@ -209,7 +404,16 @@ proptest::proptest! {
                     wp[z as usize] = 0;
                     req(IoOp::Trim, z * ZONE, ZONE)
                 }
-                _ => req(IoOp::Trim, z * ZONE + o, n),
+                9 => req(IoOp::Trim, z * ZONE + o, n),
+                10 => req(IoOp::ZoneAppend, z * ZONE, n),
+                11 => zone(IoOp::ZoneOpen, z),
+                12 => zone(IoOp::ZoneClose, z),
+                13 => zone(IoOp::ZoneFinish, z),
+                14 => {
+                    wp[z as usize] = 0;
+                    zone(IoOp::ZoneReset, z)
+                }
+                _ => req(IoOp::ZoneAppend, z * ZONE + o, n),
             })
             .collect();
         let r = run(&mut sim, reqs).unwrap();

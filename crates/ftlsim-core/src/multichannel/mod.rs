@@ -502,6 +502,13 @@ impl ChannelSystem {
                     continue;
                 }
                 IoOp::Write => {}
+                op => {
+                    return Err(SimError::Request(format!(
+                        "request {}: a {} command needs a zoned namespace (--ftl zns); [multichannel] has no zones",
+                        self.host.stats.requests + 1,
+                        op.name()
+                    )))
+                }
             }
             crate::host::check_bounds(r.offset_sector, r.sectors, sectors_total, || {
                 format!(

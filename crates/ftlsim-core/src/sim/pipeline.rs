@@ -20,6 +20,7 @@ use super::FlashTime;
 use super::Simulator;
 use crate::config::{PartialWrite, UnmappedRead};
 use crate::error::SimError;
+use crate::ftl::Admission;
 use crate::geometry::Lpn;
 use crate::host::{pages, IoOp, PageSpan, Request};
 use crate::scheduler::{BatchEnd, Direction, SimTime};
@@ -249,6 +250,18 @@ impl Simulator {
         self.verify(span.lpn, found)
     }
 
+    /// Drop logical page `lpn` (a trim, or a zone reset): from the merge and write buffers,
+    /// then from the FTL.
+    fn drop_page(&mut self, lpn: Lpn) -> Result<(), SimError> {
+        if let Some(m) = self.merge.as_mut() {
+            m.remove(lpn);
+        }
+        if self.wbuf.as_mut().and_then(|w| w.remove(lpn)).is_some() {
+            self.wb.trimmed_pages += 1;
+        }
+        self.ftl_trim(lpn, FlashTime::Timed)
+    }
+
     /// Dispatch one request at `t` as replay slot `slot`; returns its completion time as far
     /// as placed and how many of its operations were deferred (it completes when the last
     /// of them is placed).
@@ -261,17 +274,25 @@ impl Simulator {
     }
 
     pub(super) fn dispatch_in_slot(&mut self, req: &Request, t: SimTime) -> Result<SimTime, SimError> {
-        let offset = req.offset_sector;
         self.dev.sched.set_now(t);
-        if self.ftl.admit(req.op, offset, req.sectors)?.is_some() {
-            // Refused as a whole (a zoned namespace's rules): it completes at once, nothing
-            // done; the FTL counts its status.
-            return Ok(t);
-        }
+        let (op, offset) = match self.ftl.admit(req.op, req.offset_sector, req.sectors)? {
+            Admission::Take => (req.op, req.offset_sector),
+            Admission::WriteAt(offset) => (IoOp::Write, offset),
+            // Refused as a whole (a zoned namespace's rules), or a change of zone state: it
+            // completes at once, nothing written; the FTL counts it.
+            Admission::Refused(_) | Admission::Done => return Ok(t),
+            Admission::Reset { offset_sector, sectors } => {
+                let spp = u64::from(self.cfg.geometry.sectors_per_page());
+                for lpn in offset_sector / spp..(offset_sector + sectors) / spp {
+                    self.drop_page(lpn as Lpn)?;
+                }
+                return Ok(self.flush(t).host_end.max(t));
+            }
+        };
         let spp = self.cfg.geometry.sectors_per_page();
         let bytes = u64::from(req.sectors) * 512;
         let mut ready = t;
-        if req.op == IoOp::Write {
+        if op == IoOp::Write {
             ready = self.dev.sched.host_transfer(t, bytes, Direction::ToDrive);
         }
         // One controller-memory access per page: the mapping lookup (a write-buffer probe
@@ -285,14 +306,14 @@ impl Simulator {
         }
         // A write-behind buffer acknowledges a write once its pages are in (perhaps after
         // waiting for room); their flash work starts then.
-        let ack = match (req.op, self.dev.behind.as_mut()) {
+        let ack = match (op, self.dev.behind.as_mut()) {
             (IoOp::Write, Some(b)) => Some(b.admit(ready, npages as u32)),
             _ => None,
         };
         let ready = ack.unwrap_or(ready);
         debug_assert!(self.dev.ops.is_empty());
         let mut done = ready;
-        match req.op {
+        match op {
             IoOp::Read => {
                 self.host.reads += 1;
                 self.host.bytes_read += bytes;
@@ -309,22 +330,17 @@ impl Simulator {
                 self.host.trims += 1;
                 for span in pages(offset, req.sectors, spp).filter(|s| s.is_full(spp)) {
                     self.host.pages_trimmed += 1;
-                    if let Some(m) = self.merge.as_mut() {
-                        m.remove(span.lpn);
-                    }
-                    if self.wbuf.as_mut().and_then(|w| w.remove(span.lpn)).is_some() {
-                        self.wb.trimmed_pages += 1;
-                    }
-                    self.ftl_trim(span.lpn, FlashTime::Timed)?;
+                    self.drop_page(span.lpn)?;
                 }
             }
+            _ => unreachable!("{} admitted as itself", op.name()),
         }
         done = done.max(self.flush(ready).host_end);
         if let Some(ack) = ack {
             self.dev.behind.as_mut().expect("admitted above").hold(npages as u32, done);
             done = ack;
         }
-        if req.op == IoOp::Read {
+        if op == IoOp::Read {
             done = self.dev.sched.host_transfer(done, bytes, Direction::ToHost);
         }
         Ok(done)

@@ -407,10 +407,11 @@ impl Latencies {
     #[inline]
     fn record(&mut self, op: IoOp, lat: u64) {
         self.all.record(lat);
-        match op {
-            IoOp::Read => self.read.record(lat),
-            IoOp::Write => self.write.record(lat),
-            IoOp::Trim => self.trim.record(lat),
+        match op.latency_class() {
+            Some(1) => self.read.record(lat),
+            Some(2) => self.write.record(lat),
+            Some(3) => self.trim.record(lat),
+            _ => {}
         }
     }
 
@@ -565,7 +566,24 @@ impl ReplayLoop {
                         self.index += 1;
                         self.sqs[q].index += 1;
                         let ns = self.sqs[q].namespace;
-                        check_bounds(r.offset_sector, r.sectors, ns.sectors, || self.what(q))?;
+                        if r.op == IoOp::ZoneResetAll {
+                            // Select All: every zone of the namespace.
+                            r = Request { op: IoOp::ZoneReset, offset_sector: 0, ..r };
+                            r.sectors = u32::try_from(ns.sectors).map_err(|_| {
+                                SimError::Request(format!(
+                                    "{}: a zone reset of all zones over a namespace of {} sectors (2^32 at most \
+                                     are modelled)",
+                                    self.what(q),
+                                    ns.sectors
+                                ))
+                            })?;
+                        }
+                        if r.op.is_zone_management() && r.sectors == 0 {
+                            // One zone, named by its first sector.
+                            check_bounds(r.offset_sector, 1, ns.sectors, || self.what(q))?;
+                        } else {
+                            check_bounds(r.offset_sector, r.sectors, ns.sectors, || self.what(q))?;
+                        }
                         r.offset_sector += ns.first_sector;
                         self.sqs[q].submit(r, self.now);
                     }

@@ -110,12 +110,9 @@ impl TenantMeasured {
     pub fn record(&mut self, op: IoOp, lat: u64) {
         self.host.requests += 1;
         self.latency[0].record(lat);
-        self.latency[match op {
-            IoOp::Read => 1,
-            IoOp::Write => 2,
-            IoOp::Trim => 3,
-        }]
-        .record(lat);
+        if let Some(c) = op.latency_class() {
+            self.latency[c].record(lat);
+        }
     }
 }
 
@@ -194,7 +191,7 @@ impl Submission {
     /// The placement handle of its next request (`op`): its handles in turn for writes.
     #[inline]
     pub fn placement(&mut self, op: IoOp) -> u16 {
-        if op != IoOp::Write || self.placements.is_empty() {
+        if !op.writes_data() || self.placements.is_empty() {
             return 0;
         }
         let p = self.placements[self.next_placement];

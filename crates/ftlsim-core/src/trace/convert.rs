@@ -15,7 +15,8 @@ pub fn write_line(out: &mut impl Write, format: TraceFormat, r: &TraceRecord, t0
     let read = match r.op {
         IoOp::Read => 1,
         IoOp::Write => 0,
-        IoOp::Trim => return Ok(false),
+        // No representation in these formats.
+        _ => return Ok(false),
     };
     match format {
         // time_ns device start_sector size_sectors type(0 = write, 1 = read)

@@ -380,20 +380,24 @@ struct RecordKey {
     op: u8,
 }
 
+const OPS: [IoOp; 9] = [
+    IoOp::Read,
+    IoOp::Write,
+    IoOp::Trim,
+    IoOp::ZoneAppend,
+    IoOp::ZoneOpen,
+    IoOp::ZoneClose,
+    IoOp::ZoneFinish,
+    IoOp::ZoneReset,
+    IoOp::ZoneResetAll,
+];
+
 fn op_code(op: IoOp) -> u8 {
-    match op {
-        IoOp::Read => 0,
-        IoOp::Write => 1,
-        IoOp::Trim => 2,
-    }
+    OPS.iter().position(|&o| o == op).expect("every op listed") as u8
 }
 
 fn op_of(code: u8) -> IoOp {
-    match code {
-        0 => IoOp::Read,
-        1 => IoOp::Write,
-        _ => IoOp::Trim,
-    }
+    OPS[usize::from(code)]
 }
 
 impl TraceSource {

@@ -9,6 +9,10 @@ use crate::metrics::{r6, LatencyHistogram, LatencyStats};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Statistics of one trace.
 #[derive(Debug, Clone, Serialize)]
 pub struct TraceStats {
@@ -20,6 +24,12 @@ pub struct TraceStats {
     pub writes: u64,
     /// Trim requests.
     pub trims: u64,
+    /// Zone Append requests (their bytes count in `bytes_written`; only blkparse records them).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub zone_appends: u64,
+    /// Zone management requests (open, close, finish, reset).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub zone_management: u64,
     /// Bytes read.
     pub bytes_read: u64,
     /// Bytes written.
@@ -88,7 +98,9 @@ pub fn stats(mut reader: RecordReader, page_size_bytes: u32) -> Result<TraceStat
         if records_latency {
             acc.record_latency(r.op, reader.recorded_latency_ns());
         }
-        acc.record_place(&r);
+        if !r.op.is_zone_management() {
+            acc.record_place(&r);
+        }
         acc.record_time(r.time_ns);
     }
     acc.s.bad_lines_skipped = reader.bad_lines();
@@ -129,6 +141,8 @@ impl Summary {
                 reads: 0,
                 writes: 0,
                 trims: 0,
+                zone_appends: 0,
+                zone_management: 0,
                 bytes_read: 0,
                 bytes_written: 0,
                 bytes_trimmed: 0,
@@ -185,6 +199,11 @@ impl Summary {
                 s.trims += 1;
                 s.bytes_trimmed += bytes;
             }
+            IoOp::ZoneAppend => {
+                s.zone_appends += 1;
+                s.bytes_written += bytes;
+            }
+            _ => s.zone_management += 1,
         }
         *s.requests_per_device.entry(r.device).or_insert(0) += 1;
         *s.size_histogram_bytes.entry(bytes.next_power_of_two()).or_insert(0) += 1;
@@ -198,10 +217,8 @@ impl Summary {
         };
         self.with_latency += 1;
         self.lat[0].record(ns);
-        match op {
-            IoOp::Read => self.lat[1].record(ns),
-            IoOp::Write => self.lat[2].record(ns),
-            IoOp::Trim => {}
+        if let Some(c @ (1 | 2)) = op.latency_class() {
+            self.lat[c].record(ns);
         }
     }
 

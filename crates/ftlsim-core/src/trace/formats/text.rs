@@ -23,11 +23,16 @@
 //!   Other actions (`I`, `C`, `M`, `P`, `U`, ...), message lines (`m N ...`), blkparse's closing
 //!   summary (`CPU0 (8,16):`, `Total (8,16):`, `Throughput ...`, lines that do not start with
 //!   `maj,min`) and lines of fewer than 6 fields carry no request.
-//! - `rwbs`: contains `D` → trim (discard, also secure erase `DE`), else `W` → write, else
-//!   `R` → read; otherwise (`N`: no data, `F`: flush) no request.
+//! - `rwbs`: the zoned commands first, as blkparse prints them since its 2025 patches: `ZA` → zone append,
+//!   `ZR` → zone reset, `ZRA` → reset of all zones, `ZF` → finish, `ZO` → open, `ZC` → close
+//!   (docs/zns.md; only the `zns` FTL takes them); then `D` → trim (discard, also secure erase
+//!   `DE`), else `W` → write (also write zeroes `WZ`), else `R` → read; otherwise (`N`: no
+//!   data, `F`: flush) no request.
 //! - `sector + count`: the range in sectors. An event without a range (a flush such as
 //!   `FWS [kworker]`, a zero-length event printed as `sector [process]`, a SCSI passthrough
-//!   printed as `bytes (cdb) [process]`) or with count 0 carries no request.
+//!   printed as `bytes (cdb) [process]`) or with count 0 carries no request, except a zone
+//!   management command (`ZR`, `ZRA`, `ZF`, `ZO`, `ZC`): its sector names the zone, its length
+//!   is 0.
 //!
 //! # FIU SRCMap / homes (`fiu`)
 //!
@@ -228,7 +233,9 @@ impl LineParser for Blkparse {
         if !rwbs.bytes().all(|b| b.is_ascii_uppercase()) {
             return Err(FieldError::new("rwbs", rwbs, "RWBS flags, upper-case letters such as R, WS, D, FWS, N"));
         }
-        let op = if rwbs.contains('D') {
+        let op = if let Some(op) = zone_op(rwbs) {
+            op
+        } else if rwbs.contains('D') {
             IoOp::Trim
         } else if rwbs.contains('W') {
             IoOp::Write
@@ -237,6 +244,8 @@ impl LineParser for Blkparse {
         } else {
             return Ok(None); // `N` (no data) or a bare flush
         };
+        // A zone management command has an address and no data: `sector + 0`, or `sector`.
+        let no_data = op.is_zone_management();
 
         // `sector + count`, or no range at all: nothing, `[process]`, `(elapsed)`, or a
         // number directly followed by `[process]` / `(cdb)` (zero-length or passthrough).
@@ -245,20 +254,42 @@ impl LineParser for Blkparse {
             return Ok(None);
         }
         let offset_sector: u64 = number("sector", sector_text, "a sector number")?;
+        let zone_command = TraceRecord { time_ns, device, offset_sector, sectors: 0, op };
         match it.next() {
             Some("+") => {}
+            None if no_data => return Ok(Some(zone_command)),
             None => return Ok(None),
-            Some(t) if t.starts_with('[') || t.starts_with('(') => return Ok(None),
+            Some(t) if t.starts_with('[') || t.starts_with('(') => return Ok(no_data.then_some(zone_command)),
             Some(t) => return Err(FieldError::new("+", t, "`+ count` after the sector")),
         }
         let count_text = next_field(&mut it, "count")?;
         let sectors: u32 = number("count", count_text, "a sector count below 2^32")?;
         if sectors == 0 {
-            return Ok(None);
+            return Ok(no_data.then_some(zone_command));
         }
         range_end_ok("sector", sector_text, offset_sector, sectors)?;
         Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
     }
+}
+
+/// The zoned command an RWBS names, as blktrace and blkparse print them since their 2025
+/// zoned-command patches: `ZA` zone append, `ZR`
+/// reset, `ZRA` reset all, `ZF` finish, `ZO` open, `ZC` close (`WZ`, write zeroes, is none).
+fn zone_op(rwbs: &str) -> Option<IoOp> {
+    let at = rwbs.find('Z')?;
+    if rwbs[..at].ends_with('W') {
+        return None;
+    }
+    let rest = &rwbs.as_bytes()[at + 1..];
+    Some(match rest {
+        [b'A', ..] => IoOp::ZoneAppend,
+        [b'R', b'A', ..] => IoOp::ZoneResetAll,
+        [b'R', ..] => IoOp::ZoneReset,
+        [b'F', ..] => IoOp::ZoneFinish,
+        [b'O', ..] => IoOp::ZoneOpen,
+        [b'C', ..] => IoOp::ZoneClose,
+        _ => return None,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -513,6 +544,26 @@ mod tests {
             p.parse("8,0\t0\t1\t0.000000000\t1\tD\tW\t0\t+\t1\t[x]").unwrap(),
             rec(0, 8 << 20, 0, 1, IoOp::Write)
         );
+    }
+
+    #[test]
+    fn blkparse_zoned_commands() {
+        let mut p = blk(b'D');
+        let mut at = |line: &str| p.parse(&format!("259,1 0 1 2.0 9 D {line}")).unwrap();
+        let t = 2_000_000_000;
+        let dev = (259 << 20) | 1;
+        // A zone append carries data; its sector is the zone's start.
+        assert_eq!(at("ZA 524288 + 256 [f2fs]"), rec(t, dev, 524_288, 256, IoOp::ZoneAppend));
+        assert_eq!(at("ZAS 524288 + 8 [f2fs]"), rec(t, dev, 524_288, 8, IoOp::ZoneAppend));
+        // Zone management has no data: `+ 0`, or no range at all.
+        assert_eq!(at("ZR 1048576 + 0 [f2fs]"), rec(t, dev, 1_048_576, 0, IoOp::ZoneReset));
+        assert_eq!(at("ZRA 0 + 0 [blkzone]"), rec(t, dev, 0, 0, IoOp::ZoneResetAll));
+        assert_eq!(at("ZF 524288 [blkzone]"), rec(t, dev, 524_288, 0, IoOp::ZoneFinish));
+        assert_eq!(at("ZO 524288"), rec(t, dev, 524_288, 0, IoOp::ZoneOpen));
+        assert_eq!(at("ZC 524288 + 0 [blkzone]"), rec(t, dev, 524_288, 0, IoOp::ZoneClose));
+        // Write zeroes is a write, not a zoned command; a zero-length append is no request.
+        assert_eq!(at("WZ 8 + 8 [x]"), rec(t, dev, 8, 8, IoOp::Write));
+        assert_eq!(at("ZA 8 + 0 [x]"), None);
     }
 
     #[test]
