@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 TenantLike = Union[str, Mapping[str, Any]]
 
 #: The keys a tenant dict takes, besides ``workload``.
-_KEYS = ("name", "ns", "class", "seed", "plids", "trace", "device", "format", "speed", "overflow", "qd")
+_KEYS = ("name", "ns", "class", "seed", "plids", "plid_select", "dp_scheme", "plid_sizes", "trace", "device",
+         "format", "speed", "overflow", "qd")
 
 
 def tenant_text(t: TenantLike) -> str:
@@ -38,9 +39,9 @@ def tenant_text(t: TenantLike) -> str:
             if len(v) != 2:
                 raise ValueError(f"tenant {t.get('name')!r}: ns must be (start, end), not {v!r}")
             v = f"{v[0]}..{v[1]}"
-        elif k == "trace":
+        elif k in ("trace", "dp_scheme"):
             v = os.fspath(v)
-        elif k == "plids" and isinstance(v, (tuple, list)):
+        elif k in ("plids", "plid_sizes") and isinstance(v, (tuple, list)):
             v = ":".join(str(p) for p in v)
         items.append(f"{k}={v}")
     workload = t.get("workload")

@@ -98,6 +98,33 @@ def test_fdp_handles_from_tenants_plids():
         ftlsim.run(workload="requests=100", overrides=SMALL).fdp
 
 
+def test_writes_pick_their_handle_by_size_by_offset_or_at_random(tmp_path):
+    over = {**SMALL, "fdp.handles": 3}
+    # A flash cache's small and large objects: up to 16 KiB on handle 1, larger on handle 2.
+    cache = {"name": "cache", "plids": [1, 2], "plid_select": "size", "plid_sizes": "16k",
+             "workload": "read=0,size=4k@3|64k@1,qd=4,requests=2000"}
+    r = ftlsim.run(tenants=[cache], overrides=over, seed=3, fill=0.5)
+    f = r.fdp.set_index("handle")
+    assert r.summary["run"]["tenants"][0]["placement"] == {"plid_select": "size", "plids": [1, 2], "plid_sizes": [16384]}
+    small, large = f.loc[1, "host_pages_written"], f.loc[2, "host_pages_written"]
+    assert small + large == r.report["host"]["pages_written"] and f.loc[0, "host_pages_written"] == 0
+    # Three 4 KiB writes to one 64 KiB: 1 page to 16 of each size, so about 3:16.
+    assert 0.12 < small / large < 0.26, (small, large)
+    # fio's dp_scheme: the first half of the namespace on handle 1, the rest on handle 0 (no entry).
+    scheme = tmp_path / "scheme"
+    half = r.report["drive"]["logical_bytes"] // 2
+    scheme.write_text(f"0,{half},1\n")
+    w = {"name": "w", "dp_scheme": scheme, "workload": "read=0,size=4k,qd=4,requests=2000"}
+    f = ftlsim.run(tenants=[w], overrides=over, seed=3, fill=0.5).fdp.set_index("handle")
+    assert f.loc[1, "host_pages_written"] > 0 and f.loc[0, "host_pages_written"] > 0
+    assert abs(f.loc[1, "host_pages_written"] / f.loc[0, "host_pages_written"] - 1) < 0.15
+    r = ftlsim.run(tenants=[{**w, "dp_scheme": None, "plids": [0, 1, 2], "plid_select": "random"}], overrides=over,
+                   seed=3, fill=0.5)
+    assert (r.fdp["host_pages_written"] > 500).all()
+    with pytest.raises(ftlsim.WorkloadError, match="plid_sizes"):
+        ftlsim.run(tenants=[{**cache, "plid_sizes": None}], overrides=over)
+
+
 def test_a_row_has_each_tenant_and_handle_by_name():
     over = {**SMALL, "fdp.handles": 2}
     r = ftlsim.run(tenants=[{**WRITER, "plids": 1}, READER], overrides=over, seed=3)

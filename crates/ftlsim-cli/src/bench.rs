@@ -130,7 +130,7 @@ fn tenants(sim: &mut ftlsim_core::sim::Simulator, n: u32, requests: u64) -> Resu
             class: PriorityClass::Medium,
             namespace,
             stop_after_ns: None,
-            placements: Vec::new(),
+            placement: ftlsim_core::sim::PlacementRule::Default,
         });
         gens.push(Generator::new(&spec, namespace.sectors * 512, 200 + i)?.map(Ok));
     }

@@ -9,19 +9,31 @@ use ftlsim_core::arbiter::PriorityClass;
 use ftlsim_core::error::SimError;
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
-use ftlsim_core::sim::{Namespace, Precondition, Replay, Report, RunOptions, Simulator, Tenant};
+use ftlsim_core::sim::{Namespace, PlacementRule, Precondition, Replay, Report, RunOptions, Simulator, Tenant};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
 use proptest::prelude::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 use util::{drive_for, read_all, small_config};
 
-/// One tenant of a case: its pattern, request size, and the handles its writes name in turn.
+/// One tenant of a case: its pattern, request size, and the handles its writes name: in turn,
+/// or (`by_size`, two handles) the first for writes up to 8 KiB and the second for larger.
 #[derive(Debug, Clone)]
 struct Case {
     pattern: &'static str,
     size: &'static str,
     plids: Vec<u16>,
+    by_size: bool,
+}
+
+impl Case {
+    fn rule(&self) -> PlacementRule {
+        if self.by_size {
+            PlacementRule::Size { bounds: vec![(8192, self.plids[0])], beyond: self.plids[1] }
+        } else {
+            PlacementRule::RoundRobin(self.plids.clone())
+        }
+    }
 }
 
 fn case(handles: u16) -> impl Strategy<Value = Case> {
@@ -29,8 +41,14 @@ fn case(handles: u16) -> impl Strategy<Value = Case> {
         prop::sample::select(vec!["uniform", "sequential", "hotcold:0.8:0.2", "zipf:0.9"]),
         prop::sample::select(vec!["4k", "16k", "64k", "4k@3|32k@1"]),
         prop::collection::vec(0..handles, 1..3),
+        any::<bool>(),
     )
-        .prop_map(|(pattern, size, plids)| Case { pattern, size, plids })
+        .prop_map(|(pattern, size, plids, by_size)| Case {
+            pattern,
+            size,
+            by_size: by_size && plids.len() == 2,
+            plids,
+        })
 }
 
 /// The FTLs that honour placement handles.
@@ -66,11 +84,14 @@ fn run_on(ftl: &str, handles: u16, kind: &str, cases: &[Case], seed: u64) -> (Si
         let namespace = Namespace { first_sector: i * pages / n * spp, sectors: pages / n * spp };
         let w =
             WorkloadSpec::parse(&format!("pattern={},size={},read=0.2,qd=4,requests=1500", c.pattern, c.size)).unwrap();
-        let (book, plids) = (Rc::clone(&expected), c.plids.clone());
+        let (book, plids, by_size) = (Rc::clone(&expected), c.plids.clone(), c.by_size);
         let mut writes = 0usize;
         let gen = Generator::new(&w, namespace.sectors * 512, seed + i).unwrap().inspect(move |r| {
             if r.op == IoOp::Write {
-                let h = plids[writes % plids.len()];
+                let h = match by_size {
+                    true => plids[usize::from(r.sectors > 16)],
+                    false => plids[writes % plids.len()],
+                };
                 writes += 1;
                 let first = (namespace.first_sector + r.offset_sector) / spp;
                 let last = (namespace.first_sector + r.offset_sector + u64::from(r.sectors) - 1) / spp;
@@ -84,7 +105,7 @@ fn run_on(ftl: &str, handles: u16, kind: &str, cases: &[Case], seed: u64) -> (Si
             class: PriorityClass::Medium,
             namespace,
             stop_after_ns: None,
-            placements: c.plids.clone(),
+            placement: c.rule(),
         });
     }
     let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, SimError>>> =
@@ -144,8 +165,8 @@ fn initially_isolated_handles_mix_under_gc_and_count_it() {
     // Two tenants on their own handles over a uniform and a hot/cold workload: GC relocates
     // both into its one stream, so blocks come to hold both handles' pages.
     let cases = [
-        Case { pattern: "uniform", size: "4k", plids: vec![1] },
-        Case { pattern: "hotcold:0.9:0.1", size: "4k", plids: vec![2] },
+        Case { pattern: "uniform", size: "4k", plids: vec![1], by_size: false },
+        Case { pattern: "hotcold:0.9:0.1", size: "4k", plids: vec![2], by_size: false },
     ];
     let (sim, r, expected) = run(3, "initially_isolated", &cases, 5);
     let fdp = &r.ftl_metrics["fdp"];
@@ -159,8 +180,8 @@ fn initially_isolated_handles_mix_under_gc_and_count_it() {
 #[test]
 fn handle_statistics_add_up_to_the_drives() {
     let cases = [
-        Case { pattern: "uniform", size: "4k", plids: vec![0] },
-        Case { pattern: "sequential", size: "64k", plids: vec![1, 2] },
+        Case { pattern: "uniform", size: "4k", plids: vec![0], by_size: false },
+        Case { pattern: "sequential", size: "64k", plids: vec![1, 2], by_size: false },
     ];
     for kind in ["initially_isolated", "persistently_isolated"] {
         let (_, r, _) = run(3, kind, &cases, 9);

@@ -9,7 +9,9 @@ use ftlsim_core::arbiter::{Arbitration, PriorityClass};
 use ftlsim_core::error::SimError;
 use ftlsim_core::host::Request;
 use ftlsim_core::metrics::NoObserver;
-use ftlsim_core::sim::{Namespace, Precondition, QueueArbitration, Replay, Report, RunOptions, Simulator, Tenant};
+use ftlsim_core::sim::{
+    Namespace, PlacementRule, Precondition, QueueArbitration, Replay, Report, RunOptions, Simulator, Tenant,
+};
 use ftlsim_core::workload::{Generator, WorkloadSpec};
 use util::{drive_for, read_all, set, small_config};
 
@@ -36,7 +38,10 @@ fn tenant(
         None => Replay::Open { time_scale: 1.0 },
     };
     let source: Source = Box::new(Generator::new(&w, namespace.sectors * 512, seed).unwrap().map(Ok));
-    (Tenant { name: name.into(), replay, class, namespace, stop_after_ns: None, placements: Vec::new() }, source)
+    (
+        Tenant { name: name.into(), replay, class, namespace, stop_after_ns: None, placement: PlacementRule::Default },
+        source,
+    )
 }
 
 fn run(sim: &mut Simulator, tenants: Vec<(Tenant, Source)>, opts: RunOptions) -> Report {

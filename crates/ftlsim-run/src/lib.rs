@@ -7,6 +7,7 @@
 
 mod channels;
 pub mod memory;
+mod placement;
 mod results;
 pub mod tenants;
 
@@ -287,13 +288,13 @@ impl RunSpec {
         let d = cfg.derive()?;
         let spp = cfg.geometry.sectors_per_page();
         let mut workloads = Vec::new();
-        for t in &self.tenants {
+        for (i, t) in self.tenants.iter().enumerate() {
             let ns = t.namespace(u64::from(d.logical_pages), spp)?;
             let w = match &t.source {
                 Source::Synthetic(text) => Some(WorkloadSpec::parse(text)?),
                 Source::Trace { .. } => None,
             };
-            opts.tenants.push(t.tenant(ns, w.as_ref()));
+            opts.tenants.push(t.tenant(ns, w.as_ref(), t.seed_in(self.seed, i)));
             workloads.push(w);
         }
         Ok(workloads)
@@ -459,14 +460,14 @@ fn replay_tenants(
     let mut opened = Vec::new();
     let mut run = Vec::new();
     for (i, ((t, tenant), w)) in spec.tenants.iter().zip(&opts.tenants).zip(&p.tenant_workloads).enumerate() {
-        let seed = t.seed.unwrap_or(spec.seed.wrapping_add(i as u64));
+        let seed = t.seed_in(spec.seed, i);
         run.push(serde_json::json!({
             "name": t.name,
             "spec": t.text,
             "class": ftlsim_core::sim::class_name(t.class),
             "namespace": tenant.namespace,
             "seed": seed,
-            "plids": t.placements,
+            "placement": placement::describe(&t.placement),
             "replay": tenant.replay,
             "workload": w,
         }));

@@ -5,14 +5,27 @@
 use crate::Source;
 use ftlsim_core::arbiter::{Arbitration, PriorityClass};
 use ftlsim_core::error::{SimError, WorkloadError};
-use ftlsim_core::sim::{Namespace, QueueArbitration, Replay, Tenant, MAX_TENANTS};
+use ftlsim_core::sim::{Namespace, PlacementRule, QueueArbitration, Replay, Tenant, MAX_TENANTS};
 use ftlsim_core::trace::{Overflow, TraceFormat, TraceOptions};
 use ftlsim_core::workload::{parse_bytes, Limit, WorkloadSpec};
 use std::path::PathBuf;
 
 /// The keys a tenant text takes besides its workload's.
-pub const TENANT_KEYS: &[&str] =
-    &["name", "ns", "class", "seed", "plids", "trace", "device", "format", "speed", "overflow"];
+pub const TENANT_KEYS: &[&str] = &[
+    "name",
+    "ns",
+    "class",
+    "seed",
+    "plids",
+    "plid_select",
+    "dp_scheme",
+    "plid_sizes",
+    "trace",
+    "device",
+    "format",
+    "speed",
+    "overflow",
+];
 
 /// Where a tenant's namespace lies: shares of the drive's logical space or byte offsets.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,8 +51,9 @@ pub struct TenantSpec {
     pub class: PriorityClass,
     /// Its workload's seed; the run's seed plus its position (from 0) unless given.
     pub seed: Option<u64>,
-    /// The FDP placement handles its writes name in turn (`plids=0:1`, fio's `plids`).
-    pub placements: Vec<u16>,
+    /// How its writes pick their FDP placement handle (`plids=0:1`, `plid_select=`, ...;
+    /// docs/fdp.md); a random rule is seeded when the run is planned.
+    pub placement: PlacementRule,
 }
 
 fn bad(tenant: &str, key: &str, value: &str, rule: &str) -> SimError {
@@ -90,14 +104,7 @@ impl TenantSpec {
             None => None,
             Some(v) => Some(v.parse::<u64>().map_err(|_| bad(name, "seed", v, "expected a whole number >= 0"))?),
         };
-        let placements = match get("plids") {
-            None => Vec::new(),
-            Some(v) => v
-                .split(':')
-                .map(|x| x.trim().parse::<u16>())
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|_| bad(name, "plids", v, "expected placement handles like 0 or 0:1:2"))?,
-        };
+        let placement = crate::placement::parse(name, &get)?;
         let workload_text = workload_parts.join(";");
         let source = match get("trace") {
             Some(path) => trace_source(name, path, &get, &workload_text, text)?,
@@ -111,7 +118,7 @@ impl TenantSpec {
                 Source::Synthetic(workload_text)
             }
         };
-        Ok(TenantSpec { text: text.to_string(), name: name.to_string(), source, namespace, class, seed, placements })
+        Ok(TenantSpec { text: text.to_string(), name: name.to_string(), source, namespace, class, seed, placement })
     }
 
     /// The namespace on a drive of `logical_pages` pages of `spp` sectors.
@@ -152,8 +159,15 @@ impl TenantSpec {
         }
     }
 
-    /// The tenant as the replay loop takes it, with its `workload` (synthetic tenants).
-    pub fn tenant(&self, namespace: Namespace, workload: Option<&WorkloadSpec>) -> Tenant {
+    /// Its seed in a run seeded `run_seed`, at position `i` (from 0): its own, or the run's
+    /// plus its position.
+    pub fn seed_in(&self, run_seed: u64, i: usize) -> u64 {
+        self.seed.unwrap_or(run_seed.wrapping_add(i as u64))
+    }
+
+    /// The tenant as the replay loop takes it, with its `workload` (synthetic tenants) and
+    /// its `seed`.
+    pub fn tenant(&self, namespace: Namespace, workload: Option<&WorkloadSpec>, seed: u64) -> Tenant {
         let (replay, stop_after_ns) = match (&self.source, workload) {
             (Source::Trace { qd: Some(q), .. }, _) => (Replay::Closed { queue_depth: *q }, None),
             // The trace source divides its gaps by `speed` already.
@@ -171,7 +185,7 @@ impl TenantSpec {
             class: self.class,
             namespace,
             stop_after_ns,
-            placements: self.placements.clone(),
+            placement: crate::placement::seeded(&self.placement, seed),
         }
     }
 }
@@ -303,22 +317,28 @@ pub fn parse_arbitration(v: &str) -> Result<QueueArbitration, SimError> {
 
 /// Check the tenants' placement handles against the drive's `[fdp]` handles (`None`: none).
 pub fn check_placements(tenants: &[TenantSpec], handles: Option<u32>) -> Result<(), SimError> {
-    for t in tenants.iter().filter(|t| !t.placements.is_empty()) {
-        let text = t.placements.iter().map(u16::to_string).collect::<Vec<_>>().join(":");
+    for t in tenants.iter().filter(|t| t.placement != PlacementRule::Default) {
+        let placements = t.placement.handles();
+        let key = match t.placement {
+            PlacementRule::Scheme(_) => "dp_scheme",
+            PlacementRule::Device => "plid_select",
+            _ => "plids",
+        };
+        let text = placements.iter().map(u16::to_string).collect::<Vec<_>>().join(":");
         match handles {
             None => {
                 return Err(bad(
                     &t.name,
-                    "plids",
+                    key,
                     &text,
                     "the drive has no placement handles: give it an [fdp] section (--set fdp.handles=N)",
                 ))
             }
             Some(n) => {
-                if let Some(p) = t.placements.iter().find(|&&p| u32::from(p) >= n) {
+                if let Some(p) = placements.iter().find(|&&p| u32::from(p) >= n) {
                     return Err(bad(
                         &t.name,
-                        "plids",
+                        key,
                         &text,
                         &format!("handle {p} beyond the drive's {n} (fdp.handles; 0..{})", n - 1),
                     ));
@@ -381,7 +401,7 @@ mod tests {
         // Its speed is the trace source's: the replay does not scale its times again.
         let open = TenantSpec::parse("name=v1,trace=t.csv,speed=2").unwrap();
         let ns = Namespace { first_sector: 0, sectors: 8 };
-        assert_eq!(open.tenant(ns, None).replay, Replay::Open { time_scale: 1.0 });
+        assert_eq!(open.tenant(ns, None, 0).replay, Replay::Open { time_scale: 1.0 });
         assert_eq!(t.namespace, NamespaceSpec::Bytes(0, 4 << 30));
     }
 

@@ -18,6 +18,7 @@
 
 mod merge_buffer;
 mod pipeline;
+mod placement;
 pub(crate) mod power_cut;
 mod precondition;
 mod replay;
@@ -25,6 +26,7 @@ mod report;
 pub(crate) mod snapshot;
 mod tenants;
 
+pub use placement::{PlacementRule, SchemeEntry};
 pub use power_cut::{CutAt, LostPages, PowerCutReport};
 pub use precondition::{precondition_target, Precondition, PreconditionReport, PreconditionWall, Preconditioned};
 pub use replay::{too_many_rows, Replay, RunOptions, MAX_INTERVAL_ROWS};

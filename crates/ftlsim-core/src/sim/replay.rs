@@ -11,6 +11,7 @@
 //! next request arrives; a step under way when it arrives delays it, as a real controller
 //! would finish the page copy it started.
 
+use super::placement::Placer;
 use super::power_cut::{CutAt, InFlight};
 use super::report::{Baseline, Measured};
 use super::tenants::{self, Namespace, QueueArbitration, Submission, Tenant};
@@ -600,11 +601,7 @@ impl ReplayLoop {
     /// The last request read from queue `q`, for messages: `request 12`, with tenants
     /// `tenant db: request 12`.
     fn what(&self, q: usize) -> String {
-        let n = self.sqs[q].index;
-        match self.sqs[q].name.as_deref() {
-            Some(name) => format!("tenant {name}: request {n}"),
-            None => format!("request {n}"),
-        }
+        self.sqs[q].what()
     }
 
     /// Dispatch step: issue the next request if the device queue has room and it is issued
@@ -653,7 +650,7 @@ impl ReplayLoop {
         };
         let slot = self.queue.occupy(p);
         let before = self.sqs[q].measured.as_ref().map(|_| sim.host.clone());
-        sim.dev.placement = self.sqs[q].placement(req.op);
+        sim.dev.placement = self.sqs[q].placement(&req)?;
         let dispatched = sim.dispatch(&req, t, slot);
         sim.dev.placement = 0;
         let (done, deferred) = dispatched?;
@@ -866,7 +863,7 @@ fn submission_queues(
         );
         let mut sq = Submission::new(t.replay, host_depth, ns, Some(t.name.clone()));
         sq.stop_at = t.stop_after_ns.map(|d| sim.dev.sched.now().saturating_add(d));
-        sq.placements = t.placements.clone();
+        sq.placer = Placer::new(t.placement.clone(), sim.cfg.fdp.as_ref().map(|f| f.handles));
         sqs.push(sq);
     }
     Ok((host_depth, sqs))

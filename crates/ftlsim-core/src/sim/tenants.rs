@@ -12,9 +12,11 @@
 //! the namespace's first sector. A run without tenants is one queue over the whole drive
 //! whose depth is the device's (the replay every earlier run used).
 
+use super::placement::{PlacementRule, Placer};
 use super::report::{performance, Performance, ResponseTimes};
 use super::HostCounts;
 use crate::arbiter::{Arbiter, Arbitration, PriorityClass};
+use crate::error::SimError;
 use crate::host::{IoOp, Request};
 use crate::metrics::{r6, LatencyHistogram};
 use crate::scheduler::SimTime;
@@ -47,9 +49,9 @@ pub struct Tenant {
     /// Stop issuing its requests this long after the run's start (a closed-loop workload's
     /// `duration`).
     pub stop_after_ns: Option<u64>,
-    /// The FDP placement handles its writes name in turn (fio's `plids` with `plid_select=
-    /// roundrobin`); empty: the default handle 0 (docs/fdp.md).
-    pub placements: Vec<u16>,
+    /// How its writes pick their FDP placement handle (fio's `plids` and `plid_select`;
+    /// docs/fdp.md).
+    pub placement: PlacementRule,
 }
 
 /// How the controller picks among the tenants' queues.
@@ -75,9 +77,8 @@ pub(super) struct Submission {
     pub depth: usize,
     pub outstanding: usize,
     pub namespace: Namespace,
-    /// The FDP placement handles of its writes, in turn, and the next one's position.
-    pub placements: Vec<u16>,
-    pub next_placement: usize,
+    /// How its writes pick their FDP placement handle.
+    pub placer: Placer,
     /// The request read from the source and not yet issued.
     pub pending: Option<Request>,
     /// When the pending request arrives, once known (closed loop: a free slot plus its think
@@ -95,6 +96,13 @@ pub(super) struct Submission {
     pub index: u64,
     /// With tenants: what this queue's requests did.
     pub measured: Option<Box<TenantMeasured>>,
+}
+
+fn what(name: Option<&str>, index: u64) -> String {
+    match name {
+        Some(name) => format!("tenant {name}: request {index}"),
+        None => format!("request {index}"),
+    }
 }
 
 /// A tenant's counters and response times.
@@ -133,8 +141,7 @@ impl Submission {
             depth: depth as usize,
             outstanding: 0,
             namespace,
-            placements: Vec::new(),
-            next_placement: 0,
+            placer: Placer::new(PlacementRule::Default, None),
             pending: None,
             pending_at: None,
             read_ahead: measured && closed,
@@ -188,15 +195,22 @@ impl Submission {
         self.pending.is_some() && self.outstanding < self.depth
     }
 
-    /// The placement handle of its next request (`op`): its handles in turn for writes.
+    /// The placement handle of its request `req` (placed on the drive): its rule's for
+    /// writes, 0 otherwise.
     #[inline]
-    pub fn placement(&mut self, op: IoOp) -> u16 {
-        if !op.writes_data() || self.placements.is_empty() {
-            return 0;
+    pub fn placement(&mut self, req: &Request) -> Result<u16, SimError> {
+        if !req.op.writes_data() {
+            return Ok(0);
         }
-        let p = self.placements[self.next_placement];
-        self.next_placement = (self.next_placement + 1) % self.placements.len();
-        p
+        let offset_bytes = (req.offset_sector - self.namespace.first_sector) * 512;
+        let (name, index) = (&self.name, self.index);
+        self.placer.place(req, offset_bytes, || what(name.as_deref(), index))
+    }
+
+    /// The last request read from its source, for messages: `request 12`, with tenants
+    /// `tenant db: request 12`.
+    pub fn what(&self) -> String {
+        what(self.name.as_deref(), self.index)
     }
 
     /// Has the queue stopped issuing at `now`?
