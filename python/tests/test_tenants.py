@@ -125,6 +125,20 @@ def test_writes_pick_their_handle_by_size_by_offset_or_at_random(tmp_path):
         ftlsim.run(tenants=[{**cache, "plid_sizes": None}], overrides=over)
 
 
+def test_a_traces_device_column_picks_the_handle(tmp_path):
+    # DiskSim ASCII (time_ms device block count flags; flags 0: write): device 0 writes 8
+    # sectors a request, device 1 writes 16.
+    lines = [f"{i * 0.5:.3f} {i % 2} {(i // 2) * 16} {8 * (1 + i % 2)} 0" for i in range(400)]
+    trace = tmp_path / "two.disksim"
+    trace.write_text("\n".join(lines) + "\n")
+    over = {**SMALL, "fdp.handles": 2}
+    t = {"name": "vols", "trace": trace, "format": "disksim", "plid_select": "device", "qd": 4}
+    f = ftlsim.run(tenants=[t], overrides=over, seed=3, fill=0.0).fdp.set_index("handle")
+    assert (f.loc[0, "host_pages_written"], f.loc[1, "host_pages_written"]) == (200, 400)
+    with pytest.raises(ftlsim.FtlsimError, match="handle 1.*beyond the drive's 1"):
+        ftlsim.run(tenants=[t], overrides={**SMALL, "fdp.handles": 1}, seed=3, fill=0.0)
+
+
 def test_a_row_has_each_tenant_and_handle_by_name():
     over = {**SMALL, "fdp.handles": 2}
     r = ftlsim.run(tenants=[{**WRITER, "plids": 1}, READER], overrides=over, seed=3)

@@ -246,8 +246,9 @@ struct Fitting {
 impl Fitting {
     /// Count request `r`.
     fn observe(&mut self, r: &TraceRecord) {
-        // A zone's state change moves no data: nothing a workload model draws.
-        if r.op.is_zone_management() {
+        // A zoned command's address is its zone's start, not where an append's data lands:
+        // nothing a workload model of addresses can draw.
+        if r.op.is_zoned() {
             return;
         }
         self.requests += 1;

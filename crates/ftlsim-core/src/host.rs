@@ -29,16 +29,16 @@ pub enum IoOp {
     ZoneClose,
     /// Zone Management Send, Finish Zone.
     ZoneFinish,
-    /// Zone Management Send, Reset Zone: the zone starting at the offset (length 0), or every
-    /// zone of the range (a Reset All as the replay places it in a namespace).
+    /// Zone Management Send, Reset Zone: the zone starting at the offset.
     ZoneReset,
-    /// Zone Management Send, Reset Zone with Select All, as a trace records it: the replay
-    /// makes it a [`IoOp::ZoneReset`] of the queue's whole namespace.
+    /// Zone Management Send, Reset Zone with Select All: every zone of the namespace (the
+    /// replay gives it the queue's namespace as its range).
     ZoneResetAll,
 }
 
 impl IoOp {
-    /// A Zone Management Send action: no data, length 0 allowed.
+    /// A Zone Management Send action: no data; one zone named by its first sector (length 0),
+    /// or, Reset All, the namespace.
     pub fn is_zone_management(self) -> bool {
         matches!(self, IoOp::ZoneOpen | IoOp::ZoneClose | IoOp::ZoneFinish | IoOp::ZoneReset | IoOp::ZoneResetAll)
     }

@@ -400,7 +400,7 @@ impl Ftl for ZnsFtl {
         // The replay checked the command lies in the logical space, which is whole zones.
         let first = (offset_sector / spp) as u32;
         let pages = (u64::from(sectors) / spp) as u32;
-        let (z, zi) = (first / self.size, (first / self.size) as usize);
+        let zi = (first / self.size) as usize;
         let at_zone_start = first.is_multiple_of(self.size);
         let whole_zones = at_zone_start && pages.is_multiple_of(self.size);
         let status = match op {
@@ -418,20 +418,20 @@ impl Ftl for ZnsFtl {
                     status => status,
                 }
             }
-            IoOp::Trim | IoOp::ZoneReset if !whole_zones => Some(INVALID_FIELD),
+            IoOp::Trim | IoOp::ZoneResetAll if !whole_zones => Some(INVALID_FIELD),
             IoOp::Trim => None,
-            IoOp::ZoneReset => {
-                let zones = (pages / self.size).max(1);
-                return Ok(Admission::Reset { offset_sector, sectors: u64::from(zones) * u64::from(self.size) * spp });
-            }
-            _ if !at_zone_start || (pages != 0 && pages != self.size) => Some(INVALID_FIELD),
+            IoOp::ZoneResetAll => return Ok(Admission::Reset { offset_sector, sectors: u64::from(sectors) }),
+            // One zone, named by its first block.
+            _ if !at_zone_start => Some(INVALID_FIELD),
+            IoOp::ZoneReset => return Ok(Admission::Reset { offset_sector, sectors: u64::from(self.size) * spp }),
             IoOp::ZoneOpen => self.open_zone(zi),
             IoOp::ZoneClose => self.close_zone(zi),
             IoOp::ZoneFinish => {
                 self.finish_zone(zi);
                 None
             }
-            IoOp::Read | IoOp::ZoneResetAll => unreachable!("zone {z}: {op:?} reaches no zone command"),
+            // Taken above.
+            IoOp::Read => None,
         };
         match status {
             Some(i) => self.refuse(i, op, offset_sector, sectors),

@@ -334,7 +334,7 @@ fn a_zoned_command_on_a_drive_without_zones_is_an_error_naming_it() {
     let cfg = ftlsim_ftl::resolve(small_config(32, 16, 0.25, "[ftl]\nname = \"page\"")).unwrap();
     let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
     let e = run(&mut sim, vec![req(IoOp::ZoneAppend, 0, 1)]).unwrap_err().to_string();
-    assert!(e.contains("zone_append") && e.contains("--ftl zns") && e.contains("page"), "{e}");
+    assert!(e.contains("request 1") && e.contains("zone_append") && e.contains("--ftl zns"), "{e}");
 }
 
 #[test]
@@ -372,6 +372,12 @@ fn a_blkparse_trace_of_zoned_commands_replays_end_to_end() {
     assert_eq!(r.host.pages_written, 8 + 8 + 16);
     assert_eq!(r.write_amplification.total, 1.0);
     assert_eq!(z["zones_empty"], 24);
+    // Compaction would move the zones: refused, naming the line.
+    let mut sim = drive("");
+    let compact = TraceOptions { overflow: ftlsim_core::trace::Overflow::Compact, ..TraceOptions::default() };
+    let mut src = TraceSource::open(&path, compact, sectors, SPP as u32).unwrap();
+    let e = sim.run(&mut src, &opts, &mut NoObserver).unwrap_err().to_string();
+    assert!(e.contains("zoned.blkparse:1: field op") && e.contains("--overflow compact"), "{e}");
 }
 
 proptest::proptest! {

@@ -81,6 +81,21 @@ pub fn parse<'a>(name: &str, get: &impl Fn(&str) -> Option<&'a str>) -> Result<P
             PlacementRule::Size { bounds: sizes.into_iter().zip(plids).collect(), beyond }
         }
         "device" => {
+            if get("trace").is_none() {
+                return refuse(
+                    "plid_select",
+                    select,
+                    "device needs a trace tenant (trace=FILE): a workload has no devices",
+                );
+            }
+            if let Some(d) = get("device") {
+                return refuse(
+                    "device",
+                    d,
+                    "with plid_select=device every write would name this one device: drop device= to let the \
+                     trace's devices pick their handles",
+                );
+            }
             if let Some(p) = get("plids") {
                 return refuse(
                     "plids",
@@ -151,7 +166,7 @@ fn read_scheme(name: &str, path: &Path) -> Result<Vec<SchemeEntry>, SimError> {
         if end_v <= start {
             return Err(at("end", end, &format!("must be above start ({start})")));
         }
-        entries.push(SchemeEntry { start, end: end_v, plid });
+        entries.push(SchemeEntry { start, end: end_v, plid, line: i as u32 + 1 });
     }
     if entries.is_empty() {
         return Err(bad(name, "dp_scheme", &path.display().to_string(), "the file has no start,end,plid line"));
@@ -180,7 +195,7 @@ mod tests {
             rule(&[("plids", "1:2:3"), ("plid_select", "size"), ("plid_sizes", "4k:64k")]).unwrap(),
             PlacementRule::Size { bounds: vec![(4096, 1), (65536, 2)], beyond: 3 }
         );
-        assert_eq!(rule(&[("plid_select", "device")]).unwrap(), PlacementRule::Device);
+        assert_eq!(rule(&[("plid_select", "device"), ("trace", "t.csv")]).unwrap(), PlacementRule::Device);
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("scheme");
         std::fs::write(&f, "# fio dp_scheme\n0,4096,1\n\n4096,1048576,2\n").unwrap();
@@ -188,8 +203,8 @@ mod tests {
         assert_eq!(
             s,
             PlacementRule::Scheme(vec![
-                SchemeEntry { start: 0, end: 4096, plid: 1 },
-                SchemeEntry { start: 4096, end: 1 << 20, plid: 2 }
+                SchemeEntry { start: 0, end: 4096, plid: 1, line: 2 },
+                SchemeEntry { start: 4096, end: 1 << 20, plid: 2, line: 4 }
             ])
         );
         assert_eq!(s.handles(), [1, 2]);
@@ -205,7 +220,9 @@ mod tests {
             (&[("plids", "1:2:3"), ("plid_select", "size"), ("plid_sizes", "64k:4k")][..], "increasing"),
             (&[("plids", "1"), ("plid_sizes", "4k")][..], "plid_select=size only"),
             (&[("plid_select", "scheme")][..], "dp_scheme=FILE"),
-            (&[("plid_select", "device"), ("plids", "1")][..], "device column"),
+            (&[("plid_select", "device"), ("trace", "t"), ("plids", "1")][..], "device column"),
+            (&[("plid_select", "device")][..], "needs a trace tenant"),
+            (&[("plid_select", "device"), ("trace", "t"), ("device", "2")][..], "drop device="),
             (&[("dp_scheme", "/no/such/file")][..], "cannot read it"),
         ] {
             let e = rule(keys).unwrap_err();

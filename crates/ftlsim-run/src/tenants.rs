@@ -319,12 +319,18 @@ pub fn parse_arbitration(v: &str) -> Result<QueueArbitration, SimError> {
 pub fn check_placements(tenants: &[TenantSpec], handles: Option<u32>) -> Result<(), SimError> {
     for t in tenants.iter().filter(|t| t.placement != PlacementRule::Default) {
         let placements = t.placement.handles();
-        let key = match t.placement {
-            PlacementRule::Scheme(_) => "dp_scheme",
-            PlacementRule::Device => "plid_select",
-            _ => "plids",
+        let (key, text) = match &t.placement {
+            PlacementRule::Scheme(s) => {
+                let n = handles.unwrap_or(0);
+                let lines = |e: &&ftlsim_core::sim::SchemeEntry| u32::from(e.plid) >= n;
+                match s.iter().find(lines) {
+                    Some(e) => ("dp_scheme", format!("line {}: plid {}", e.line, e.plid)),
+                    None => ("dp_scheme", "its plids".to_string()),
+                }
+            }
+            PlacementRule::Device => ("plid_select", "device".to_string()),
+            _ => ("plids", placements.iter().map(u16::to_string).collect::<Vec<_>>().join(":")),
         };
-        let text = placements.iter().map(u16::to_string).collect::<Vec<_>>().join(":");
         match handles {
             None => {
                 return Err(bad(

@@ -333,7 +333,14 @@ impl Simulator {
                     self.drop_page(span.lpn)?;
                 }
             }
-            _ => unreachable!("{} admitted as itself", op.name()),
+            _ => {
+                return Err(SimError::Ftl(format!(
+                    "ftl {} took a {} command as given: a zoned command must be placed, refused or done by \
+                     the FTL's admit",
+                    self.ftl.name(),
+                    op.name()
+                )))
+            }
         }
         done = done.max(self.flush(ready).host_end);
         if let Some(ack) = ack {

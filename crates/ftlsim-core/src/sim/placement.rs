@@ -18,6 +18,8 @@ pub struct SchemeEntry {
     pub end: u64,
     /// The placement handle.
     pub plid: u16,
+    /// Its line in the file, for messages.
+    pub line: u32,
 }
 
 /// How a tenant's writes pick their placement handle.
@@ -136,8 +138,10 @@ mod tests {
         let got: Vec<u16> = (0..5).map(|_| place(&mut rr, 4096, 0, 0).unwrap()).collect();
         assert_eq!(got, [2, 0, 1, 2, 0]);
 
-        let scheme =
-            vec![SchemeEntry { start: 0, end: 4096, plid: 1 }, SchemeEntry { start: 8192, end: 1 << 20, plid: 2 }];
+        let scheme = vec![
+            SchemeEntry { start: 0, end: 4096, plid: 1, line: 1 },
+            SchemeEntry { start: 8192, end: 1 << 20, plid: 2, line: 2 },
+        ];
         let mut s = Placer::new(PlacementRule::Scheme(scheme), Some(3));
         let got: Vec<u16> =
             [0, 4095, 4096, 8192, 1 << 20].iter().map(|&o| place(&mut s, 4096, o, 0).unwrap()).collect();

@@ -470,7 +470,7 @@ impl Series {
             t.2 += u128::from(lat);
         }
         rows.row.max_latency_us = rows.row.max_latency_us.max(lat as f64 / 1e3);
-        if p.op != IoOp::Trim {
+        if p.op == IoOp::Read || p.op.writes_data() {
             rows.bytes += u64::from(p.sectors) * 512;
         }
         Ok(())
@@ -569,7 +569,7 @@ impl ReplayLoop {
                         let ns = self.sqs[q].namespace;
                         if r.op == IoOp::ZoneResetAll {
                             // Select All: every zone of the namespace.
-                            r = Request { op: IoOp::ZoneReset, offset_sector: 0, ..r };
+                            r.offset_sector = 0;
                             r.sectors = u32::try_from(ns.sectors).map_err(|_| {
                                 SimError::Request(format!(
                                     "{}: a zone reset of all zones over a namespace of {} sectors (2^32 at most \
@@ -579,8 +579,9 @@ impl ReplayLoop {
                                 ))
                             })?;
                         }
-                        if r.op.is_zone_management() && r.sectors == 0 {
-                            // One zone, named by its first sector.
+                        if r.op.is_zone_management() && r.op != IoOp::ZoneResetAll {
+                            // One zone, named by its first sector: the length plays no part.
+                            r.sectors = 0;
                             check_bounds(r.offset_sector, 1, ns.sectors, || self.what(q))?;
                         } else {
                             check_bounds(r.offset_sector, r.sectors, ns.sectors, || self.what(q))?;
@@ -653,7 +654,12 @@ impl ReplayLoop {
         sim.dev.placement = self.sqs[q].placement(&req)?;
         let dispatched = sim.dispatch(&req, t, slot);
         sim.dev.placement = 0;
-        let (done, deferred) = dispatched?;
+        // A command the drive cannot take (a zoned command on a drive without zones, a zone
+        // rule under `on_refused = "stop"`) names its request.
+        let (done, deferred) = dispatched.map_err(|e| match e {
+            SimError::Request(m) => SimError::Request(format!("{} ({}): {m}", self.what(q), req.op.name())),
+            e => e,
+        })?;
         let sq = &mut self.sqs[q];
         sq.outstanding += 1;
         if let (Some(m), Some(before)) = (sq.measured.as_mut(), before) {

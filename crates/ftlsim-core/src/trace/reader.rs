@@ -580,6 +580,16 @@ impl TraceSource {
     }
 
     fn place(&self, line: u64, r: &TraceRecord) -> Result<u64, TraceError> {
+        if self.compact.is_some() && r.op.is_zoned() {
+            return Err(self.err(
+                line,
+                "op",
+                r.op.name().into(),
+                "a zoned command names zones by address, which --overflow compact moves: use --overflow error \
+                 or wrap"
+                    .into(),
+            ));
+        }
         let spp = self.sectors_per_page;
         let base =
             if self.opts.device.is_some() { 0 } else { self.device_offsets.get(&r.device).copied().unwrap_or(0) };
@@ -682,7 +692,7 @@ impl Iterator for TraceSource {
             return Some(Ok(Request {
                 arrival_ns: arrival,
                 think_ns: 0,
-                device: 0,
+                device: r.device,
                 offset_sector: offset,
                 sectors: r.sectors,
                 op: r.op,

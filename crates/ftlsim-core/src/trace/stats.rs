@@ -98,7 +98,8 @@ pub fn stats(mut reader: RecordReader, page_size_bytes: u32) -> Result<TraceStat
         if records_latency {
             acc.record_latency(r.op, reader.recorded_latency_ns());
         }
-        if !r.op.is_zone_management() {
+        // A zoned command's address is its zone's start, not where an append lands.
+        if !r.op.is_zoned() {
             acc.record_place(&r);
         }
         acc.record_time(r.time_ns);
@@ -206,7 +207,9 @@ impl Summary {
             _ => s.zone_management += 1,
         }
         *s.requests_per_device.entry(r.device).or_insert(0) += 1;
-        *s.size_histogram_bytes.entry(bytes.next_power_of_two()).or_insert(0) += 1;
+        if bytes > 0 {
+            *s.size_histogram_bytes.entry(bytes.next_power_of_two()).or_insert(0) += 1;
+        }
     }
 
     /// The latency the trace recorded for a request, if it did.
