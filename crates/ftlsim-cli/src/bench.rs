@@ -195,6 +195,18 @@ pub fn run(a: &BenchArgs) -> Result<(), SimError> {
             r.gc.collections,
             r.performance.iops
         );
+        let f = &r.flash;
+        let ops = f.reads.total + f.programs.total + f.copybacks.total + f.erases.total;
+        println!(
+            "flash: {ops} operations ({:.2} a request: {} reads, {} programs, {} copy-backs, {} erases) = {:.0} \
+             flash operations/s",
+            ops as f64 / r.host.requests as f64,
+            f.reads.total,
+            f.programs.total,
+            f.copybacks.total,
+            f.erases.total,
+            ops as f64 / secs
+        );
     }
     if let Some(n) = a.tenants {
         let rate = tenants(&mut sim, n, a.requests)?;
