@@ -234,6 +234,22 @@ pub enum PlaneConcurrency {
     MultiPlaneOnly,
 }
 
+/// In what order a die serves the flash operations queued for it (`timing.transaction_order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TransactionOrder {
+    /// First come, first served: each operation is placed when issued (the source papers'
+    /// simulators).
+    #[default]
+    Fcfs,
+    /// Reads first, as controllers (and MQSim's transaction schedulers) do: a request's
+    /// programs, erases and copy-backs wait in their plane's queue and are placed as simulated
+    /// time reaches them, so a read overtakes those not yet started; queued operations of one
+    /// kind on the planes of a die at the same page become one multi-plane command across
+    /// requests.
+    ReadFirst,
+}
+
 /// Latencies and concurrency switches. Times in nanoseconds, rates in MB/s (10^6 bytes/s).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -278,6 +294,9 @@ pub struct Timing {
     /// Merge operations of one batch on different planes of a die into multi-plane commands.
     #[serde(default)]
     pub multi_plane: bool,
+    /// The order a die serves queued operations in (`fcfs` or `read_first`).
+    #[serde(default)]
+    pub transaction_order: TransactionOrder,
     /// Strictly serial: one flash operation at a time in the whole drive (thesis setup).
     #[serde(default)]
     pub serial: bool,
@@ -1163,6 +1182,22 @@ impl DriveConfig {
                 "only goes with plane_concurrency = \"multi_plane_only\" (independent planes overlap anyway)",
             ));
         }
+        if t.transaction_order == TransactionOrder::ReadFirst {
+            if t.serial {
+                return Err(invalid(
+                    "timing.transaction_order",
+                    "\"read_first\"",
+                    "cannot go with timing.serial = true",
+                ));
+            }
+            if self.ftl.gc_scope.is_some_and(|s| s != GcScope::Plane) {
+                return Err(invalid(
+                    "timing.transaction_order",
+                    "\"read_first\"",
+                    "needs ftl.gc_scope = \"plane\" (a GC that holds a wider scope blocks reads by design)",
+                ));
+            }
+        }
         if self.ftl.gc_preemption == GcPreemption::Reads {
             if t.serial {
                 return Err(invalid("ftl.gc_preemption", "\"reads\"", "cannot go with timing.serial = true"));
@@ -1212,6 +1247,16 @@ impl DriveConfig {
                 "host.write_buffer_policy",
                 "\"write_behind\"",
                 "cannot go with ftl.gc_preemption = \"reads\" (a write is acknowledged from the buffer, so no read waits behind its GC)",
+            ));
+        }
+        if h.write_buffer_policy == WriteBufferPolicy::WriteBehind
+            && self.timing.transaction_order == TransactionOrder::ReadFirst
+        {
+            return Err(invalid(
+                "host.write_buffer_policy",
+                "\"write_behind\"",
+                "cannot go with timing.transaction_order = \"read_first\" yet (the buffer frees a slot when its \
+                 program is placed, which read_first defers)",
             ));
         }
         if h.bplru_block_pages == Some(0) {

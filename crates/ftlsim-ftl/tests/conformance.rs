@@ -20,7 +20,7 @@
 mod crash;
 mod util;
 
-use ftlsim_core::config::{DriveConfig, InvalidTracking};
+use ftlsim_core::config::{DriveConfig, InvalidTracking, PlaneConcurrency, TransactionOrder};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, PrefetchStage, SeriesValue};
@@ -146,6 +146,13 @@ fn variants(f: &FtlInfo) -> Vec<(String, DriveConfig)> {
             drive_for(f, 32, 16, &format!("{cache}invalid_tracking = \"{name}\"\n{ilog}")),
         ));
     }
+    // Reading first (issue 40): a request's programs and erases wait in their planes' queues,
+    // reads overtake them, queued work of a die's planes becomes multi-plane commands.
+    let mut read_first = drive_for(f, 32, 16, cache);
+    read_first.timing.transaction_order = TransactionOrder::ReadFirst;
+    read_first.timing.plane_concurrency = PlaneConcurrency::MultiPlaneOnly;
+    read_first.timing.multi_plane = true;
+    out.push(("reading first".into(), read_first));
     if !f.capabilities.never_ending_gc {
         out.push((
             "same-parity copy-back".into(),

@@ -45,7 +45,7 @@ mod bus;
 mod tests;
 
 use crate::address_map::AddressMap;
-use crate::config::{DriveConfig, GcPreemption, GcScope, PlaneConcurrency};
+use crate::config::{DriveConfig, GcPreemption, GcScope, PlaneConcurrency, TransactionOrder};
 use crate::geometry::{Geometry, PlaneId, Ppn, NONE};
 use backlog::{Deferred, GcBacklog};
 use bus::Bus;
@@ -191,6 +191,9 @@ pub struct Scheduler {
     serial: bool,
     register_hits: bool,
     preempt_gc: bool,
+    /// `timing.transaction_order = "read_first"`: a request's non-read operations wait in
+    /// the backlog, so reads overtake them, and queued operations form multi-plane commands.
+    read_first: bool,
     buses: Vec<Bus>,
     host_link: [Bus; 2],
     /// When each plane's array is free.
@@ -213,6 +216,9 @@ pub struct Scheduler {
     ends: Vec<SimTime>,
     /// Scratch: planes to drain.
     planes_scratch: Vec<PlaneId>,
+    /// Scratch: queued entries gathered into one multi-plane command, and their operations.
+    group_scratch: Vec<Deferred>,
+    ops_scratch: Vec<FlashOp>,
     /// Deferred host operations placed: (request, completion), for the replay loop.
     completions: Vec<(u32, SimTime)>,
 }
@@ -271,6 +277,7 @@ impl Scheduler {
             serial: t.serial,
             register_hits: t.register_read_hits,
             preempt_gc: cfg.ftl.gc_preemption == GcPreemption::Reads && !t.serial,
+            read_first: t.transaction_order == TransactionOrder::ReadFirst && !t.serial,
             buses: vec![Bus::default(); g.channels as usize],
             host_link: [Bus::default(), Bus::default()],
             plane_free: vec![0; planes],
@@ -287,6 +294,8 @@ impl Scheduler {
             pending_ns: vec![0; planes],
             ends: Vec::new(),
             planes_scratch: Vec::new(),
+            group_scratch: Vec::new(),
+            ops_scratch: Vec::new(),
             completions: Vec::new(),
         }
     }
@@ -464,7 +473,7 @@ impl Scheduler {
         ends.resize(ops.len(), ready);
         let mut out = BatchEnd { end: ready, host_end: ready, deferred_host_ops: 0 };
         let mut gc_end = ready;
-        let deferrable = request.is_some() && self.preempt_gc;
+        let deferrable = request.is_some() && (self.preempt_gc || self.read_first);
         // The operation deferred last in this batch and its plane.
         let mut last_deferred: Option<(usize, PlaneId)> = None;
         let mut i = 0;
@@ -486,15 +495,33 @@ impl Scheduler {
             if let Some(a) = after {
                 assert!(a < i, "operation {i} waits for a later one ({a})");
             }
-            let after_deferred = after.is_some_and(|a| ends[a] == DEFERRED);
+            let mut after_deferred = after.is_some_and(|a| ends[a] == DEFERRED);
+            if let (true, Some(a)) = (after_deferred, after) {
+                // Reading first, an operation may wait for deferred work that is not just before
+                // it on its plane (a copy to another plane, a translation write after a data
+                // program): that work's plane goes first, up to its end.
+                if self.read_first && last_deferred != Some((a, plane)) {
+                    let q = self.map.plane_of(ops[a].addr);
+                    self.drain(q, Drain::All);
+                    ends[a] = self.backlog_last_end[q as usize];
+                    after_deferred = false;
+                    // What was deferred last on that plane is placed now.
+                    if last_deferred.is_some_and(|(_, p)| p == q) {
+                        last_deferred = None;
+                    }
+                }
+            }
             let earliest = match after {
                 Some(a) if !after_deferred => ends[a],
                 _ => ready,
             };
             // GC work is deferred, and so are programs and erases that follow deferred work
-            // on their plane (a write needs the space GC makes); other reads never queue.
+            // on their plane (a write needs the space GC makes), or all of them reading first;
+            // other reads never queue.
             let defer = deferrable
-                && (after_deferred || op.tag == Tag::Gc || (!op.kind.is_read() && self.backlog.is_waiting(plane)));
+                && (after_deferred
+                    || op.tag == Tag::Gc
+                    || (!op.kind.is_read() && (self.read_first || self.backlog.is_waiting(plane))));
             if defer {
                 if after_deferred {
                     assert_eq!(
@@ -550,12 +577,75 @@ impl Scheduler {
                 return;
             }
             self.backlog.pop(plane);
+            if self.read_first && !d.after_prev && self.multi_plane && self.gather(plane, &d, start) {
+                continue;
+            }
             let end = self.place(d.op, earliest);
             self.backlog_last_end[plane as usize] = end;
             if d.request != NO_REQUEST {
                 self.completions.push((d.request, end));
             }
         }
+    }
+
+    /// Reading first: the queued operations at the front of `lead`'s die-mates that can join
+    /// its front entry `d` (popped, starting at `start`) in one multi-plane command: the same
+    /// kind and tag, the same page in their blocks, ready by `start`. Places the command and
+    /// returns true if any joined (MQSim's TSU gathers a die's queued transactions so).
+    fn gather(&mut self, lead: PlaneId, d: &Deferred, start: SimTime) -> bool {
+        if !matches!(d.op.kind, OpKind::Read | OpKind::Program | OpKind::Erase) {
+            return false;
+        }
+        let mut group = std::mem::take(&mut self.group_scratch);
+        group.clear();
+        group.push(*d);
+        let page = self.map.page_in_block(d.op.addr);
+        let dies = self.geo.dies();
+        let first = self.map.die_of(lead);
+        for k in 0..self.geo.planes_per_die {
+            let q = first + k * dies;
+            let joins = q != lead
+                && self.backlog.front(q).is_some_and(|e| {
+                    !e.after_prev
+                        && e.op.kind == d.op.kind
+                        && e.op.tag == d.op.tag
+                        && e.earliest <= start
+                        && self.map.page_in_block(e.op.addr) == page
+                });
+            if joins {
+                group.push(self.backlog.pop(q));
+            }
+        }
+        let joined = group.len() > 1;
+        if joined {
+            let mut ops = std::mem::take(&mut self.ops_scratch);
+            ops.clear();
+            ops.extend(group.iter().map(|g| g.op));
+            let earliest = group.iter().map(|g| g.earliest).max().unwrap_or(start);
+            let end = self.place_group(&ops, earliest);
+            for g in &group {
+                self.backlog_last_end[self.map.plane_of(g.op.addr) as usize] = end;
+                if g.request != NO_REQUEST {
+                    self.completions.push((g.request, end));
+                }
+            }
+            // A page copy is never split: a joined read's program goes with it (the lead's
+            // follows in `drain`).
+            for g in &group[1..] {
+                let q = self.map.plane_of(g.op.addr);
+                while self.backlog.front(q).is_some_and(|e| e.after_prev) {
+                    let e = self.backlog.pop(q);
+                    let end = self.place(e.op, self.backlog_last_end[q as usize]);
+                    self.backlog_last_end[q as usize] = end;
+                    if e.request != NO_REQUEST {
+                        self.completions.push((e.request, end));
+                    }
+                }
+            }
+            self.ops_scratch = ops;
+        }
+        self.group_scratch = group;
+        joined
     }
 
     /// Before an operation of `kind` on `plane` ready at `earliest` is placed: deferred work
@@ -763,11 +853,16 @@ impl Scheduler {
     }
 
     fn multi(&mut self, ops: &[FlashOp], earliest: SimTime) -> SimTime {
+        self.drain_before(self.map.plane_of(ops[0].addr), ops[0].kind, earliest);
+        self.place_group(ops, earliest)
+    }
+
+    /// Place `ops` (one kind, one die, distinct planes) as one multi-plane command.
+    fn place_group(&mut self, ops: &[FlashOp], earliest: SimTime) -> SimTime {
         let g = &self.map;
         let n = ops.len() as u64;
         let first_plane = g.plane_of(ops[0].addr);
         let ch = g.channel_of(first_plane) as usize;
-        self.drain_before(first_plane, ops[0].kind, earliest);
         let mut a0 = earliest;
         for o in ops {
             let plane = self.map.plane_of(o.addr);

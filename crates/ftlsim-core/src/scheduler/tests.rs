@@ -271,3 +271,67 @@ fn a_spare_area_read_moves_only_the_spare_bytes_over_the_bus() {
     let end = s.schedule(&[op(OpKind::ReadSpare, 0, 0, NO_DEP), op(OpKind::Read, PLANE1, 0, NO_DEP)], 0, Some(0)).end;
     assert_eq!(end, 25_000 + 1_563 + 25_000 + 50_000);
 }
+
+/// Every deferred operation placed, as the replay loop advances the clock: (request, end).
+fn run_out(s: &mut Scheduler) -> Vec<(u32, SimTime)> {
+    let mut done = Vec::new();
+    while let Some(t) = s.next_deferred_start() {
+        s.set_now(t.max(s.now()));
+        let mut c = Vec::new();
+        s.take_completions(&mut c);
+        done.extend(c);
+    }
+    done
+}
+
+const READ_FIRST: &str =
+    "transaction_order = \"read_first\"\nplane_concurrency = \"multi_plane_only\"\nmulti_plane = true";
+
+#[test]
+fn reading_first_a_read_overtakes_the_programs_queued_before_it() {
+    // Three requests' programs on plane 0 at 0 us (50 us transfer + 200 us tPROG each), a
+    // read of plane 0 at 100 us. First come, first served it waits for all three: 750 + 75.
+    let mut s = pcftl_like("plane_concurrency = \"multi_plane_only\"\nmulti_plane = true");
+    for (r, page) in [(7, 0), (8, 1), (9, 2)] {
+        s.schedule(&[host(OpKind::Program, page, NO_DEP)], 0, Some(r));
+    }
+    s.set_now(100_000);
+    assert_eq!(s.schedule(&[host(OpKind::Read, 40, NO_DEP)], 100_000, Some(1)).end, 825_000);
+    // Reading first, the programs wait in the plane's queue: the first is under way at
+    // 100 us (0-250), the read goes next (250-325), then the other two.
+    let mut s = pcftl_like(READ_FIRST);
+    for (r, page) in [(7, 0), (8, 1), (9, 2)] {
+        let b = s.schedule(&[host(OpKind::Program, page, NO_DEP)], 0, Some(r));
+        assert_eq!((b.host_end, b.deferred_host_ops), (0, 1), "a program waits in its plane's queue");
+    }
+    s.set_now(100_000);
+    let mut c = Vec::new();
+    s.take_completions(&mut c);
+    assert_eq!(s.schedule(&[host(OpKind::Read, 40, NO_DEP)], 100_000, Some(1)).end, 325_000);
+    c.extend(run_out(&mut s));
+    assert_eq!(c, vec![(7, 250_000), (8, 575_000), (9, 825_000)]);
+    // It cannot go with a serial drive.
+    let e = DriveConfig::from_toml(
+        &tiny_toml().replace("[timing]", "[timing]\nserial = true\ntransaction_order = \"read_first\""),
+        "t",
+    );
+    assert!(e.unwrap_err().to_string().contains("timing.transaction_order"));
+}
+
+#[test]
+fn reading_first_two_requests_programs_on_a_dies_planes_become_one_command() {
+    // Planes 0 and 2 are channel 0's die. Two requests program page 0 of a block on each:
+    // first come, first served a die runs one command at a time (0-250, 250-500); queued,
+    // they go as one two-plane program: both pages over the bus (100 us), one tPROG.
+    let mut s = pcftl_like("plane_concurrency = \"multi_plane_only\"\nmulti_plane = true");
+    let a = s.schedule(&[host(OpKind::Program, 0, NO_DEP)], 0, Some(7)).end;
+    let b = s.schedule(&[host(OpKind::Program, PLANE2, NO_DEP)], 0, Some(8)).end;
+    assert_eq!((a, b, s.multi_plane_commands()), (250_000, 500_000, 0));
+    let mut s = pcftl_like(READ_FIRST);
+    s.schedule(&[host(OpKind::Program, 0, NO_DEP)], 0, Some(7));
+    s.schedule(&[host(OpKind::Program, PLANE2, NO_DEP)], 0, Some(8));
+    // A third request's program at another page of plane 2 cannot join them.
+    s.schedule(&[host(OpKind::Program, PLANE2 + 1, NO_DEP)], 0, Some(9));
+    assert_eq!(run_out(&mut s), vec![(7, 300_000), (8, 300_000), (9, 550_000)]);
+    assert_eq!(s.multi_plane_commands(), 1);
+}
