@@ -250,6 +250,10 @@ pub enum TransactionOrder {
     ReadFirst,
 }
 
+fn default_read_first_age_cap_ns() -> u64 {
+    10_000_000
+}
+
 /// Latencies and concurrency switches. Times in nanoseconds, rates in MB/s (10^6 bytes/s).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -297,6 +301,10 @@ pub struct Timing {
     /// The order a die serves queued operations in (`fcfs` or `read_first`).
     #[serde(default)]
     pub transaction_order: TransactionOrder,
+    /// Reading first: an operation queued this long goes ahead of later reads, so that a stream
+    /// of reads cannot hold a die's programs back for ever (0: no bound).
+    #[serde(default = "default_read_first_age_cap_ns")]
+    pub read_first_age_cap_ns: u64,
     /// Strictly serial: one flash operation at a time in the whole drive (thesis setup).
     #[serde(default)]
     pub serial: bool,

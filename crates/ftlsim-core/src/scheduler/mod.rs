@@ -194,6 +194,8 @@ pub struct Scheduler {
     /// `timing.transaction_order = "read_first"`: a request's non-read operations wait in
     /// the backlog, so reads overtake them, and queued operations form multi-plane commands.
     read_first: bool,
+    /// Reading first: queued work this old goes ahead of a read (0: no bound).
+    age_cap: SimTime,
     buses: Vec<Bus>,
     host_link: [Bus; 2],
     /// When each plane's array is free.
@@ -278,6 +280,7 @@ impl Scheduler {
             register_hits: t.register_read_hits,
             preempt_gc: cfg.ftl.gc_preemption == GcPreemption::Reads && !t.serial,
             read_first: t.transaction_order == TransactionOrder::ReadFirst && !t.serial,
+            age_cap: t.read_first_age_cap_ns,
             buses: vec![Bus::default(); g.channels as usize],
             host_link: [Bus::default(), Bus::default()],
             plane_free: vec![0; planes],
@@ -573,7 +576,7 @@ impl Scheduler {
         while let Some(&d) = self.backlog.front(plane) {
             let earliest = if d.after_prev { self.backlog_last_end[plane as usize] } else { d.earliest };
             let start = earliest.max(self.array_free(plane, d.op.kind));
-            if !d.after_prev && !limit.admits(start) {
+            if !d.after_prev && !limit.admits(start) && !self.aged(&d, limit) {
                 return;
             }
             self.backlog.pop(plane);
@@ -585,6 +588,15 @@ impl Scheduler {
             if d.request != NO_REQUEST {
                 self.completions.push((d.request, end));
             }
+        }
+    }
+
+    /// Reading first: has `d` waited so long (`timing.read_first_age_cap_ns`) that it goes
+    /// ahead of a read ready at `limit`'s time?
+    fn aged(&self, d: &Deferred, limit: Drain) -> bool {
+        match limit {
+            Drain::Before(t) => self.read_first && self.age_cap > 0 && d.earliest.saturating_add(self.age_cap) <= t,
+            _ => false,
         }
     }
 

@@ -335,3 +335,19 @@ fn reading_first_two_requests_programs_on_a_dies_planes_become_one_command() {
     assert_eq!(run_out(&mut s), vec![(7, 300_000), (8, 300_000), (9, 550_000)]);
     assert_eq!(s.multi_plane_commands(), 1);
 }
+
+#[test]
+fn reading_first_work_queued_longer_than_the_age_cap_goes_ahead_of_a_read() {
+    // Three requests' programs on plane 0 at 0 us, a read at 150 us. Under a 200 us cap the
+    // queued programs have not waited long enough: the read overtakes them (325 us). Under a
+    // 100 us cap they have: they go first, and the read ends as first come, first served.
+    for (cap, read_end) in [(200_000, 325_000), (100_000, 825_000)] {
+        let mut s = pcftl_like(&format!("{READ_FIRST}\nread_first_age_cap_ns = {cap}"));
+        for (r, page) in [(7, 0), (8, 1), (9, 2)] {
+            s.schedule(&[host(OpKind::Program, page, NO_DEP)], 0, Some(r));
+        }
+        s.set_now(150_000);
+        assert_eq!(s.schedule(&[host(OpKind::Read, 40, NO_DEP)], 150_000, Some(1)).end, read_end, "cap {cap}");
+        run_out(&mut s);
+    }
+}
