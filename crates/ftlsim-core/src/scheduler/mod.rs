@@ -583,11 +583,16 @@ impl Scheduler {
             if self.read_first && !d.after_prev && self.multi_plane && self.gather(plane, &d, start) {
                 continue;
             }
-            let end = self.place(d.op, earliest);
-            self.backlog_last_end[plane as usize] = end;
-            if d.request != NO_REQUEST {
-                self.completions.push((d.request, end));
-            }
+            self.place_queued(plane, &d, earliest);
+        }
+    }
+
+    /// Place queued entry `d` of `plane` from `earliest`; its request (if any) completes then.
+    fn place_queued(&mut self, plane: PlaneId, d: &Deferred, earliest: SimTime) {
+        let end = self.place(d.op, earliest);
+        self.backlog_last_end[plane as usize] = end;
+        if d.request != NO_REQUEST {
+            self.completions.push((d.request, end));
         }
     }
 
@@ -647,11 +652,7 @@ impl Scheduler {
                 let q = self.map.plane_of(g.op.addr);
                 while self.backlog.front(q).is_some_and(|e| e.after_prev) {
                     let e = self.backlog.pop(q);
-                    let end = self.place(e.op, self.backlog_last_end[q as usize]);
-                    self.backlog_last_end[q as usize] = end;
-                    if e.request != NO_REQUEST {
-                        self.completions.push((e.request, end));
-                    }
+                    self.place_queued(q, &e, self.backlog_last_end[q as usize]);
                 }
             }
             self.ops_scratch = ops;
