@@ -29,6 +29,9 @@ pub(super) struct Deferred {
     pub cost_ns: u64,
     /// The request that completes with it (a host operation), or `NO_REQUEST`.
     pub request: u32,
+    /// Its place in the order the backlog received work, set by [`GcBacklog::push`]: a die
+    /// that serves its planes' queues oldest first compares these.
+    pub seq: u64,
 }
 
 /// Deferred GC operations per plane.
@@ -38,6 +41,7 @@ pub(super) struct GcBacklog {
     queued_ns: Vec<u64>,
     /// Planes whose queue is not empty, so that advancing the clock visits only them.
     busy: Vec<PlaneId>,
+    next_seq: u64,
 }
 
 impl GcBacklog {
@@ -46,10 +50,13 @@ impl GcBacklog {
             queues: vec![VecDeque::new(); planes as usize],
             queued_ns: vec![0; planes as usize],
             busy: Vec::new(),
+            next_seq: 0,
         }
     }
 
-    pub fn push(&mut self, plane: PlaneId, d: Deferred) {
+    pub fn push(&mut self, plane: PlaneId, mut d: Deferred) {
+        d.seq = self.next_seq;
+        self.next_seq += 1;
         let q = &mut self.queues[plane as usize];
         assert!(!d.after_prev || !q.is_empty(), "plane {plane}: a dependent GC operation with nothing before it");
         if q.is_empty() {

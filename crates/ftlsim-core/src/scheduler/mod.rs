@@ -330,7 +330,11 @@ impl Scheduler {
         let mut planes = std::mem::take(&mut self.planes_scratch);
         self.backlog.busy_planes(&mut planes);
         for &p in &planes {
-            self.drain(p, limit);
+            if self.die_fifo() {
+                self.drain_die(self.map.die_of(p), limit);
+            } else {
+                self.drain(p, limit);
+            }
         }
         self.planes_scratch = planes;
     }
@@ -536,7 +540,8 @@ impl Scheduler {
                 let host = op.tag == Tag::Host;
                 let cost_ns = self.cost_ns(&op);
                 let request = if host { request.expect("deferrable batches belong to a request") } else { NO_REQUEST };
-                self.backlog.push(plane, Deferred { op, earliest, after_prev: after_deferred, cost_ns, request });
+                self.backlog
+                    .push(plane, Deferred { op, earliest, after_prev: after_deferred, cost_ns, request, seq: 0 });
                 out.deferred_host_ops += u32::from(host);
                 ends[i] = DEFERRED;
                 last_deferred = Some((i, plane));
@@ -584,6 +589,42 @@ impl Scheduler {
                 continue;
             }
             self.place_queued(plane, &d, earliest);
+        }
+    }
+
+    /// Reading first on a die that runs one command at a time: its planes' queues are one
+    /// queue to it, served oldest first (MQSim's TSU takes a chip queue's front), not plane by
+    /// plane, which let a die's first plane keep the die while its queue refilled and left
+    /// its later planes waiting (and out of step, so that their pages rarely lined up for a
+    /// multi-plane command).
+    fn die_fifo(&self) -> bool {
+        self.read_first && self.die_exclusive
+    }
+
+    /// [`Self::drain`] for the planes of `die` together: the entry `limit` admits that starts
+    /// first (and, among those, was queued first) goes next, with its page copy's program.
+    fn drain_die(&mut self, die: u32, limit: Drain) {
+        let dies = self.geo.dies();
+        loop {
+            let mut next: Option<(SimTime, u64, PlaneId)> = None;
+            for k in 0..self.geo.planes_per_die {
+                let q = die + k * dies;
+                let Some(d) = self.backlog.front(q) else { continue };
+                debug_assert!(!d.after_prev, "a page copy is never split, so its program is never in front");
+                let start = d.earliest.max(self.array_free(q, d.op.kind));
+                if (limit.admits(start) || self.aged(d, limit)) && next.is_none_or(|n| (start, d.seq) < (n.0, n.1)) {
+                    next = Some((start, d.seq, q));
+                }
+            }
+            let Some((start, _, plane)) = next else { return };
+            let d = self.backlog.pop(plane);
+            if !(self.multi_plane && self.gather(plane, &d, start)) {
+                self.place_queued(plane, &d, d.earliest);
+            }
+            while self.backlog.front(plane).is_some_and(|e| e.after_prev) {
+                let e = self.backlog.pop(plane);
+                self.place_queued(plane, &e, self.backlog_last_end[plane as usize]);
+            }
         }
     }
 
@@ -669,7 +710,9 @@ impl Scheduler {
         if self.backlog.is_empty() {
             return;
         }
-        if self.die_exclusive {
+        if self.die_fifo() {
+            self.drain_die(self.map.die_of(plane), Drain::Before(earliest));
+        } else if self.die_exclusive {
             let dies = self.geo.dies();
             let first = self.map.die_of(plane);
             for k in 0..self.geo.planes_per_die {

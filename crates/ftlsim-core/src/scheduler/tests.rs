@@ -337,6 +337,20 @@ fn reading_first_two_requests_programs_on_a_dies_planes_become_one_command() {
 }
 
 #[test]
+fn reading_first_a_die_serves_its_planes_queued_work_oldest_first() {
+    // Planes 0 and 2 are channel 0's die. Requests 7, 9 and 10 program plane 0, request 8
+    // plane 2 at a page no other lines up with; all queued at 0 us. The die takes them in the
+    // order they came, not plane 0's queue to its end before plane 2's (which kept a die's
+    // first plane busy while its queue refilled and its later planes waited).
+    let mut s = pcftl_like(READ_FIRST);
+    for (r, page) in [(7, 0), (8, PLANE2 + 3), (9, 1), (10, 2)] {
+        s.schedule(&[host(OpKind::Program, page, NO_DEP)], 0, Some(r));
+    }
+    assert_eq!(run_out(&mut s), vec![(7, 250_000), (8, 500_000), (9, 750_000), (10, 1_000_000)]);
+    assert_eq!(s.multi_plane_commands(), 0);
+}
+
+#[test]
 fn reading_first_work_queued_longer_than_the_age_cap_goes_ahead_of_a_read() {
     // Three requests' programs on plane 0 at 0 us, a read at 150 us. Under a 200 us cap the
     // queued programs have not waited long enough: the read overtakes them (325 us). Under a
