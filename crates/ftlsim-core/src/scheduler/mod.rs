@@ -41,6 +41,7 @@
 
 mod backlog;
 mod bus;
+mod die_starts;
 #[cfg(test)]
 mod tests;
 
@@ -49,6 +50,7 @@ use crate::config::{DriveConfig, GcPreemption, GcScope, PlaneConcurrency, Transa
 use crate::geometry::{Geometry, PlaneId, Ppn, NONE};
 use backlog::{Deferred, GcBacklog};
 use bus::Bus;
+use die_starts::DieStarts;
 
 /// Simulated time in nanoseconds.
 pub type SimTime = u64;
@@ -223,6 +225,10 @@ pub struct Scheduler {
     ops_scratch: Vec<FlashOp>,
     /// Deferred host operations placed: (request, completion), for the replay loop.
     completions: Vec<(u32, SimTime)>,
+    /// When each die's queued work starts, where a die serves its planes' queues as one
+    /// ([`Scheduler::die_fifo`]); `None` otherwise.
+    die_starts: Option<DieStarts>,
+    dies_scratch: Vec<u32>,
 }
 
 /// How far to drain a plane's deferred work.
@@ -259,6 +265,8 @@ impl Scheduler {
         let g = &cfg.geometry;
         let t = &cfg.timing;
         let planes = g.planes() as usize;
+        let die_exclusive = t.plane_concurrency == PlaneConcurrency::MultiPlaneOnly;
+        let read_first = t.transaction_order == TransactionOrder::ReadFirst && !t.serial;
         Scheduler {
             geo: g.clone(),
             map: AddressMap::new(g),
@@ -273,13 +281,13 @@ impl Scheduler {
             ecc: t.ecc_decode_ns,
             dram_xfer: d.dram_page_transfer_ns,
             dram: Bus::default(),
-            die_exclusive: t.plane_concurrency == PlaneConcurrency::MultiPlaneOnly,
+            die_exclusive,
             independent_reads: t.independent_plane_reads,
             multi_plane: t.multi_plane,
             serial: t.serial,
             register_hits: t.register_read_hits,
             preempt_gc: cfg.ftl.gc_preemption == GcPreemption::Reads && !t.serial,
-            read_first: t.transaction_order == TransactionOrder::ReadFirst && !t.serial,
+            read_first,
             age_cap: t.read_first_age_cap_ns,
             buses: vec![Bus::default(); g.channels as usize],
             host_link: [Bus::default(), Bus::default()],
@@ -300,6 +308,8 @@ impl Scheduler {
             group_scratch: Vec::new(),
             ops_scratch: Vec::new(),
             completions: Vec::new(),
+            die_starts: (read_first && die_exclusive).then(|| DieStarts::new(g.dies())),
+            dies_scratch: Vec::new(),
         }
     }
 
@@ -307,14 +317,57 @@ impl Scheduler {
     /// starts at or before `now` is placed first (it is under way by then).
     pub fn set_now(&mut self, now: SimTime) {
         assert!(now >= self.now, "time went backwards: {now} < {}", self.now);
-        self.drain_planes(Drain::UpTo(now));
+        if self.die_starts.is_some() {
+            // Die by die, the earliest first, each up to `now`.
+            while self.refresh_die_starts().is_some_and(|t| t <= now) {
+                let die = self.die_starts.as_ref().map_or(0, DieStarts::earliest_die);
+                self.drain_die(die, Drain::UpTo(now));
+            }
+        } else {
+            self.drain_planes(Drain::UpTo(now));
+        }
         self.now = now;
     }
 
     /// When the earliest deferred operation starts, if any is waiting: the replay loop
     /// advances the clock to it so that the requests it completes finish on time.
-    pub fn next_deferred_start(&self) -> Option<SimTime> {
+    pub fn next_deferred_start(&mut self) -> Option<SimTime> {
+        if self.die_starts.is_some() {
+            let fast = self.refresh_die_starts();
+            debug_assert_eq!(fast, self.scan_deferred_start(), "a die's queued work changed unmarked");
+            return fast;
+        }
+        self.scan_deferred_start()
+    }
+
+    fn scan_deferred_start(&self) -> Option<SimTime> {
         self.backlog.waiting_planes().filter_map(|p| self.front_start(p)).min()
+    }
+
+    /// Recompute the marked dies' starts; the earliest of all, if any work is queued.
+    fn refresh_die_starts(&mut self) -> Option<SimTime> {
+        let mut dies = std::mem::take(&mut self.dies_scratch);
+        let ds = self.die_starts.as_mut()?;
+        ds.take_marked(&mut dies);
+        let n = self.geo.dies();
+        for &d in &dies {
+            let start = (0..self.geo.planes_per_die).filter_map(|k| self.front_start(d + k * n)).min();
+            if let Some(ds) = self.die_starts.as_mut() {
+                ds.set(d, start.unwrap_or(die_starts::NONE));
+            }
+        }
+        self.dies_scratch = dies;
+        let t = self.die_starts.as_ref().map_or(die_starts::NONE, DieStarts::earliest);
+        (t != die_starts::NONE).then_some(t)
+    }
+
+    /// Whatever may change when `plane`'s die can start its queued work happened (work queued
+    /// or taken off, a command placed on the die, a barrier).
+    #[inline(always)]
+    fn touch(&mut self, plane: PlaneId) {
+        if let Some(ds) = self.die_starts.as_mut() {
+            ds.mark(self.map.die_of(plane));
+        }
     }
 
     /// Deferred host operations placed since the last call: (request, completion).
@@ -455,8 +508,9 @@ impl Scheduler {
     }
 
     /// The array of `plane` (or its die) is busy until `end`.
-    #[inline]
+    #[inline(always)]
     fn occupy(&mut self, plane: PlaneId, kind: OpKind, end: SimTime) {
+        self.touch(plane);
         if self.die_wide(kind) {
             let dies = self.geo.dies();
             let first = self.map.die_of(plane);
@@ -542,6 +596,7 @@ impl Scheduler {
                 let request = if host { request.expect("deferrable batches belong to a request") } else { NO_REQUEST };
                 self.backlog
                     .push(plane, Deferred { op, earliest, after_prev: after_deferred, cost_ns, request, seq: 0 });
+                self.touch(plane);
                 out.deferred_host_ops += u32::from(host);
                 ends[i] = DEFERRED;
                 last_deferred = Some((i, plane));
@@ -585,6 +640,7 @@ impl Scheduler {
                 return;
             }
             self.backlog.pop(plane);
+            self.touch(plane);
             if self.read_first && !d.after_prev && self.multi_plane && self.gather(plane, &d, start) {
                 continue;
             }
@@ -618,11 +674,13 @@ impl Scheduler {
             }
             let Some((start, _, plane)) = next else { return };
             let d = self.backlog.pop(plane);
+            self.touch(plane);
             if !(self.multi_plane && self.gather(plane, &d, start)) {
                 self.place_queued(plane, &d, d.earliest);
             }
             while self.backlog.front(plane).is_some_and(|e| e.after_prev) {
                 let e = self.backlog.pop(plane);
+                self.touch(plane);
                 self.place_queued(plane, &e, self.backlog_last_end[plane as usize]);
             }
         }
@@ -672,6 +730,7 @@ impl Scheduler {
                 });
             if joins {
                 group.push(self.backlog.pop(q));
+                self.touch(q);
             }
         }
         let joined = group.len() > 1;
@@ -693,6 +752,7 @@ impl Scheduler {
                 let q = self.map.plane_of(g.op.addr);
                 while self.backlog.front(q).is_some_and(|e| e.after_prev) {
                     let e = self.backlog.pop(q);
+                    self.touch(q);
                     self.place_queued(q, &e, self.backlog_last_end[q as usize]);
                 }
             }
@@ -965,6 +1025,9 @@ impl Scheduler {
         };
         for q in scope_planes(&self.geo, scope, plane) {
             self.plane_free[q as usize] = self.plane_free[q as usize].max(until);
+            if let Some(ds) = self.die_starts.as_mut() {
+                ds.mark(self.geo.die_of(q));
+            }
         }
     }
 }
