@@ -346,8 +346,8 @@ impl Scheduler {
 
     /// Recompute the marked dies' starts; the earliest of all, if any work is queued.
     fn refresh_die_starts(&mut self) -> Option<SimTime> {
-        let mut dies = std::mem::take(&mut self.dies_scratch);
         let ds = self.die_starts.as_mut()?;
+        let mut dies = std::mem::take(&mut self.dies_scratch);
         ds.take_marked(&mut dies);
         let n = self.geo.dies();
         for &d in &dies {
