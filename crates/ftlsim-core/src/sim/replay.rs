@@ -396,10 +396,8 @@ impl Queue {
 /// Response times by operation and the idle periods between them.
 #[derive(Default)]
 struct Latencies {
-    all: LatencyHistogram,
-    read: LatencyHistogram,
-    write: LatencyHistogram,
-    trim: LatencyHistogram,
+    /// All, read, write, trim: indexed by [`IoOp::latency_class`] (0: every request).
+    by_class: [LatencyHistogram; 4],
     idle_len: LatencyHistogram,
     idle_total_ns: u64,
 }
@@ -407,22 +405,14 @@ struct Latencies {
 impl Latencies {
     #[inline]
     fn record(&mut self, op: IoOp, lat: u64) {
-        self.all.record(lat);
-        match op.latency_class() {
-            Some(1) => self.read.record(lat),
-            Some(2) => self.write.record(lat),
-            Some(3) => self.trim.record(lat),
-            _ => {}
+        self.by_class[0].record(lat);
+        if let Some(c) = op.latency_class() {
+            self.by_class[c].record(lat);
         }
     }
 
     fn measured(self, sim_ns: u64) -> Measured {
-        Measured {
-            sim_ns,
-            latency: [self.all, self.read, self.write, self.trim],
-            idle_len: self.idle_len,
-            idle_total_ns: self.idle_total_ns,
-        }
+        Measured { sim_ns, latency: self.by_class, idle_len: self.idle_len, idle_total_ns: self.idle_total_ns }
     }
 }
 
