@@ -639,8 +639,7 @@ impl Scheduler {
             if !d.after_prev && !limit.admits(start) && !self.aged(&d, limit) {
                 return;
             }
-            self.backlog.pop(plane);
-            self.touch(plane);
+            self.pop_queued(plane);
             if self.read_first && !d.after_prev && self.multi_plane && self.gather(plane, &d, start) {
                 continue;
             }
@@ -673,16 +672,27 @@ impl Scheduler {
                 }
             }
             let Some((start, _, plane)) = next else { return };
-            let d = self.backlog.pop(plane);
-            self.touch(plane);
+            let d = self.pop_queued(plane);
             if !(self.multi_plane && self.gather(plane, &d, start)) {
                 self.place_queued(plane, &d, d.earliest);
             }
-            while self.backlog.front(plane).is_some_and(|e| e.after_prev) {
-                let e = self.backlog.pop(plane);
-                self.touch(plane);
-                self.place_queued(plane, &e, self.backlog_last_end[plane as usize]);
-            }
+            self.place_copy_program(plane);
+        }
+    }
+
+    /// Take the front entry of `plane`'s queue (its die's next start may change).
+    fn pop_queued(&mut self, plane: PlaneId) -> Deferred {
+        let d = self.backlog.pop(plane);
+        self.touch(plane);
+        d
+    }
+
+    /// A page copy is never split: the program waiting at the front of `plane`'s queue for
+    /// the read just placed goes right after it.
+    fn place_copy_program(&mut self, plane: PlaneId) {
+        while self.backlog.front(plane).is_some_and(|e| e.after_prev) {
+            let e = self.pop_queued(plane);
+            self.place_queued(plane, &e, self.backlog_last_end[plane as usize]);
         }
     }
 
@@ -729,8 +739,8 @@ impl Scheduler {
                         && self.map.page_in_block(e.op.addr) == page
                 });
             if joins {
-                group.push(self.backlog.pop(q));
-                self.touch(q);
+                let e = self.pop_queued(q);
+                group.push(e);
             }
         }
         let joined = group.len() > 1;
@@ -749,12 +759,7 @@ impl Scheduler {
             // A page copy is never split: a joined read's program goes with it (the lead's
             // follows in `drain`).
             for g in &group[1..] {
-                let q = self.map.plane_of(g.op.addr);
-                while self.backlog.front(q).is_some_and(|e| e.after_prev) {
-                    let e = self.backlog.pop(q);
-                    self.touch(q);
-                    self.place_queued(q, &e, self.backlog_last_end[q as usize]);
-                }
+                self.place_copy_program(self.map.plane_of(g.op.addr));
             }
             self.ops_scratch = ops;
         }

@@ -393,6 +393,16 @@ impl Queue {
     }
 }
 
+/// Record a response time in the overall figure (`by_class[0]`) and in its operation's
+/// ([`IoOp::latency_class`]): the run's and each tenant's.
+#[inline]
+pub(super) fn record_by_class(by_class: &mut [LatencyHistogram; 4], op: IoOp, lat: u64) {
+    by_class[0].record(lat);
+    if let Some(c) = op.latency_class() {
+        by_class[c].record(lat);
+    }
+}
+
 /// Response times by operation and the idle periods between them.
 #[derive(Default)]
 struct Latencies {
@@ -405,10 +415,7 @@ struct Latencies {
 impl Latencies {
     #[inline]
     fn record(&mut self, op: IoOp, lat: u64) {
-        self.by_class[0].record(lat);
-        if let Some(c) = op.latency_class() {
-            self.by_class[c].record(lat);
-        }
+        record_by_class(&mut self.by_class, op, lat);
     }
 
     fn measured(self, sim_ns: u64) -> Measured {

@@ -117,10 +117,7 @@ impl TenantMeasured {
     #[inline]
     pub fn record(&mut self, op: IoOp, lat: u64) {
         self.host.requests += 1;
-        self.latency[0].record(lat);
-        if let Some(c) = op.latency_class() {
-            self.latency[c].record(lat);
-        }
+        super::replay::record_by_class(&mut self.latency, op, lat);
     }
 }
 
