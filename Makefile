@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 # maturin, installed into the venv, must be on PATH for pip's build.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: build run test python browser bench crash-test clean
+.PHONY: build run test results python browser bench crash-test clean
 
 build:
 	$(CARGO) build --release --locked -p ftlsim-cli
@@ -19,11 +19,20 @@ build:
 run: build
 	$(FTLSIM) run --steady-state --out out
 
-# The whole suite: Rust unit, property, integration and CLI tests, then the Python package's
-# tests (pytest; the report test drives a headless Chromium).
+# The suite CI runs: Rust unit, property, integration and CLI tests, then the Python
+# package's tests (pytest; the report test drives a headless Chromium). About 15 minutes on a
+# fresh clone on 2 cores (docs/performance.md); the results pages' regenerations are `make results`.
+PYTEST := FTLSIM_BIN=$(CURDIR)/target/debug/ftlsim FTLSIM_PYTHON=$(CURDIR)/$(VPY) $(VPY) -m pytest -q python/tests
 test: python browser
 	$(CARGO) test --workspace --locked
-	FTLSIM_BIN=$(CURDIR)/target/debug/ftlsim FTLSIM_PYTHON=$(CURDIR)/$(VPY) $(VPY) -m pytest -q python/tests
+	$(PYTEST) -m "not slow"
+
+# Every docs/results page regenerated from its script and compared with the committed page
+# (pytest -m slow): about 40 minutes on 2 cores. Run it before committing a change that may
+# move a simulated figure (docs/results/CHANGES.md says which pages moved and why).
+results: python
+	$(CARGO) build --locked -p ftlsim-cli
+	$(PYTEST) -m slow
 
 # The Python package `ftlsim` (Rust core + python/ftlsim), built by maturin into .venv.
 python: $(VENV)/.tools

@@ -350,7 +350,7 @@ pub enum ForegroundGc {
     Incremental,
 }
 
-/// Whether host reads may overtake foreground GC (`ftl.gc_preemption`).
+/// Whether host I/O may overtake foreground GC (`ftl.gc_preemption`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum GcPreemption {
@@ -360,6 +360,21 @@ pub enum GcPreemption {
     /// Host reads (and the mapping reads they need) go ahead of a collection's remaining
     /// page copies; it resumes after them. Needs `ftl.gc_scope = "plane"`.
     Reads,
+    /// Host reads and writes go ahead of a plane's queued GC work while the plane keeps
+    /// `ftl.gc_preemption_floor_blocks` erased blocks; below that GC goes first (MQSim's
+    /// preemptible GC and its hard threshold). Needs `ftl.gc_scope = "plane"`.
+    Writes,
+}
+
+impl GcPreemption {
+    /// The config's spelling, for error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            GcPreemption::None => "none",
+            GcPreemption::Reads => "reads",
+            GcPreemption::Writes => "writes",
+        }
+    }
 }
 
 /// GC victim selection.
@@ -426,8 +441,11 @@ pub struct FtlConfig {
     pub gc_copy: Option<GcCopy>,
     /// How much one foreground GC collects.
     pub foreground_gc: ForegroundGc,
-    /// Whether host reads may overtake foreground GC.
+    /// Whether host I/O may overtake foreground GC.
     pub gc_preemption: GcPreemption,
+    /// With `gc_preemption = "writes"`: host I/O goes ahead of a plane's queued GC while the
+    /// plane has at least this many erased blocks (MQSim's GC_Hard_Threshold in blocks).
+    pub gc_preemption_floor_blocks: u32,
     /// How GC learns which pages of a victim are invalid (seed 001 Table 8.1); the FTLs
     /// declare which they support.
     pub invalid_tracking: InvalidTracking,
@@ -458,6 +476,7 @@ const FTL_KEYS: &[&str] = &[
     "gc_copy",
     "foreground_gc",
     "gc_preemption",
+    "gc_preemption_floor_blocks",
     "invalid_tracking",
     "background_gc",
     "background_gc_threshold_blocks",
@@ -488,6 +507,7 @@ impl<'de> Deserialize<'de> for FtlConfig {
                         "gc_copy" => c.gc_copy = map.next_value()?,
                         "foreground_gc" => c.foreground_gc = map.next_value()?,
                         "gc_preemption" => c.gc_preemption = map.next_value()?,
+                        "gc_preemption_floor_blocks" => c.gc_preemption_floor_blocks = map.next_value()?,
                         "invalid_tracking" => c.invalid_tracking = map.next_value()?,
                         "background_gc" => c.background_gc = map.next_value()?,
                         "background_gc_threshold_blocks" => c.background_gc_threshold_blocks = map.next_value()?,
@@ -549,6 +569,7 @@ impl Default for FtlConfig {
             gc_copy: None,
             foreground_gc: ForegroundGc::UntilThreshold,
             gc_preemption: GcPreemption::None,
+            gc_preemption_floor_blocks: 1,
             invalid_tracking: InvalidTracking::default(),
             background_gc: false,
             background_gc_threshold_blocks: None,
@@ -1146,6 +1167,17 @@ impl DriveConfig {
                 ),
             ));
         }
+        let floor = self.ftl.gc_preemption_floor_blocks;
+        if self.ftl.gc_preemption == GcPreemption::Writes && floor > gc_threshold {
+            return Err(invalid(
+                "ftl.gc_preemption_floor_blocks",
+                floor,
+                format!(
+                    "must be <= the GC threshold ({gc_threshold} blocks, ftl.gc_threshold_blocks): a plane's GC \
+                     keeps that many blocks free, so above it GC would always go first"
+                ),
+            ));
+        }
         let room = GcRoom {
             geometry: g,
             logical_pages: space.logical_pages,
@@ -1206,17 +1238,27 @@ impl DriveConfig {
                 ));
             }
         }
-        if self.ftl.gc_preemption == GcPreemption::Reads {
+        let preemption = self.ftl.gc_preemption;
+        if preemption != GcPreemption::None {
+            let value = format!("\"{}\"", preemption.name());
             if t.serial {
-                return Err(invalid("ftl.gc_preemption", "\"reads\"", "cannot go with timing.serial = true"));
+                return Err(invalid("ftl.gc_preemption", value, "cannot go with timing.serial = true"));
             }
             if self.ftl.gc_scope.is_some_and(|s| s != GcScope::Plane) {
                 return Err(invalid(
                     "ftl.gc_preemption",
-                    "\"reads\"",
-                    "needs ftl.gc_scope = \"plane\" (a GC that holds a wider scope blocks reads by design)",
+                    value,
+                    "needs ftl.gc_scope = \"plane\" (a GC that holds a wider scope blocks host I/O by design)",
                 ));
             }
+        }
+        if preemption != GcPreemption::Writes && self.ftl.gc_preemption_floor_blocks != 1 {
+            return Err(invalid(
+                "ftl.gc_preemption_floor_blocks",
+                self.ftl.gc_preemption_floor_blocks,
+                "applies only to ftl.gc_preemption = \"writes\" (host writes go ahead of GC while a plane keeps \
+                 this many erased blocks)",
+            ));
         }
         Ok(())
     }
@@ -1250,11 +1292,15 @@ impl DriveConfig {
                  policy (there is no list to search otherwise)",
             ));
         }
-        if h.write_buffer_policy == WriteBufferPolicy::WriteBehind && self.ftl.gc_preemption == GcPreemption::Reads {
+        if h.write_buffer_policy == WriteBufferPolicy::WriteBehind && self.ftl.gc_preemption != GcPreemption::None {
             return Err(invalid(
                 "host.write_buffer_policy",
                 "\"write_behind\"",
-                "cannot go with ftl.gc_preemption = \"reads\" (a write is acknowledged from the buffer, so no read waits behind its GC)",
+                format!(
+                    "cannot go with ftl.gc_preemption = \"{}\" (a write is acknowledged from the buffer, so no host \
+                     I/O waits behind its GC)",
+                    self.ftl.gc_preemption.name()
+                ),
             ));
         }
         if h.write_buffer_policy == WriteBufferPolicy::WriteBehind

@@ -106,6 +106,8 @@ pub struct FlashArray {
     page_quota_spent: Vec<u16>,
     // Per plane.
     plane_programs: Vec<u64>,
+    /// Blocks whose write pointer is 0 (erased, none of their pages programmed or skipped).
+    plane_erased: Vec<u32>,
     next_seq: u64,
     wasted_pages: u64,
     /// Per page, the program stamp written in its spare area (the thesis's PSN, seed 001
@@ -165,6 +167,7 @@ impl FlashArray {
             reliability: None,
             page_quota_spent: Vec::new(),
             plane_programs: vec![0; geo.planes() as usize],
+            plane_erased: vec![geo.blocks_per_plane; geo.planes() as usize],
             next_seq: 1,
             wasted_pages: 0,
             page_stamp: Vec::new(),
@@ -232,6 +235,7 @@ impl FlashArray {
         if wp == 0 {
             self.open_seq[block] = self.next_seq;
             self.next_seq += 1;
+            self.plane_erased[self.per_plane.quotient(ppn) as usize] -= 1;
         }
         self.write_ptr[block] = (wp + 1) as u16;
         let p = ppn as usize;
@@ -278,6 +282,7 @@ impl FlashArray {
         if wp == 0 && new_wp > 0 {
             self.open_seq[b] = self.next_seq;
             self.next_seq += 1;
+            self.plane_erased[self.geo.plane_of_block(block) as usize] -= 1;
         }
         self.write_ptr[b] = new_wp as u16;
         self.wasted_pages += u64::from(new_wp - wp);
@@ -391,9 +396,13 @@ impl FlashArray {
         }
         let first = self.geo.first_page(block) as usize;
         let ppb = self.geo.pages_per_block as usize;
+        let plane = self.geo.plane_of_block(block) as usize;
         if self.power_check()? {
             // An erase cut part-way: every page unreadable, the block unusable until erased.
             self.page_flags[first..first + ppb].fill(TORN);
+            if self.write_ptr[b] == 0 {
+                self.plane_erased[plane] -= 1;
+            }
             self.write_ptr[b] = ppb as u16;
             self.erase_count[b] += 1;
             self.torn_op = Some(TornOp::Erase);
@@ -402,6 +411,9 @@ impl FlashArray {
         self.page_flags[first..first + ppb].fill(0);
         self.page_lpn[first..first + ppb].fill(NONE);
         self.page_copybacks[first..first + ppb].fill(0);
+        if self.write_ptr[b] != 0 {
+            self.plane_erased[plane] += 1;
+        }
         self.write_ptr[b] = 0;
         self.erase_count[b] += 1;
         Ok(())
@@ -553,6 +565,11 @@ impl FlashArray {
     pub fn plane_programs(&self) -> &[u64] {
         &self.plane_programs
     }
+    /// Erased blocks per plane: blocks none of whose pages has been programmed (or skipped)
+    /// since their last erase, free or just opened.
+    pub fn erased_blocks(&self) -> &[u32] {
+        &self.plane_erased
+    }
     /// Pages wasted by skipping.
     pub fn wasted_pages(&self) -> u64 {
         self.wasted_pages
@@ -586,6 +603,13 @@ impl FlashArray {
         let ppb = self.geo.pages_per_block;
         assert_eq!(u32::from(self.per_block), ppb, "block divider disagrees with the geometry");
         assert_eq!(u32::from(self.per_plane), self.geo.pages_per_plane(), "plane divider disagrees with the geometry");
+        for p in 0..self.geo.planes() {
+            let erased = self.blocks_of(p).filter(|&b| self.write_pointer(b) == 0).count() as u32;
+            assert_eq!(
+                self.plane_erased[p as usize], erased,
+                "plane {p}: erased-block count disagrees with the write pointers"
+            );
+        }
         for b in 0..self.geo.blocks() {
             let wp = self.write_pointer(b);
             assert!(wp <= ppb, "block {b}: write pointer {wp} > pages per block {ppb}");
@@ -676,6 +700,26 @@ mod tests {
     }
     fn data(lpn: u32, version: u32) -> Oob {
         Oob { lpn, version, kind: PageKind::Data }
+    }
+
+    #[test]
+    fn erased_blocks_are_counted_per_plane_through_programs_skips_erases_and_torn_erases() {
+        let mut f = FlashArray::new(&geo(), false);
+        assert_eq!(f.erased_blocks(), &[4, 4]);
+        f.program(0, data(1, 1)).unwrap();
+        f.program(1, data(2, 1)).unwrap();
+        f.skip_to(1, 3).unwrap();
+        f.copyback(0, 16).unwrap();
+        assert_eq!(f.erased_blocks(), &[1, 4], "blocks 0-2 of plane 0 opened (program, skip, copy-back)");
+        f.invalidate(0).unwrap();
+        f.invalidate(1).unwrap();
+        f.erase(0).unwrap();
+        f.erase(3).unwrap();
+        assert_eq!(f.erased_blocks(), &[2, 4], "erasing an erased block changes nothing");
+        f.arm_power_cut(0);
+        assert_eq!(f.erase(3), Err(FlashError::PowerLost));
+        assert_eq!(f.erased_blocks(), &[1, 4], "a torn erase leaves its block unusable");
+        f.check_invariants();
     }
 
     #[test]

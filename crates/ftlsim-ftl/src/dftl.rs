@@ -268,10 +268,10 @@ impl Options for DftlOptions {
     const SECTION: &'static str = "dftl";
 
     fn check(&self, cfg: &DriveConfig) -> Result<(), ConfigError> {
-        if self.gc == DftlGc::Conventional && cfg.ftl.gc_preemption == GcPreemption::Reads {
+        if self.gc == DftlGc::Conventional && cfg.ftl.gc_preemption != GcPreemption::None {
             return Err(ConfigError::Invalid {
                 key: "ftl.gc_preemption".into(),
-                value: "\"reads\"".into(),
+                value: format!("\"{}\"", cfg.ftl.gc_preemption.name()),
                 rule: "cannot go with [ftl.dftl] gc = \"conventional\" (a GC that holds every plane blocks reads by \
                        design)"
                     .into(),

@@ -20,7 +20,7 @@
 mod crash;
 mod util;
 
-use ftlsim_core::config::{DriveConfig, InvalidTracking, PlaneConcurrency, TransactionOrder};
+use ftlsim_core::config::{DriveConfig, GcPreemption, InvalidTracking, PlaneConcurrency, TransactionOrder};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, PrefetchStage, SeriesValue};
@@ -152,6 +152,15 @@ fn variants(f: &FtlInfo) -> Vec<(String, DriveConfig)> {
     read_first.timing.transaction_order = TransactionOrder::ReadFirst;
     read_first.timing.plane_concurrency = PlaneConcurrency::MultiPlaneOnly;
     read_first.timing.multi_plane = true;
+    // Host writes ahead of queued GC while a plane keeps an erased block (`gc_preemption =
+    // "writes"`, MQSim's preemptible GC), reading first as MQSim runs it. WAFTL refuses GC
+    // preemption (its migration copies across planes).
+    let mut writes_first = read_first.clone();
+    writes_first.ftl.gc_preemption = GcPreemption::Writes;
+    match simulator(f, &writes_first, false) {
+        Err(e) if f.name == "waftl" => assert!(e.contains("ftl.gc_preemption"), "waftl: {e}"),
+        _ => out.push(("host writes ahead of GC".into(), writes_first)),
+    }
     out.push(("reading first".into(), read_first));
     if !f.capabilities.never_ending_gc {
         out.push((

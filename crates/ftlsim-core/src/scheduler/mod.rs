@@ -48,7 +48,7 @@ mod tests;
 use crate::address_map::AddressMap;
 use crate::config::{DriveConfig, GcPreemption, GcScope, PlaneConcurrency, TransactionOrder};
 use crate::geometry::{Geometry, PlaneId, Ppn, NONE};
-use backlog::{Deferred, GcBacklog};
+use backlog::{Deferred, GcBacklog, Lane};
 use bus::Bus;
 use die_starts::DieStarts;
 
@@ -192,7 +192,17 @@ pub struct Scheduler {
     multi_plane: bool,
     serial: bool,
     register_hits: bool,
+    /// `ftl.gc_preemption` is on: a request's GC work waits in the backlog.
     preempt_gc: bool,
+    /// `ftl.gc_preemption = "writes"`: a plane's host lane goes ahead of its GC lane while
+    /// the plane keeps `floor` erased blocks.
+    preempt_writes: bool,
+    floor: u32,
+    /// Erased blocks per plane that no FTL ever allocates (held back), left out of the count.
+    held_back: u32,
+    /// Erased blocks per plane as the FTL left them ([`Scheduler::note_erased_blocks`]):
+    /// those whose GC erase is still queued are not erased on flash yet.
+    erased: Vec<u32>,
     /// `timing.transaction_order = "read_first"`: a request's non-read operations wait in
     /// the backlog, so reads overtake them, and queued operations form multi-plane commands.
     read_first: bool,
@@ -267,6 +277,7 @@ impl Scheduler {
         let planes = g.planes() as usize;
         let die_exclusive = t.plane_concurrency == PlaneConcurrency::MultiPlaneOnly;
         let read_first = t.transaction_order == TransactionOrder::ReadFirst && !t.serial;
+        let preempt_writes = cfg.ftl.gc_preemption == GcPreemption::Writes && !t.serial;
         Scheduler {
             geo: g.clone(),
             map: AddressMap::new(g),
@@ -286,7 +297,11 @@ impl Scheduler {
             multi_plane: t.multi_plane,
             serial: t.serial,
             register_hits: t.register_read_hits,
-            preempt_gc: cfg.ftl.gc_preemption == GcPreemption::Reads && !t.serial,
+            preempt_gc: cfg.ftl.gc_preemption != GcPreemption::None && !t.serial,
+            preempt_writes,
+            floor: cfg.ftl.gc_preemption_floor_blocks,
+            held_back: d.held_back_blocks_per_plane,
+            erased: vec![g.blocks_per_plane; planes],
             read_first,
             age_cap: t.read_first_age_cap_ns,
             buses: vec![Bus::default(); g.channels as usize],
@@ -300,7 +315,7 @@ impl Scheduler {
             multi_plane_commands: 0,
             register_hits_count: 0,
             contention: GcContention::default(),
-            backlog: GcBacklog::new(g.planes()),
+            backlog: GcBacklog::new(g.planes(), preempt_writes.then(|| (g.blocks(), g.pages_per_block))),
             backlog_last_end: vec![0; planes],
             pending_ns: vec![0; planes],
             ends: Vec::new(),
@@ -332,12 +347,50 @@ impl Scheduler {
     /// When the earliest deferred operation starts, if any is waiting: the replay loop
     /// advances the clock to it so that the requests it completes finish on time.
     pub fn next_deferred_start(&mut self) -> Option<SimTime> {
+        // A die's start kept from an earlier clock may have fallen behind it (`ready_at`).
+        let now = self.now;
         if self.die_starts.is_some() {
-            let fast = self.refresh_die_starts();
+            let fast = self.refresh_die_starts().map(|t| t.max(now));
             debug_assert_eq!(fast, self.scan_deferred_start(), "a die's queued work changed unmarked");
             return fast;
         }
         self.scan_deferred_start()
+    }
+
+    /// The FTL's erased blocks per plane after its latest call (`FlashArray::erased_blocks`):
+    /// with `gc_preemption = "writes"` a plane's host work goes ahead of its GC while enough of
+    /// them are erased on flash too.
+    pub fn note_erased_blocks(&mut self, erased: &[u32]) {
+        if !self.preempt_writes {
+            return;
+        }
+        for (p, &n) in erased.iter().enumerate() {
+            if self.erased[p] != n {
+                self.erased[p] = n;
+                self.touch(p as PlaneId);
+            }
+        }
+    }
+
+    /// `gc_preemption = "writes"`: `plane` has fewer erased blocks on flash than the floor
+    /// (the FTL's erased blocks less the GC erases still queued), so its GC goes first.
+    fn gc_urgent(&self, plane: PlaneId) -> bool {
+        let queued = self.held_back + self.backlog.gc_erases(plane);
+        self.erased[plane as usize].saturating_sub(queued) < self.floor
+    }
+
+    /// The queued entry of `plane` that goes next: the oldest, or, with `gc_preemption =
+    /// "writes"`, the front of the lane that has priority (the host's unless GC is urgent)
+    /// when no entry of the other lane touches its blocks.
+    #[inline]
+    fn next_entry(&self, plane: PlaneId) -> Option<&Deferred> {
+        if self.preempt_writes {
+            let lane = if self.gc_urgent(plane) { Lane::Gc } else { Lane::Host };
+            if let Some(d) = self.backlog.front(plane, lane).filter(|d| self.backlog.may_pass(d)) {
+                return Some(d);
+            }
+        }
+        self.backlog.oldest(plane)
     }
 
     fn scan_deferred_start(&self) -> Option<SimTime> {
@@ -594,8 +647,10 @@ impl Scheduler {
                 let host = op.tag == Tag::Host;
                 let cost_ns = self.cost_ns(&op);
                 let request = if host { request.expect("deferrable batches belong to a request") } else { NO_REQUEST };
-                self.backlog
-                    .push(plane, Deferred { op, earliest, after_prev: after_deferred, cost_ns, request, seq: 0 });
+                self.backlog.push(
+                    plane,
+                    Deferred { op, earliest, after_prev: after_deferred, cost_ns, request, seq: 0, lane: Lane::Gc },
+                );
                 self.touch(plane);
                 out.deferred_host_ops += u32::from(host);
                 ends[i] = DEFERRED;
@@ -623,27 +678,41 @@ impl Scheduler {
         out
     }
 
+    /// When queued entry `d` may go: its batch's ready time, and, when lanes pass each other,
+    /// not before the clock: the entry that goes next can then change after the clock passed
+    /// the time it could have started (a plane falls below the floor, GC work arrives on the
+    /// host front's block). Served oldest first, a front never falls behind the clock, and
+    /// the ready time stays the one the contention counters measure from.
+    #[inline]
+    fn ready_at(&self, d: &Deferred) -> SimTime {
+        if self.preempt_writes {
+            d.earliest.max(self.now)
+        } else {
+            d.earliest
+        }
+    }
+
     /// When the front entry of `plane`'s deferred work would start.
     fn front_start(&self, plane: PlaneId) -> Option<SimTime> {
-        let d = self.backlog.front(plane)?;
+        let d = self.next_entry(plane)?;
         debug_assert!(!d.after_prev, "a page copy is never split, so its program is never in front");
-        Some(d.earliest.max(self.array_free(plane, d.op.kind)))
+        Some(self.ready_at(d).max(self.array_free(plane, d.op.kind)))
     }
 
     /// Place the deferred operations of `plane` that `limit` admits, in order. A page copy
     /// is never split: a program that waits for its read goes with it.
     fn drain(&mut self, plane: PlaneId, limit: Drain) {
-        while let Some(&d) = self.backlog.front(plane) {
-            let earliest = if d.after_prev { self.backlog_last_end[plane as usize] } else { d.earliest };
-            let start = earliest.max(self.array_free(plane, d.op.kind));
-            if !d.after_prev && !limit.admits(start) && !self.aged(&d, limit) {
+        while let Some(&d) = self.next_entry(plane) {
+            debug_assert!(!d.after_prev, "a page copy is never split, so its program is never in front");
+            let start = self.ready_at(&d).max(self.array_free(plane, d.op.kind));
+            if !limit.admits(start) && !self.aged(&d, limit) {
                 return;
             }
-            self.pop_queued(plane);
-            if self.read_first && !d.after_prev && self.multi_plane && self.gather(plane, &d, start) {
-                continue;
+            self.pop_queued(plane, d.lane);
+            if !(self.read_first && self.multi_plane && self.gather(plane, &d, start)) {
+                self.place_queued(plane, &d, self.ready_at(&d));
             }
-            self.place_queued(plane, &d, earliest);
+            self.place_copy_program(plane, d.lane);
         }
     }
 
@@ -661,37 +730,37 @@ impl Scheduler {
     fn drain_die(&mut self, die: u32, limit: Drain) {
         let dies = self.geo.dies();
         loop {
-            let mut next: Option<(SimTime, u64, PlaneId)> = None;
+            let mut next: Option<(SimTime, u64, PlaneId, Lane)> = None;
             for k in 0..self.geo.planes_per_die {
                 let q = die + k * dies;
-                let Some(d) = self.backlog.front(q) else { continue };
+                let Some(d) = self.next_entry(q) else { continue };
                 debug_assert!(!d.after_prev, "a page copy is never split, so its program is never in front");
-                let start = d.earliest.max(self.array_free(q, d.op.kind));
+                let start = self.ready_at(d).max(self.array_free(q, d.op.kind));
                 if (limit.admits(start) || self.aged(d, limit)) && next.is_none_or(|n| (start, d.seq) < (n.0, n.1)) {
-                    next = Some((start, d.seq, q));
+                    next = Some((start, d.seq, q, d.lane));
                 }
             }
-            let Some((start, _, plane)) = next else { return };
-            let d = self.pop_queued(plane);
+            let Some((start, _, plane, lane)) = next else { return };
+            let d = self.pop_queued(plane, lane);
             if !(self.multi_plane && self.gather(plane, &d, start)) {
-                self.place_queued(plane, &d, d.earliest);
+                self.place_queued(plane, &d, self.ready_at(&d));
             }
-            self.place_copy_program(plane);
+            self.place_copy_program(plane, lane);
         }
     }
 
-    /// Take the front entry of `plane`'s queue (its die's next start may change).
-    fn pop_queued(&mut self, plane: PlaneId) -> Deferred {
-        let d = self.backlog.pop(plane);
+    /// Take the front entry of `plane`'s `lane` (its die's next start may change).
+    fn pop_queued(&mut self, plane: PlaneId, lane: Lane) -> Deferred {
+        let d = self.backlog.pop(plane, lane);
         self.touch(plane);
         d
     }
 
-    /// A page copy is never split: the program waiting at the front of `plane`'s queue for
+    /// A page copy is never split: the program waiting at the front of `plane`'s `lane` for
     /// the read just placed goes right after it.
-    fn place_copy_program(&mut self, plane: PlaneId) {
-        while self.backlog.front(plane).is_some_and(|e| e.after_prev) {
-            let e = self.pop_queued(plane);
+    fn place_copy_program(&mut self, plane: PlaneId, lane: Lane) {
+        while self.backlog.front(plane, lane).is_some_and(|e| e.after_prev) {
+            let e = self.pop_queued(plane, lane);
             self.place_queued(plane, &e, self.backlog_last_end[plane as usize]);
         }
     }
@@ -730,16 +799,16 @@ impl Scheduler {
         let first = self.map.die_of(lead);
         for k in 0..self.geo.planes_per_die {
             let q = first + k * dies;
-            let joins = q != lead
-                && self.backlog.front(q).is_some_and(|e| {
-                    !e.after_prev
-                        && e.op.kind == d.op.kind
-                        && e.op.tag == d.op.tag
-                        && e.earliest <= start
-                        && self.map.page_in_block(e.op.addr) == page
-                });
-            if joins {
-                let e = self.pop_queued(q);
+            let next = if q == lead { None } else { self.next_entry(q) };
+            let joining = next.filter(|e| {
+                !e.after_prev
+                    && e.op.kind == d.op.kind
+                    && e.op.tag == d.op.tag
+                    && e.earliest <= start
+                    && self.map.page_in_block(e.op.addr) == page
+            });
+            if let Some(lane) = joining.map(|e| e.lane) {
+                let e = self.pop_queued(q, lane);
                 group.push(e);
             }
         }
@@ -748,7 +817,7 @@ impl Scheduler {
             let mut ops = std::mem::take(&mut self.ops_scratch);
             ops.clear();
             ops.extend(group.iter().map(|g| g.op));
-            let earliest = group.iter().map(|g| g.earliest).max().unwrap_or(start);
+            let earliest = group.iter().map(|g| self.ready_at(g)).max().unwrap_or(start);
             let end = self.place_group(&ops, earliest);
             for g in &group {
                 self.backlog_last_end[self.map.plane_of(g.op.addr) as usize] = end;
@@ -759,7 +828,7 @@ impl Scheduler {
             // A page copy is never split: a joined read's program goes with it (the lead's
             // follows in `drain`).
             for g in &group[1..] {
-                self.place_copy_program(self.map.plane_of(g.op.addr));
+                self.place_copy_program(self.map.plane_of(g.op.addr), g.lane);
             }
             self.ops_scratch = ops;
         }

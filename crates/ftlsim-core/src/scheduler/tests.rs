@@ -365,3 +365,49 @@ fn reading_first_work_queued_longer_than_the_age_cap_goes_ahead_of_a_read() {
         run_out(&mut s);
     }
 }
+
+#[test]
+fn host_writes_go_ahead_of_queued_gc_while_the_plane_keeps_erased_blocks() {
+    // A foreground collection on plane 0 at 0 us: four copies out of block 0 into block 1
+    // (325 us each), then block 0's erase (1,500 us). At 100 us, the first copy under way
+    // (0-325), request 7 programs plane 0.
+    let run = |preemption: &str, erased: u32, page: Ppn| {
+        let t = tiny_toml().replace("channel_mb_per_s = 80.0", "channel_mb_per_s = 81.92")
+            + &format!("\n[ftl]\ngc_preemption = \"{preemption}\"\n");
+        let mut s = Scheduler::new(&DriveConfig::from_toml(&t, "t").unwrap());
+        // The FTL's erased blocks on plane 0, block 0 among them (its erase is queued).
+        let erased = vec![s.held_back + erased; 4];
+        s.note_erased_blocks(&erased);
+        let mut gc = gc_batch();
+        gc.push(op(OpKind::Erase, 0, 0, NO_DEP));
+        s.schedule(&gc, 0, Some(0));
+        s.set_now(100_000);
+        let w = s.schedule(&[host(OpKind::Program, page, NO_DEP)], 100_000, Some(7));
+        assert_eq!(w.deferred_host_ops, 1, "the program queues: GC work waits on its plane");
+        run_out(&mut s)
+    };
+    const BLOCK5: Ppn = 5 * 16;
+    let after_gc = 325_000 + 3 * 325_000 + 1_500_000 + 250_000;
+    // Only reads overtake GC: the program waits for the rest of the collection.
+    assert_eq!(run("reads", 3, BLOCK5), vec![(7, after_gc)]);
+    // Host writes go ahead: 2 erased blocks on flash (3 to the FTL, one erase queued) keep
+    // the plane above the floor of 1, so the program goes right after the copy under way.
+    assert_eq!(run("writes", 3, BLOCK5), vec![(7, 325_000 + 250_000)]);
+    // Below the floor (the FTL's only erased block is the one GC has yet to erase) GC goes first.
+    assert_eq!(run("writes", 1, BLOCK5), vec![(7, after_gc)]);
+    // A program never passes the erase of its own block (the FTL erased block 0 and
+    // allocated it to the host; on flash the erase is still queued).
+    assert_eq!(run("writes", 3, 0), vec![(7, after_gc)]);
+}
+
+#[test]
+fn the_preemption_floor_needs_preemptible_writes_and_stays_within_the_gc_threshold() {
+    let cfg = |ftl: &str| DriveConfig::from_toml(&(tiny_toml() + "\n[ftl]\n" + ftl), "t").map_err(|e| e.to_string());
+    assert!(cfg("gc_preemption = \"writes\"\ngc_preemption_floor_blocks = 2").is_ok());
+    let e = cfg("gc_preemption = \"reads\"\ngc_preemption_floor_blocks = 2").unwrap_err();
+    assert!(e.contains("ftl.gc_preemption_floor_blocks") && e.contains("\"writes\""), "{e}");
+    let e = cfg("gc_preemption = \"writes\"\ngc_threshold_blocks = 4\ngc_preemption_floor_blocks = 5").unwrap_err();
+    assert!(e.contains("ftl.gc_preemption_floor_blocks") && e.contains("GC threshold (4 blocks"), "{e}");
+    let e = cfg("gc_preemption = \"writes\"\ngc_scope = \"die\"").unwrap_err();
+    assert!(e.contains("ftl.gc_preemption") && e.contains("\"writes\""), "{e}");
+}

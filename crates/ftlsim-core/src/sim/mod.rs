@@ -43,7 +43,7 @@ use crate::flash::FlashArray;
 use crate::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl, GcCounts};
 use crate::geometry::Lpn;
 use crate::metrics::WriteBufferReport;
-use crate::scheduler::{FlashOp, Scheduler};
+use crate::scheduler::{BatchEnd, FlashOp, Scheduler, SimTime};
 use crate::write_behind::WriteBehind;
 use crate::write_buffer::WriteBuffer;
 use merge_buffer::MergeBuffer;
@@ -97,6 +97,15 @@ impl Device {
         } else {
             ctx
         }
+    }
+
+    /// Schedule the operations the FTL recorded, none before `ready` (`request`: the replay
+    /// slot of the request they serve, `None` for idle-time and recovery work), and forget them.
+    fn schedule(&mut self, ready: SimTime, request: Option<u32>) -> BatchEnd {
+        self.sched.note_erased_blocks(self.flash.erased_blocks());
+        let end = self.sched.schedule(&self.ops, ready, request);
+        self.ops.clear();
+        end
     }
 }
 

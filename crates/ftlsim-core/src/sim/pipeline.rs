@@ -129,9 +129,8 @@ impl Simulator {
 
     /// Schedule the recorded operations, none before `ready`.
     pub(super) fn flush(&mut self, ready: SimTime) -> BatchEnd {
-        let end = self.dev.sched.schedule(&self.dev.ops, ready, self.request);
+        let end = self.dev.schedule(ready, self.request);
         self.deferred_ops += end.deferred_host_ops;
-        self.dev.ops.clear();
         end
     }
 

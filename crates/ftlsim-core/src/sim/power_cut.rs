@@ -232,8 +232,7 @@ impl Simulator {
             })?;
             r.recover(&mut ctx, &self.cfg)?;
         }
-        let end = self.dev.sched.schedule(&self.dev.ops, now, None).end;
-        self.dev.ops.clear();
+        let end = self.dev.schedule(now, None).end;
         self.dev.sched.drain_all();
         self.dev.sched.set_now(end.max(now));
         Ok((self.dev.counts.since(&before), end))

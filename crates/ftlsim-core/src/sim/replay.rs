@@ -130,8 +130,7 @@ impl Simulator {
                 self.dev.ops.clear();
                 break;
             }
-            let end = self.dev.sched.schedule(&self.dev.ops, t, None).end;
-            self.dev.ops.clear();
+            let end = self.dev.schedule(t, None).end;
             t = t.max(end);
             steps += 1;
             assert!(steps <= u64::from(self.d.physical_pages) * 4, "background work does not converge");

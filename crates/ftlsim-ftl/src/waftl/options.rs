@@ -131,10 +131,10 @@ impl Options for WaftlOptions {
         if let Some(d) = self.dynamic_d.filter(|d| !(*d > 0.0 && *d < 1.0)) {
             return Err(invalid("waftl", "dynamic_d", d, "must be in (0, 1)"));
         }
-        if cfg.ftl.gc_preemption == GcPreemption::Reads {
+        if cfg.ftl.gc_preemption != GcPreemption::None {
             return Err(ConfigError::Invalid {
                 key: "ftl.gc_preemption".into(),
-                value: "\"reads\"".into(),
+                value: format!("\"{}\"", cfg.ftl.gc_preemption.name()),
                 rule: "cannot go with waftl: a migration copies a zone page on one plane to its BMB on another, and \
                        the deferred GC work is kept per plane (WAFTL's migration is preemptible at every page \
                        instead: [ftl.waftl] migration_step)"
