@@ -100,7 +100,8 @@ pub(super) struct GcBacklog {
     next_seq: u64,
     /// Per plane, the lane of the entry queued last (a dependent entry joins it).
     last_lane: Vec<Lane>,
-    /// Per plane, the GC erases queued: their blocks are erased to the FTL, not yet on flash.
+    /// Per plane, the GC erases queued (counted when lanes pass each other): their blocks are
+    /// erased to the FTL, not yet on flash.
     gc_erases: Vec<u32>,
     /// Per block, the entries of each lane touching it; `Some` exactly when GC work has a
     /// lane of its own.
@@ -144,11 +145,12 @@ impl GcBacklog {
         q.push_back(d);
         self.last_lane[p] = d.lane;
         self.queued_ns[p] += d.cost_ns;
-        if d.op.tag == Tag::Gc && d.op.kind == OpKind::Erase {
-            self.gc_erases[p] += 1;
-        }
+        // Only lanes that pass each other need the counts (`gc_preemption = "writes"`).
         if let Some(r) = self.block_refs.as_mut() {
             r.add(&d, 1);
+            if d.op.tag == Tag::Gc && d.op.kind == OpKind::Erase {
+                self.gc_erases[p] += 1;
+            }
         }
     }
 
@@ -184,11 +186,12 @@ impl GcBacklog {
         let p = plane as usize;
         let d = self.queues[p][lane as usize].pop_front().expect("pop from a lane with queued work");
         self.queued_ns[p] -= d.cost_ns;
-        if d.op.tag == Tag::Gc && d.op.kind == OpKind::Erase {
-            self.gc_erases[p] -= 1;
-        }
+        // Only lanes that pass each other need the counts (`gc_preemption = "writes"`).
         if let Some(r) = self.block_refs.as_mut() {
             r.add(&d, -1);
+            if d.op.tag == Tag::Gc && d.op.kind == OpKind::Erase {
+                self.gc_erases[p] -= 1;
+            }
         }
         if !self.is_waiting(plane) {
             let i = self.busy.iter().position(|&q| q == plane).expect("a plane with a queue is listed busy");
