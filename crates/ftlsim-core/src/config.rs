@@ -360,9 +360,10 @@ pub enum GcPreemption {
     /// Host reads (and the mapping reads they need) go ahead of a collection's remaining
     /// page copies; it resumes after them. Needs `ftl.gc_scope = "plane"`.
     Reads,
-    /// Host reads and writes go ahead of a plane's queued GC work while the plane keeps
-    /// `ftl.gc_preemption_floor_blocks` erased blocks; below that GC goes first (MQSim's
-    /// preemptible GC and its hard threshold). Needs `ftl.gc_scope = "plane"`.
+    /// Host reads and writes go ahead of a plane's queued GC work while every plane of its
+    /// die keeps `ftl.gc_preemption_floor_blocks` erased blocks; below that GC goes first on
+    /// the die (MQSim's preemptible GC and its hard threshold, a chip's). Needs
+    /// `ftl.gc_scope = "plane"`.
     Writes,
 }
 
@@ -443,8 +444,9 @@ pub struct FtlConfig {
     pub foreground_gc: ForegroundGc,
     /// Whether host I/O may overtake foreground GC.
     pub gc_preemption: GcPreemption,
-    /// With `gc_preemption = "writes"`: host I/O goes ahead of a plane's queued GC while the
-    /// plane has at least this many erased blocks (MQSim's GC_Hard_Threshold in blocks).
+    /// With `gc_preemption = "writes"`: host I/O goes ahead of a plane's queued GC while
+    /// every plane of its die has at least this many erased blocks (MQSim's
+    /// GC_Hard_Threshold in blocks).
     pub gc_preemption_floor_blocks: u32,
     /// How GC learns which pages of a victim are invalid (seed 001 Table 8.1); the FTLs
     /// declare which they support.

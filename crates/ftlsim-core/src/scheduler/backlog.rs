@@ -11,7 +11,8 @@
 //!
 //! When host writes may go ahead of GC (`gc_preemption = "writes"`), a plane's queue has two
 //! lanes, GC work and the rest (host and mapping work), each in the order it came; the
-//! scheduler takes the host lane's front while the plane keeps enough erased blocks, unless
+//! scheduler takes the host lane's front while its die's planes keep enough erased blocks
+//! (below that, the die's GC lanes first, and a plane with none waits for them), unless
 //! the other lane holds work on one of its blocks (a program never passes the erase or the
 //! earlier programs of its block), and otherwise the oldest front of the two. For that the
 //! backlog counts, per block, the entries of each lane that touch it. Otherwise all work

@@ -334,14 +334,29 @@ impl Scheduler {
         assert!(now >= self.now, "time went backwards: {now} < {}", self.now);
         if self.die_starts.is_some() {
             // Die by die, the earliest first, each up to `now`.
-            while self.refresh_die_starts().is_some_and(|t| t <= now) {
+            while let Some(t) = self.refresh_die_starts().filter(|&t| t <= now) {
+                self.advance_lanes_clock(t);
                 let die = self.die_starts.as_ref().map_or(0, DieStarts::earliest_die);
                 self.drain_die(die, Drain::UpTo(now));
+            }
+        } else if self.preempt_writes {
+            // Start by start: work its die's GC held back may go when that GC is placed.
+            while let Some(t) = self.scan_deferred_start().filter(|&t| t <= now) {
+                self.advance_lanes_clock(t);
+                self.drain_planes(Drain::UpTo(t));
             }
         } else {
             self.drain_planes(Drain::UpTo(now));
         }
         self.now = now;
+    }
+
+    /// When lanes pass each other, the clock follows the queued work placed while it advances
+    /// (`ready_at` holds an entry whose turn came late to the clock, not to the clock before).
+    fn advance_lanes_clock(&mut self, t: SimTime) {
+        if self.preempt_writes {
+            self.now = self.now.max(t);
+        }
     }
 
     /// When the earliest deferred operation starts, if any is waiting: the replay loop
@@ -373,20 +388,36 @@ impl Scheduler {
     }
 
     /// `gc_preemption = "writes"`: `plane` has fewer erased blocks on flash than the floor
-    /// (the FTL's erased blocks less the GC erases still queued), so its GC goes first.
+    /// (the FTL's erased blocks less the GC erases still queued), so GC goes first on its die.
     fn gc_urgent(&self, plane: PlaneId) -> bool {
         let queued = self.held_back + self.backlog.gc_erases(plane);
         self.erased[plane as usize].saturating_sub(queued) < self.floor
     }
 
+    /// `gc_preemption = "writes"`: GC goes first on `plane`'s die, because one of its planes
+    /// is below the floor (MQSim's urgent mode is a chip's: `GC_is_in_urgent_mode`), and GC
+    /// work of some plane of the die is queued.
+    fn die_gc_first(&self, plane: PlaneId) -> bool {
+        let dies = self.geo.dies();
+        let first = self.map.die_of(plane);
+        let planes = || (0..self.geo.planes_per_die).map(move |k| first + k * dies);
+        planes().any(|q| self.gc_urgent(q)) && planes().any(|q| self.backlog.front(q, Lane::Gc).is_some())
+    }
+
     /// The queued entry of `plane` that goes next: the oldest, or, with `gc_preemption =
-    /// "writes"`, the front of the lane that has priority (the host's unless GC is urgent)
-    /// when no entry of the other lane touches its blocks.
+    /// "writes"`, the front of the lane that has priority when no entry of the other lane
+    /// touches its blocks: the host's, unless GC goes first on the die; then the plane's GC,
+    /// and a plane with no GC queued waits for its die-mates' (MQSim's TSU serves a chip's
+    /// GC transactions before any user transaction in urgent mode).
     #[inline]
     fn next_entry(&self, plane: PlaneId) -> Option<&Deferred> {
         if self.preempt_writes {
-            let lane = if self.gc_urgent(plane) { Lane::Gc } else { Lane::Host };
-            if let Some(d) = self.backlog.front(plane, lane).filter(|d| self.backlog.may_pass(d)) {
+            if self.die_gc_first(plane) {
+                let gc = self.backlog.front(plane, Lane::Gc)?;
+                if self.backlog.may_pass(gc) {
+                    return Some(gc);
+                }
+            } else if let Some(d) = self.backlog.front(plane, Lane::Host).filter(|d| self.backlog.may_pass(d)) {
                 return Some(d);
             }
         }
@@ -434,12 +465,19 @@ impl Scheduler {
             return;
         }
         let mut planes = std::mem::take(&mut self.planes_scratch);
-        self.backlog.busy_planes(&mut planes);
-        for &p in &planes {
-            if self.die_fifo() {
-                self.drain_die(self.map.die_of(p), limit);
-            } else {
-                self.drain(p, limit);
+        loop {
+            self.backlog.busy_planes(&mut planes);
+            let mut placed = false;
+            for &p in &planes {
+                if self.die_fifo() {
+                    self.drain_die(self.map.die_of(p), limit);
+                } else {
+                    placed |= self.drain(p, limit);
+                }
+            }
+            // A plane whose die's GC goes first may wait for a die-mate drained after it.
+            if !(placed && self.preempt_writes) {
+                break;
             }
         }
         self.planes_scratch = planes;
@@ -616,7 +654,7 @@ impl Scheduler {
                 // program): that work's plane goes first, up to its end.
                 if self.read_first && last_deferred != Some((a, plane)) {
                     let q = self.map.plane_of(ops[a].addr);
-                    self.drain(q, Drain::All);
+                    self.drain_plane_fully(q);
                     ends[a] = self.backlog_last_end[q as usize];
                     after_deferred = false;
                     // What was deferred last on that plane is placed now.
@@ -630,12 +668,15 @@ impl Scheduler {
                 _ => ready,
             };
             // GC work is deferred, and so are programs and erases that follow deferred work
-            // on their plane (a write needs the space GC makes), or all of them reading first;
-            // other reads never queue.
+            // on their plane (a write needs the space GC makes) or wait for their die's GC,
+            // or all of them reading first; other reads never queue.
             let defer = deferrable
                 && (after_deferred
                     || op.tag == Tag::Gc
-                    || (!op.kind.is_read() && (self.read_first || self.backlog.is_waiting(plane))));
+                    || (!op.kind.is_read()
+                        && (self.read_first
+                            || self.backlog.is_waiting(plane)
+                            || (self.preempt_writes && self.die_gc_first(plane)))));
             if defer {
                 if after_deferred {
                     assert_eq!(
@@ -701,19 +742,23 @@ impl Scheduler {
 
     /// Place the deferred operations of `plane` that `limit` admits, in order. A page copy
     /// is never split: a program that waits for its read goes with it.
-    fn drain(&mut self, plane: PlaneId, limit: Drain) {
+    /// Whether it placed any.
+    fn drain(&mut self, plane: PlaneId, limit: Drain) -> bool {
+        let mut placed = false;
         while let Some(&d) = self.next_entry(plane) {
             debug_assert!(!d.after_prev, "a page copy is never split, so its program is never in front");
             let start = self.ready_at(&d).max(self.array_free(plane, d.op.kind));
             if !limit.admits(start) && !self.aged(&d, limit) {
-                return;
+                break;
             }
+            placed = true;
             self.pop_queued(plane, d.lane);
             if !(self.read_first && self.multi_plane && self.gather(plane, &d, start)) {
                 self.place_queued(plane, &d, self.ready_at(&d));
             }
             self.place_copy_program(plane, d.lane);
         }
+        placed
     }
 
     /// Reading first on a die that runs one command at a time: its planes' queues are one
@@ -730,17 +775,22 @@ impl Scheduler {
     fn drain_die(&mut self, die: u32, limit: Drain) {
         let dies = self.geo.dies();
         loop {
-            let mut next: Option<(SimTime, u64, PlaneId, Lane)> = None;
+            let mut next: Option<(SimTime, u8, u64, PlaneId, Lane)> = None;
             for k in 0..self.geo.planes_per_die {
                 let q = die + k * dies;
                 let Some(d) = self.next_entry(q) else { continue };
                 debug_assert!(!d.after_prev, "a page copy is never split, so its program is never in front");
                 let start = self.ready_at(d).max(self.array_free(q, d.op.kind));
-                if (limit.admits(start) || self.aged(d, limit)) && next.is_none_or(|n| (start, d.seq) < (n.0, n.1)) {
-                    next = Some((start, d.seq, q, d.lane));
+                // Lanes passing each other, a host front starting with a die-mate's GC front
+                // goes first, as on its own plane; otherwise the older.
+                let rank = u8::from(!(self.preempt_writes && d.lane == Lane::Host));
+                if (limit.admits(start) || self.aged(d, limit))
+                    && next.is_none_or(|n| (start, rank, d.seq) < (n.0, n.1, n.2))
+                {
+                    next = Some((start, rank, d.seq, q, d.lane));
                 }
             }
-            let Some((start, _, plane, lane)) = next else { return };
+            let Some((start, _, _, plane, lane)) = next else { return };
             let d = self.pop_queued(plane, lane);
             if !(self.multi_plane && self.gather(plane, &d, start)) {
                 self.place_queued(plane, &d, self.ready_at(&d));
@@ -856,7 +906,25 @@ impl Scheduler {
             self.drain(plane, Drain::Before(earliest));
         }
         if !kind.is_read() {
+            self.drain_plane_fully(plane);
+        }
+    }
+
+    /// Place all of `plane`'s queued work, and before it the GC of its die-mates when GC goes
+    /// first on the die (`gc_preemption = "writes"`): the plane's host work waits for it.
+    fn drain_plane_fully(&mut self, plane: PlaneId) {
+        if !self.preempt_writes {
             self.drain(plane, Drain::All);
+            return;
+        }
+        let dies = self.geo.dies();
+        let first = self.map.die_of(plane);
+        // The first pass empties the die's GC lanes (a plane with GC queued always has an
+        // entry to place), so the second finds no plane waiting.
+        while self.backlog.is_waiting(plane) {
+            for k in 0..self.geo.planes_per_die {
+                self.drain(first + k * dies, Drain::All);
+            }
         }
     }
 

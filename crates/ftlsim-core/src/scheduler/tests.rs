@@ -411,3 +411,41 @@ fn the_preemption_floor_needs_preemptible_writes_and_stays_within_the_gc_thresho
     let e = cfg("gc_preemption = \"writes\"\ngc_scope = \"die\"").unwrap_err();
     assert!(e.contains("ftl.gc_preemption") && e.contains("\"writes\""), "{e}");
 }
+
+#[test]
+fn gc_goes_first_on_the_whole_die_when_one_of_its_planes_is_below_the_floor() {
+    // Plane 0's collection as above (four copies, then block 0's erase, queued at 0 us); at
+    // 100 us request 7 programs plane 2, plane 0's die-mate, whose own erased blocks are many.
+    let run = |erased_plane0: u32, timing: &str| {
+        let t = tiny_toml()
+            .replace("channel_mb_per_s = 80.0", "channel_mb_per_s = 81.92")
+            .replace("[timing]", &format!("[timing]\n{timing}"))
+            + "\n[ftl]\ngc_preemption = \"writes\"\n";
+        let mut s = Scheduler::new(&DriveConfig::from_toml(&t, "t").unwrap());
+        let mut erased = vec![s.held_back + 3; 4];
+        erased[0] = s.held_back + erased_plane0;
+        s.note_erased_blocks(&erased);
+        let mut gc = gc_batch();
+        gc.push(op(OpKind::Erase, 0, 0, NO_DEP));
+        s.schedule(&gc, 0, Some(0));
+        s.set_now(100_000);
+        const PLANE2: Ppn = 2 * 1024 + 5 * 16;
+        let w = s.schedule(&[host(OpKind::Program, PLANE2, NO_DEP)], 100_000, Some(7));
+        let done = run_out(&mut s);
+        match w.deferred_host_ops {
+            0 => w.host_end,
+            _ => done.iter().find(|&&(r, _)| r == 7).expect("the queued program completes").1,
+        }
+    };
+    // Independent planes, plane 0 above the floor: the program runs beside the collection,
+    // its data behind the copy's on the channel.
+    assert!(run(3, "") < 1_300_000);
+    // Plane 0 below it: GC goes first on the die (MQSim's urgent mode is a chip's), so the
+    // program waits until the die's GC queue is empty: its erase starts at 1,300 us.
+    assert_eq!(run(1, ""), 1_300_000 + 250_000);
+    // A die that runs one command at a time (reading first, MQSim's chip): the program goes
+    // between two page copies above the floor, and after the erase below it.
+    let die = "transaction_order = \"read_first\"\nplane_concurrency = \"multi_plane_only\"";
+    assert_eq!(run(3, die), 325_000 + 250_000);
+    assert_eq!(run(1, die), 1_300_000 + 1_500_000 + 250_000);
+}
