@@ -335,28 +335,25 @@ impl Scheduler {
         if self.die_starts.is_some() {
             // Die by die, the earliest first, each up to `now`.
             while let Some(t) = self.refresh_die_starts().filter(|&t| t <= now) {
-                self.advance_lanes_clock(t);
+                if self.preempt_writes {
+                    // See below: work released while the clock advances starts no earlier.
+                    self.now = self.now.max(t);
+                }
                 let die = self.die_starts.as_ref().map_or(0, DieStarts::earliest_die);
                 self.drain_die(die, Drain::UpTo(now));
             }
         } else if self.preempt_writes {
-            // Start by start: work its die's GC held back may go when that GC is placed.
+            // Start by start, the clock following the work placed (`ready_at` holds an entry
+            // whose turn came late to the clock): work its die's GC held back may go when that
+            // GC is placed, not before.
             while let Some(t) = self.scan_deferred_start().filter(|&t| t <= now) {
-                self.advance_lanes_clock(t);
+                self.now = self.now.max(t);
                 self.drain_planes(Drain::UpTo(t));
             }
         } else {
             self.drain_planes(Drain::UpTo(now));
         }
         self.now = now;
-    }
-
-    /// When lanes pass each other, the clock follows the queued work placed while it advances
-    /// (`ready_at` holds an entry whose turn came late to the clock, not to the clock before).
-    fn advance_lanes_clock(&mut self, t: SimTime) {
-        if self.preempt_writes {
-            self.now = self.now.max(t);
-        }
     }
 
     /// When the earliest deferred operation starts, if any is waiting: the replay loop
@@ -398,10 +395,8 @@ impl Scheduler {
     /// is below the floor (MQSim's urgent mode is a chip's: `GC_is_in_urgent_mode`), and GC
     /// work of some plane of the die is queued.
     fn die_gc_first(&self, plane: PlaneId) -> bool {
-        let dies = self.geo.dies();
-        let first = self.map.die_of(plane);
-        let planes = || (0..self.geo.planes_per_die).map(move |k| first + k * dies);
-        planes().any(|q| self.gc_urgent(q)) && planes().any(|q| self.backlog.front(q, Lane::Gc).is_some())
+        self.die_planes(plane).any(|q| self.gc_urgent(q))
+            && self.die_planes(plane).any(|q| self.backlog.front(q, Lane::Gc).is_some())
     }
 
     /// The queued entry of `plane` that goes next: the oldest, or, with `gc_preemption =
@@ -465,19 +460,12 @@ impl Scheduler {
             return;
         }
         let mut planes = std::mem::take(&mut self.planes_scratch);
-        loop {
-            self.backlog.busy_planes(&mut planes);
-            let mut placed = false;
-            for &p in &planes {
-                if self.die_fifo() {
-                    self.drain_die(self.map.die_of(p), limit);
-                } else {
-                    placed |= self.drain(p, limit);
-                }
-            }
-            // A plane whose die's GC goes first may wait for a die-mate drained after it.
-            if !(placed && self.preempt_writes) {
-                break;
+        self.backlog.busy_planes(&mut planes);
+        for &p in &planes {
+            if self.die_fifo() {
+                self.drain_die(self.map.die_of(p), limit);
+            } else {
+                self.drain(p, limit);
             }
         }
         self.planes_scratch = planes;
@@ -490,7 +478,10 @@ impl Scheduler {
 
     /// Place every deferred operation (end of a run: busy time then covers all of it).
     pub fn drain_all(&mut self) {
-        self.drain_planes(Drain::All);
+        // A plane whose die's GC goes first may wait for a die-mate drained after it.
+        while !self.backlog.is_empty() {
+            self.drain_planes(Drain::All);
+        }
     }
 
     /// Busy time so far.
@@ -742,23 +733,19 @@ impl Scheduler {
 
     /// Place the deferred operations of `plane` that `limit` admits, in order. A page copy
     /// is never split: a program that waits for its read goes with it.
-    /// Whether it placed any.
-    fn drain(&mut self, plane: PlaneId, limit: Drain) -> bool {
-        let mut placed = false;
+    fn drain(&mut self, plane: PlaneId, limit: Drain) {
         while let Some(&d) = self.next_entry(plane) {
             debug_assert!(!d.after_prev, "a page copy is never split, so its program is never in front");
             let start = self.ready_at(&d).max(self.array_free(plane, d.op.kind));
             if !limit.admits(start) && !self.aged(&d, limit) {
-                break;
+                return;
             }
-            placed = true;
             self.pop_queued(plane, d.lane);
             if !(self.read_first && self.multi_plane && self.gather(plane, &d, start)) {
                 self.place_queued(plane, &d, self.ready_at(&d));
             }
             self.place_copy_program(plane, d.lane);
         }
-        placed
     }
 
     /// Reading first on a die that runs one command at a time: its planes' queues are one
@@ -897,10 +884,8 @@ impl Scheduler {
         if self.die_fifo() {
             self.drain_die(self.map.die_of(plane), Drain::Before(earliest));
         } else if self.die_exclusive {
-            let dies = self.geo.dies();
-            let first = self.map.die_of(plane);
-            for k in 0..self.geo.planes_per_die {
-                self.drain(first + k * dies, Drain::Before(earliest));
+            for q in self.die_planes(plane) {
+                self.drain(q, Drain::Before(earliest));
             }
         } else {
             self.drain(plane, Drain::Before(earliest));
@@ -917,13 +902,11 @@ impl Scheduler {
             self.drain(plane, Drain::All);
             return;
         }
-        let dies = self.geo.dies();
-        let first = self.map.die_of(plane);
         // The first pass empties the die's GC lanes (a plane with GC queued always has an
         // entry to place), so the second finds no plane waiting.
         while self.backlog.is_waiting(plane) {
-            for k in 0..self.geo.planes_per_die {
-                self.drain(first + k * dies, Drain::All);
+            for q in self.die_planes(plane) {
+                self.drain(q, Drain::All);
             }
         }
     }
