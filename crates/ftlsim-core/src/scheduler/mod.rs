@@ -41,6 +41,7 @@
 
 mod backlog;
 mod bus;
+mod channel_bus;
 mod die_starts;
 #[cfg(test)]
 mod tests;
@@ -50,6 +51,7 @@ use crate::config::{DriveConfig, GcPreemption, GcScope, PlaneConcurrency, Transa
 use crate::geometry::{Geometry, PlaneId, Ppn, NONE};
 use backlog::{Deferred, GcBacklog, Lane};
 use bus::Bus;
+use channel_bus::ChannelBus;
 use die_starts::DieStarts;
 
 /// Simulated time in nanoseconds.
@@ -208,7 +210,10 @@ pub struct Scheduler {
     read_first: bool,
     /// Reading first: queued work this old goes ahead of a read (0: no bound).
     age_cap: SimTime,
-    buses: Vec<Bus>,
+    buses: Vec<ChannelBus>,
+    /// Each plane's array unit on its channel's bus (its die's index on the channel where a
+    /// die runs one command at a time, else its own).
+    bus_unit: Vec<u32>,
     host_link: [Bus; 2],
     /// When each plane's array is free.
     plane_free: Vec<SimTime>,
@@ -278,6 +283,9 @@ impl Scheduler {
         let die_exclusive = t.plane_concurrency == PlaneConcurrency::MultiPlaneOnly;
         let read_first = t.transaction_order == TransactionOrder::ReadFirst && !t.serial;
         let preempt_writes = cfg.ftl.gc_preemption == GcPreemption::Writes && !t.serial;
+        // A die's operations take turns on its array only when every kind is die-wide.
+        let die_units = die_exclusive && !t.independent_plane_reads;
+        let bus_units = if die_units { g.dies() } else { g.planes() } / g.channels;
         Scheduler {
             geo: g.clone(),
             map: AddressMap::new(g),
@@ -304,7 +312,8 @@ impl Scheduler {
             erased: vec![g.blocks_per_plane; planes],
             read_first,
             age_cap: t.read_first_age_cap_ns,
-            buses: vec![Bus::default(); g.channels as usize],
+            buses: vec![ChannelBus::new(bus_units as usize); g.channels as usize],
+            bus_unit: (0..g.planes()).map(|p| if die_units { g.die_of(p) } else { p } / g.channels).collect(),
             host_link: [Bus::default(), Bus::default()],
             plane_free: vec![0; planes],
             gc_until: vec![0; planes],
@@ -1013,35 +1022,36 @@ impl Scheduler {
         }
         let a0 = earliest.max(self.array_free(plane, op.kind));
         let now = self.now;
+        let unit = self.bus_unit[plane as usize] as usize;
         // `data`: when the operation's data is where it goes (a read's in DRAM); the plane
         // is free at `end`.
         let mut data = None;
         let (start, end) = match op.kind {
             OpKind::Read => {
-                let c = self.buses[ch].reserve(a0, cmd, now);
-                let x = self.buses[ch].reserve(c + cmd + t_r, xfer, now);
+                let c = self.buses[ch].reserve(unit, a0, cmd, now);
+                let x = self.buses[ch].reserve(unit, c + cmd + t_r, xfer, now);
                 data = Some(self.dma_in(x + xfer, 1));
                 (c, x + xfer)
             }
             OpKind::ReadSpare => {
                 // The spare bytes go to the controller's SRAM, not through the DRAM port.
-                let c = self.buses[ch].reserve(a0, cmd, now);
-                let x = self.buses[ch].reserve(c + cmd + t_r, self.spare_xfer, now);
+                let c = self.buses[ch].reserve(unit, a0, cmd, now);
+                let x = self.buses[ch].reserve(unit, c + cmd + t_r, self.spare_xfer, now);
                 data = Some(x + self.spare_xfer + self.ecc);
                 (c, x + self.spare_xfer)
             }
             OpKind::Program => {
                 // The page leaves DRAM just before the plane can take it.
                 let from = self.dma_out(earliest.max(a0.saturating_sub(self.dram_xfer)), 1).max(a0);
-                let b = self.buses[ch].reserve(from, cmd + xfer, now);
+                let b = self.buses[ch].reserve(unit, from, cmd + xfer, now);
                 (b, b + cmd + xfer + self.t_prog)
             }
             OpKind::Erase => {
-                let b = self.buses[ch].reserve(a0, cmd, now);
+                let b = self.buses[ch].reserve(unit, a0, cmd, now);
                 (b, b + cmd + self.t_bers)
             }
             OpKind::Copyback => {
-                let b = self.buses[ch].reserve(a0, 2 * cmd, now);
+                let b = self.buses[ch].reserve(unit, a0, 2 * cmd, now);
                 (b, b + 2 * cmd + self.t_cb)
             }
             OpKind::Barrier => unreachable!("barriers are handled by schedule()"),
@@ -1110,21 +1120,22 @@ impl Scheduler {
             a0 = a0.max(self.array_free(plane, o.kind));
         }
         let (cmd, xfer, now) = (self.cmd, self.xfer, self.now);
+        let unit = self.bus_unit[first_plane as usize] as usize;
         let mut data = None;
         let (start, end, bus_each) = match ops[0].kind {
             OpKind::Read => {
-                let c = self.buses[ch].reserve(a0, n * cmd, now);
-                let x = self.buses[ch].reserve(c + n * cmd + self.t_r, n * xfer, now);
+                let c = self.buses[ch].reserve(unit, a0, n * cmd, now);
+                let x = self.buses[ch].reserve(unit, c + n * cmd + self.t_r, n * xfer, now);
                 data = Some(self.dma_in(x + n * xfer, n));
                 (c, x + n * xfer, cmd + xfer)
             }
             OpKind::Program => {
                 let from = self.dma_out(earliest.max(a0.saturating_sub(n * self.dram_xfer)), n).max(a0);
-                let b = self.buses[ch].reserve(from, n * (cmd + xfer), now);
+                let b = self.buses[ch].reserve(unit, from, n * (cmd + xfer), now);
                 (b, b + n * (cmd + xfer) + self.t_prog, cmd + xfer)
             }
             OpKind::Erase => {
-                let b = self.buses[ch].reserve(a0, n * cmd, now);
+                let b = self.buses[ch].reserve(unit, a0, n * cmd, now);
                 (b, b + n * cmd + self.t_bers, cmd)
             }
             _ => unreachable!("only reads, programs and erases form multi-plane commands"),
