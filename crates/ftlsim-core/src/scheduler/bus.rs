@@ -204,7 +204,12 @@ pub(super) mod tests {
 
     /// First fit over a plain sorted list: the reference the chunked list (and a channel's
     /// lists per unit) must agree with.
-    pub(in crate::scheduler) fn reference(list: &mut Vec<(SimTime, SimTime)>, earliest: SimTime, dur: SimTime, now: SimTime) -> SimTime {
+    pub(in crate::scheduler) fn reference(
+        list: &mut Vec<(SimTime, SimTime)>,
+        earliest: SimTime,
+        dur: SimTime,
+        now: SimTime,
+    ) -> SimTime {
         list.retain(|&(_, e)| e > now);
         if dur == 0 {
             return earliest;

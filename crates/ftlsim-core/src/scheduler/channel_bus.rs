@@ -24,8 +24,9 @@ pub(super) struct ChannelBus {
     last_end: SimTime,
 }
 
-/// One unit's intervals in time order: `iv[head..]` are live; `iv[k]` is the `base + k`-th
-/// interval the unit ever booked (touching ones merged).
+/// One unit's intervals in time order: those before `head` ended (the later ones may have
+/// too: the front is dropped only to make room); `iv[k]` is the `base + k`-th interval the
+/// unit ever booked (touching ones merged).
 #[derive(Debug, Clone, Default)]
 struct Lane {
     iv: Vec<(SimTime, SimTime)>,
@@ -33,34 +34,24 @@ struct Lane {
     base: u64,
 }
 
-/// Dropped intervals kept at the front of a lane before it is compacted.
-const DEAD_INTERVALS: usize = 64;
-
 /// Intervals a cursor steps over before it searches the rest of the list instead.
 const CURSOR_STEPS: usize = 8;
 
 impl Lane {
-    /// Drop the intervals that ended at or before `now`.
-    fn prune(&mut self, now: SimTime) {
-        while self.head < self.iv.len() && self.iv[self.head].1 <= now {
-            self.head += 1;
-        }
-        if self.head >= DEAD_INTERVALS && 2 * self.head >= self.iv.len() {
-            self.compact();
-        }
-    }
-
-    fn compact(&mut self) {
-        self.iv.drain(..self.head);
-        self.base += self.head as u64;
-        self.head = 0;
-    }
-
-    /// Append an interval; a full list drops its dead front rather than grow when an eighth of
-    /// it is dead (so that its capacity follows the live intervals, not their history).
-    fn push(&mut self, interval: (SimTime, SimTime)) {
-        if self.iv.len() == self.iv.capacity() && 8 * self.head >= self.iv.len() && self.head > 0 {
-            self.compact();
+    /// Append an interval. A full list first drops the intervals that ended at or before
+    /// `now`, when they are half of it or more, rather than grow (so each interval is moved
+    /// once on average): its capacity follows the live intervals, not their history, and nothing else touches its cold front (a
+    /// search starts from a cursor, and an interval that ended cannot overlap one from `now`).
+    fn push(&mut self, interval: (SimTime, SimTime), now: SimTime) {
+        if self.iv.len() == self.iv.capacity() {
+            while self.head < self.iv.len() && self.iv[self.head].1 <= now {
+                self.head += 1;
+            }
+            if self.head > 0 && 2 * self.head >= self.iv.len() {
+                self.iv.drain(..self.head);
+                self.base += self.head as u64;
+                self.head = 0;
+            }
         }
         self.iv.push(interval);
     }
@@ -97,8 +88,6 @@ impl ChannelBus {
         }
         let n = self.units.len();
         let mut t = earliest;
-        // The unit's own list is pruned here, so that appends alone never grow it.
-        self.units[unit].prune(now);
         if self.last_end > earliest {
             // Move past every interval that overlaps [t, t + dur) until none does: each move
             // goes to the end of an overlapping interval, which no earlier start can pass.
@@ -109,7 +98,6 @@ impl ChannelBus {
                     if lane.iv.last().is_none_or(|&(_, e)| e <= t) {
                         continue;
                     }
-                    lane.prune(now);
                     let cursor = &mut self.cursor[unit * n + v];
                     let mut i = lane.first_ending_after(t, *cursor);
                     *cursor = lane.base + i as u64;
@@ -125,14 +113,13 @@ impl ChannelBus {
             }
         }
         let lane = &mut self.units[unit];
-        let live = lane.head < lane.iv.len();
-        match lane.iv.last_mut().filter(|_| live) {
+        match lane.iv.last_mut() {
             Some(last) if last.1 == t => last.1 = t + dur,
             Some(&mut (_, e)) => {
                 assert!(e < t, "unit {unit} booked the bus at {t}, before its last transfer ends ({e})");
-                lane.push((t, t + dur));
+                lane.push((t, t + dur), now);
             }
-            None => lane.push((t, t + dur)),
+            None => lane.push((t, t + dur), now),
         }
         self.last_end = self.last_end.max(t + dur);
         t
@@ -157,11 +144,23 @@ mod tests {
         // Touching intervals of one unit merge.
         assert_eq!(bus.reserve(1, 1_001_000, 1_000, 990_000), 1_001_000);
         assert_eq!(bus.units[1].iv.last(), Some(&(995_000, 1_002_000)));
-        // Unit 0 waits for unit 1; the clock dropped what ended before it.
+        // Unit 0 waits for unit 1.
         assert_eq!(bus.reserve(0, 995_000, 1_000, 990_000), 1_002_000);
-        let live = |l: &Lane| l.iv[l.head..].to_vec();
-        assert_eq!(live(&bus.units[0]), [(990_000, 995_000), (1_002_000, 1_003_000)]);
-        assert_eq!(live(&bus.units[1]), [(995_000, 1_002_000)]);
+    }
+
+    #[test]
+    fn a_list_stays_as_long_as_its_live_intervals() {
+        // Two units book a million transfers as the clock follows them: each list keeps
+        // about the intervals still to come (here 100), not the million.
+        let mut bus = ChannelBus::new(2);
+        for k in 0..1_000_000u64 {
+            let now = k.saturating_sub(100) * 10_000;
+            assert_eq!(bus.reserve((k % 2) as usize, k * 10_000, 5_000, now), k * 10_000);
+        }
+        for lane in &bus.units {
+            assert!(lane.iv.capacity() <= 512, "a list of capacity {} for about 50 live intervals", lane.iv.capacity());
+            assert_eq!(lane.base + lane.iv.len() as u64, 500_000, "every interval counted");
+        }
     }
 
     #[test]
