@@ -11,6 +11,7 @@
 //! instructions (docs/performance.md).
 
 use super::SimTime;
+
 /// Busy intervals of one channel bus, one time-ordered list per array unit on the channel.
 #[derive(Debug, Clone)]
 pub(super) struct ChannelBus {
@@ -40,8 +41,9 @@ const CURSOR_STEPS: usize = 8;
 impl Lane {
     /// Append an interval. A full list first drops the intervals that ended at or before
     /// `now`, when they are half of it or more, rather than grow (so each interval is moved
-    /// once on average): its capacity follows the live intervals, not their history, and nothing else touches its cold front (a
-    /// search starts from a cursor, and an interval that ended cannot overlap one from `now`).
+    /// once on average): its capacity follows the live intervals, not their history, and
+    /// nothing else touches its cold front (a search starts from a cursor, and an interval
+    /// that ended cannot overlap a reservation from `now` on).
     fn push(&mut self, interval: (SimTime, SimTime), now: SimTime) {
         if self.iv.len() == self.iv.capacity() {
             while self.head < self.iv.len() && self.iv[self.head].1 <= now {
@@ -60,6 +62,8 @@ impl Lane {
     /// absolute index: where the searching unit's last search stopped, at an earlier `t`).
     fn first_ending_after(&self, t: SimTime, cursor: u64) -> usize {
         let mut i = (cursor.saturating_sub(self.base) as usize).clamp(self.head, self.iv.len());
+        // A unit searches after its own last transfer, which no other unit's interval before
+        // the cursor outlasts (an interval that touched it and grew would overlap it).
         assert!(i == self.head || self.iv[i - 1].1 <= t, "a unit searched the bus back in time");
         for _ in 0..CURSOR_STEPS {
             match self.iv.get(i) {
