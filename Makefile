@@ -20,8 +20,9 @@ run: build
 	$(FTLSIM) run --steady-state --out out
 
 # The suite CI runs: Rust unit, property, integration and CLI tests, then the Python
-# package's tests (pytest; the report test drives a headless Chromium). 13.5 to 18.5 minutes on a
-# fresh clone on 2 cores, as fast as the machine is that hour (docs/performance.md); the results pages' regenerations are `make results`.
+# package's tests (pytest; the report test drives a headless Chromium). 13.5 to 18.5 minutes
+# on a fresh clone on 2 cores, as fast as the machine is that hour (docs/performance.md); the
+# results pages' regenerations are `make results`.
 PYTEST := FTLSIM_BIN=$(CURDIR)/target/debug/ftlsim FTLSIM_PYTHON=$(CURDIR)/$(VPY) $(VPY) -m pytest -q python/tests
 # The suite's build is CI's, from a clean tree: line tables are all a failing test's backtrace
 # needs, and incremental compilation's bookkeeping only pays off in an edit-compile loop (plain
