@@ -328,8 +328,9 @@ fn every_ftl_stays_within_its_memory_estimate() {
         let allowed = ((estimate - small_estimate) as f64 + TIMING_SLACK) / pages;
         if grew > allowed {
             return Err(format!(
-                "the heap grows by {grew:.2} bytes per physical page, the estimate by {allowed:.2} with 64 KiB for the run's timing (peaks {small_heap} \
-                 and {heap} bytes)"
+                "the heap grows by {grew:.2} bytes per physical page, the estimate by {allowed:.2} with {} KiB for the run's timing (peaks {small_heap} \
+                 and {heap} bytes)",
+                TIMING_SLACK / 1024.0
             ));
         }
         Ok(())

@@ -12,8 +12,9 @@ use super::SimTime;
 /// of at most `2 * BUS_CHUNK` disjoint intervals, in time order, with the end of each
 /// chunk's last interval kept in one contiguous array.
 ///
-/// Why chunks: a foreground GC reserves hundreds of far-future bus slots, and overlapping
-/// GCs on one channel insert between each other's. A flat sorted deque paid a memmove of
+/// Why chunks: a foreground GC reserves hundreds of far-future slots (on the DRAM port, its
+/// pages' transfers; a channel's bus was this list too until its per-unit lists), and
+/// overlapping GCs insert between each other's. A flat sorted deque paid a memmove of
 /// half the list per such insert (half the run time of the benchmark); a B-tree was slower
 /// still (docs/performance.md). Here an insert shifts at most one chunk, and chunks are
 /// recycled, so reservations do not allocate in steady state. Why the separate array of

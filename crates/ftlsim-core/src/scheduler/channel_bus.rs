@@ -98,7 +98,7 @@ impl ChannelBus {
             let mut moved = true;
             while moved {
                 moved = false;
-                for (v, lane) in self.units.iter_mut().enumerate() {
+                for (v, lane) in self.units.iter().enumerate() {
                     if lane.iv.last().is_none_or(|&(_, e)| e <= t) {
                         continue;
                     }
