@@ -20,16 +20,27 @@ run: build
 	$(FTLSIM) run --steady-state --out out
 
 # The suite CI runs: Rust unit, property, integration and CLI tests, then the Python
-# package's tests (pytest; the report test drives a headless Chromium). 13.5 to 18.5 minutes
-# on a fresh clone on 2 cores, as fast as the machine is that hour (docs/performance.md); the
+# package's tests (pytest; the report test drives a headless Chromium). 9.5 to 12 minutes on a
+# fresh clone on 2 cores, as fast as the machine is that hour (docs/performance.md); the
 # results pages' regenerations are `make results`.
 PYTEST := FTLSIM_BIN=$(CURDIR)/target/debug/ftlsim FTLSIM_PYTHON=$(CURDIR)/$(VPY) $(VPY) -m pytest -q python/tests
 # The suite's build is CI's, from a clean tree: line tables are all a failing test's backtrace
 # needs, and incremental compilation's bookkeeping only pays off in an edit-compile loop (plain
 # `cargo test` keeps both). A fresh clone's test build on 2 cores: 7 min 33 s -> 6 min 0 s.
 SUITE_BUILD := CARGO_INCREMENTAL=0 CARGO_PROFILE_TEST_DEBUG=line-tables-only CARGO_PROFILE_DEV_DEBUG=line-tables-only
-test: python browser
+# pytest runs the Python extension of the same build as `cargo test`, not maturin's release
+# build of it (`make python`), which compiled the workspace a second time. Its features must
+# resolve as `cargo test --workspace`'s did, dev-dependencies included, or its dependencies
+# compile again: hence the whole workspace's targets. It goes where an editable install puts
+# it (python/ftlsim, found through a .pth), beside the package's dependencies from
+# pyproject.toml, installed by uv without building the package.
+SUITE_NATIVE := target/debug/lib_native.so
+test: $(VENV)/.tools browser
+	$(VENV)/bin/uv pip install --quiet --python $(VPY) -r pyproject.toml --extra test
 	$(SUITE_BUILD) $(CARGO) test --workspace --locked
+	$(SUITE_BUILD) $(CARGO) build --workspace --all-targets --profile test --locked
+	cp $(SUITE_NATIVE) python/ftlsim/_native.abi3.so
+	echo $(CURDIR)/python > "$$($(VPY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/ftlsim.pth"
 	$(PYTEST) -m "not slow"
 
 # Every docs/results page regenerated from its script and compared with the committed page
@@ -43,9 +54,9 @@ results: python
 python: $(VENV)/.tools
 	$(VPY) -m pip install --quiet --no-build-isolation -e '.[test]'
 
-$(VENV)/.tools:
+$(VENV)/.tools: Makefile
 	$(PYTHON) -m venv $(VENV)
-	$(VPY) -m pip install --quiet --upgrade pip 'maturin>=1.7,<2'
+	$(VPY) -m pip install --quiet --upgrade pip 'maturin>=1.7,<2' 'uv>=0.5,<1'
 	touch $@
 
 # Debian's Chromium for the report's browser test, unless it is already there.
@@ -67,7 +78,7 @@ bench: build python
 # that recovers (docs/power-loss.md); the suite runs 40.
 N ?= 100000
 crash-test:
-	FTLSIM_CRASH_CASES=$(N) $(CARGO) test --release --locked -p ftlsim-ftl --test conformance cut_anywhere -- --nocapture
+	FTLSIM_CRASH_CASES=$(N) $(CARGO) test --release --locked -p ftlsim-ftl --test integration cut_anywhere -- --nocapture
 
 clean:
 	$(CARGO) clean

@@ -1,6 +1,6 @@
 //! The `ftlsim` binary end to end: exit codes, error messages, result files, determinism.
 
-mod common;
+use crate::common;
 
 use common::{ftlsim, shared_trace, tmp, SMALL};
 use std::process::Output;

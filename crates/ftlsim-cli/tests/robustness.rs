@@ -1,7 +1,7 @@
 //! Issue 12: nothing lost, nothing misleading. One test per case: the exact command, its exit
 //! code, its message and the files it leaves behind.
 
-mod common;
+use crate::common;
 
 use common::{ftlsim, shared_trace, tmp, SMALL};
 use std::path::Path;

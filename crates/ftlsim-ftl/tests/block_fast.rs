@@ -4,7 +4,7 @@
 //! when the RW area is full), the block FTL's in-place writes and its one rewrite per logical
 //! block per host request, the over-provisioning check and thesis Table 5.3's SRAM figures.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::flash::FlashArray;

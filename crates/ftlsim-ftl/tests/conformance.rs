@@ -17,8 +17,8 @@
 //! `FTLSIM_CRASH_CASES=N` runs N power cuts per drive instead of the suite's few
 //! (`make crash-test`); `FTLSIM_FTLS=a,b` checks only the FTLs named.
 
-mod crash;
-mod util;
+use crate::crash;
+use crate::util;
 
 use ftlsim_core::config::{DriveConfig, GcPreemption, InvalidTracking, PlaneConcurrency, TransactionOrder};
 use ftlsim_core::error::{ConfigError, SimError};

@@ -1,7 +1,7 @@
 //! DFTL and CDFTL: the data oracle with tiny caches (constant write-backs) and heavy GC of
 //! data and translation blocks; the thesis's Table 5.2 SRAM figures; cache-access classes.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl};

@@ -3,7 +3,7 @@
 //! heavy GC, with every read checked against the data oracle; initially isolated handles may mix under GC, and say how
 //! often; the per-handle statistics add up to the drive's.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::arbiter::PriorityClass;
 use ftlsim_core::error::SimError;

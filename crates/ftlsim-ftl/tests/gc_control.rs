@@ -1,7 +1,7 @@
 //! GC started from outside at a chosen plane, suspended between page copies while host
 //! writes go on, and resumed: data stays correct and the victim is reclaimed.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl, ManagedGc};

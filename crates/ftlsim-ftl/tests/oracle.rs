@@ -4,7 +4,7 @@
 //! partial-page policies and timing modes; at the end every logical page is read back.
 //! Failures print the proptest seed inputs, which replay the case exactly.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, RunOptions};

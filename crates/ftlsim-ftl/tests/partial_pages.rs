@@ -2,7 +2,7 @@
 //! page first, zero padding programs at once and counts the padded sectors, the merge
 //! buffer programs a page once all its sectors have arrived.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;

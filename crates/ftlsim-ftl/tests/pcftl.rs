@@ -2,7 +2,7 @@
 //! the same-parity rule and the never-ending GC of Fig. 8 on hand-built blocks, plane-level
 //! GC that keeps other planes serving, and the FTL defaults the paper fixes.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;

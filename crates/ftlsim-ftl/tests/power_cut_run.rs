@@ -3,8 +3,8 @@
 //! recovers, every logical page is read back against the data oracle, and the rest of the
 //! workload runs on, checked read by read.
 
-mod crash;
-mod util;
+use crate::crash;
+use crate::util;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::sim::{CutAt, PowerCutReport, Report};

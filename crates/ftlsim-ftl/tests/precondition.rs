@@ -2,7 +2,7 @@
 //! has reached steady state, the WAF it reports is what the drive then does, and it does
 //! not settle while the fill's transient lasts or before GC has run.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, Replay, RunOptions};

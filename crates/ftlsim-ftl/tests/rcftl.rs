@@ -4,7 +4,7 @@
 //! past what its blocks allow; the tests add the data oracle, each limit's own bound on every
 //! valid page at the end, and the limits' order at high wear.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::metrics::NoObserver;

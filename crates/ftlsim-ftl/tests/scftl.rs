@@ -2,7 +2,7 @@
 //! and heavy GC of data and translation blocks under each replacement policy; the thesis's
 //! Table 5.2 SRAM figures; cache-access classes.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl};

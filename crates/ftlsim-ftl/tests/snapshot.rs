@@ -3,7 +3,7 @@
 //! version is refused with the reason; truncated or corrupted files are refused, never a
 //! panic or a wrong run.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::{SimError, SnapshotError};

@@ -3,7 +3,7 @@
 //! share of a saturated device, namespaces place requests where they belong, one tenant is
 //! the plain replay, and every read returns the newest version under tenants of any FTL.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::arbiter::{Arbitration, PriorityClass};
 use ftlsim_core::error::SimError;

@@ -3,7 +3,7 @@
 //! and LTD pointer leads to a written page of its group), no translation page ever written,
 //! lookups by class, refused configs.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::config::{DriveConfig, InvalidTracking};
 use ftlsim_core::ftl::FlashTime;

@@ -3,7 +3,7 @@
 //! reads, dynamic allocation against GC-busy planes and incremental GC. Each test says what
 //! it would catch.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::ftl::{FlashCounts, FlashCtx, FlashTime};

@@ -8,8 +8,6 @@ use ftlsim_core::trace::{Overflow, TraceOptions, TraceSource};
 use ftlsim_ftl::presets;
 use std::path::PathBuf;
 
-mod util;
-
 fn trace(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces")).join(name)
 }

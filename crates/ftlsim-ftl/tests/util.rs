@@ -1,5 +1,4 @@
 //! Helpers shared by the FTL integration tests.
-#![allow(dead_code)]
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::SimError;

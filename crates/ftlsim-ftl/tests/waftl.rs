@@ -3,8 +3,8 @@
 //! Algorithm 1 seen at work; offline GC only in idle time; determinism; power cuts anywhere
 //! in each of its mechanisms (beyond the conformance suite's drives).
 
-mod crash;
-mod util;
+use crate::crash;
+use crate::util;
 
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::flash::{FlashArray, PageKind};

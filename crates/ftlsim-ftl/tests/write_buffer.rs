@@ -2,7 +2,7 @@
 //! hits without flash reads, evictions through the FTL, and the data oracle with constant
 //! evictions across page-level and demand-based FTLs.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;

@@ -6,7 +6,7 @@
 //! reset follow the state machine of ZNS Fig. 7; a zone capacity below the zone size bounds
 //! what is written; every read returns the newest version.
 
-mod util;
+use crate::util;
 
 use ftlsim_core::error::SimError;
 use ftlsim_core::host::{IoOp, Request};

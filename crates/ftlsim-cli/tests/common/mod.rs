@@ -1,5 +1,4 @@
 //! Helpers shared by the CLI test files.
-#![allow(dead_code)] // each test file uses its own subset
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

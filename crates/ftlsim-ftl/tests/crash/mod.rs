@@ -4,8 +4,6 @@
 //! asked for (`cut_drive`); a measured run cut part-way that then goes on (`cut_run`).
 //! `FTLSIM_CRASH_CASES=N` sets the cases per drive (12 by default).
 
-#![allow(dead_code)]
-
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::{FlashError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind, TornOp};
@@ -74,9 +72,8 @@ pub struct Crash {
     pub mutations: u64,
     /// Copy-backs of the first phase (before the cut).
     pub copybacks: u64,
-    /// Pages recovery read, and programmed (copy-backs included).
+    /// Pages recovery read.
     pub reads: u64,
-    pub programs: u64,
     /// The FTL's own metrics right after recovery.
     pub metrics_after_recovery: serde_json::Map<String, serde_json::Value>,
 }
@@ -195,7 +192,7 @@ pub fn crash_case_probed(
     flash.check_invariants();
     ftl.check_invariants(&flash);
     check_oracle(ftl.as_mut(), &mut flash, &acked, None).map_err(|e| format!("after more writes: {e}"))?;
-    Ok(Crash { torn, torn_kind, mutations, copybacks, reads, programs, metrics_after_recovery })
+    Ok(Crash { torn, torn_kind, mutations, copybacks, reads, metrics_after_recovery })
 }
 
 /// Cut drive `cfg` (labelled `label`, the `k`-th of its FTL) at random mutations,
