@@ -20,8 +20,8 @@ run: build
 	$(FTLSIM) run --steady-state --out out
 
 # The suite CI runs: Rust unit, property, integration and CLI tests, then the Python
-# package's tests (pytest; the report test drives a headless Chromium). 9.5 to 12 minutes on a
-# fresh clone on 2 cores, as fast as the machine is that hour (docs/performance.md); the
+# package's tests (pytest; the report test drives a headless Chromium). About 12 minutes on a
+# fresh clone on 2 cores (docs/performance.md; the machine's speed varies by the hour); the
 # results pages' regenerations are `make results`.
 PYTEST := FTLSIM_BIN=$(CURDIR)/target/debug/ftlsim FTLSIM_PYTHON=$(CURDIR)/$(VPY) $(VPY) -m pytest -q python/tests
 # The suite's build is CI's, from a clean tree: line tables are all a failing test's backtrace
