@@ -34,6 +34,7 @@ SUITE_BUILD := CARGO_INCREMENTAL=0 CARGO_PROFILE_TEST_DEBUG=line-tables-only CAR
 # compile again: hence the whole workspace's targets. It goes where an editable install puts
 # it (python/ftlsim, found through a .pth), beside the package's dependencies from
 # pyproject.toml, installed by uv without building the package.
+# The cdylib under its Linux name.
 SUITE_NATIVE := target/debug/lib_native.so
 # pytest-xdist's workers: one pytest kept 1.3 of 2 cores busy (its tests wait on subprocesses
 # and Dask clusters), two keep both (4 min 9 s -> 3 min 25 s on this machine).
