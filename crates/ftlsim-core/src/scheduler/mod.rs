@@ -700,8 +700,8 @@ impl Scheduler {
                 continue;
             }
             assert!(!after_deferred, "operation {i} waits for deferred work but is not deferred");
-            let n = self.group_len(&ops[i..]);
-            let end = if n > 1 { self.multi(&ops[i..i + n], earliest) } else { self.single(op, earliest) };
+            let n = self.group_len(&ops[i..], plane);
+            let end = if n > 1 { self.multi(&ops[i..i + n], earliest) } else { self.single(op, plane, earliest) };
             out.end = out.end.max(end);
             for (k, o) in ops[i..i + n].iter().enumerate() {
                 ends[i + k] = end;
@@ -813,7 +813,7 @@ impl Scheduler {
 
     /// Place queued entry `d` of `plane` from `earliest`; its request (if any) completes then.
     fn place_queued(&mut self, plane: PlaneId, d: &Deferred, earliest: SimTime) {
-        let end = self.place(d.op, earliest);
+        let end = self.place(d.op, plane, earliest);
         self.backlog_last_end[plane as usize] = end;
         if d.request != NO_REQUEST {
             self.completions.push((d.request, end));
@@ -886,10 +886,14 @@ impl Scheduler {
     /// that starts before then goes first (on the plane, and on its die-mates when a die
     /// runs one command at a time). A program or erase placed directly (idle-time work)
     /// also waits for the rest of its own plane's deferred work.
+    #[inline]
     fn drain_before(&mut self, plane: PlaneId, kind: OpKind, earliest: SimTime) {
-        if self.backlog.is_empty() {
-            return;
+        if !self.backlog.is_empty() {
+            self.drain_backlog_before(plane, kind, earliest);
         }
+    }
+
+    fn drain_backlog_before(&mut self, plane: PlaneId, kind: OpKind, earliest: SimTime) {
         if self.die_fifo() {
             self.drain_die(self.map.die_of(plane), Drain::Before(earliest));
         } else if self.die_exclusive {
@@ -920,16 +924,16 @@ impl Scheduler {
         }
     }
 
-    /// How many ops starting at `ops[0]` form one multi-plane command.
-    fn group_len(&self, ops: &[FlashOp]) -> usize {
+    /// How many ops starting at `ops[0]` (on `plane`) form one multi-plane command.
+    fn group_len(&self, ops: &[FlashOp], plane: PlaneId) -> usize {
         let first = ops[0];
         if !self.multi_plane || self.serial || !matches!(first.kind, OpKind::Read | OpKind::Program | OpKind::Erase) {
             return 1;
         }
         let (g, per_die) = (&self.map, self.geo.planes_per_die as usize);
-        let die = g.die_of(g.plane_of(first.addr));
+        let die = g.die_of(plane);
         let page = g.page_in_block(first.addr);
-        let mut planes_seen: u64 = 1 << (g.plane_in_die(g.plane_of(first.addr)));
+        let mut planes_seen: u64 = 1 << g.plane_in_die(plane);
         let mut n = 1;
         while n < ops.len() && n < per_die {
             let o = ops[n];
@@ -958,10 +962,9 @@ impl Scheduler {
     }
 
     /// Place one operation (not deferred), after the deferred GC that must go first.
-    fn single(&mut self, op: FlashOp, earliest: SimTime) -> SimTime {
-        let plane = self.map.plane_of(op.addr);
+    fn single(&mut self, op: FlashOp, plane: PlaneId, earliest: SimTime) -> SimTime {
         self.drain_before(plane, op.kind, earliest);
-        self.place(op, earliest)
+        self.place(op, plane, earliest)
     }
 
     /// When `pages` pages read off the channel by `ready` are in DRAM: ECC decode, then
@@ -987,10 +990,9 @@ impl Scheduler {
     }
 
     /// Place one operation on its plane and channel.
-    fn place(&mut self, op: FlashOp, earliest: SimTime) -> SimTime {
-        let g = &self.map;
-        let plane = g.plane_of(op.addr);
-        let ch = g.channel_of(plane) as usize;
+    fn place(&mut self, op: FlashOp, plane: PlaneId, earliest: SimTime) -> SimTime {
+        debug_assert_eq!(plane, self.map.plane_of(op.addr), "operation placed on another plane");
+        let ch = self.map.channel_of(plane) as usize;
         let (cmd, xfer) = (self.cmd, self.xfer);
         let hit = op.kind.is_read() && self.register_hits && self.register[plane as usize] == op.addr;
         if hit {
@@ -1071,7 +1073,7 @@ impl Scheduler {
     /// Bookkeeping common to every placed operation: the plane register, GC extent and the
     /// contention counters.
     fn after_placing(&mut self, op: FlashOp, plane: PlaneId, earliest: SimTime, end: SimTime) {
-        self.set_register(op);
+        self.set_register(op, plane);
         match op.tag {
             Tag::Gc => self.gc_until[plane as usize] = self.gc_until[plane as usize].max(end),
             Tag::Host if op.kind == OpKind::Program => self.count_contention(plane, earliest),
@@ -1094,9 +1096,8 @@ impl Scheduler {
         }
     }
 
-    fn set_register(&mut self, op: FlashOp) {
-        let plane = self.map.plane_of(op.addr) as usize;
-        self.register[plane] = match op.kind {
+    fn set_register(&mut self, op: FlashOp, plane: PlaneId) {
+        self.register[plane as usize] = match op.kind {
             OpKind::Read | OpKind::ReadSpare | OpKind::Program => op.addr,
             OpKind::Copyback => op.addr2,
             _ => NONE,
