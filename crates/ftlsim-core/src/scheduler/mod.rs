@@ -313,7 +313,7 @@ impl Scheduler {
             read_first,
             age_cap: t.read_first_age_cap_ns,
             buses: vec![ChannelBus::new(bus_units as usize); g.channels as usize],
-            bus_unit: (0..g.planes()).map(|p| if die_units { g.die_of(p) } else { p } / g.channels).collect(),
+            bus_unit: (0..g.planes()).map(|p| (if die_units { g.die_of(p) } else { p }) / g.channels).collect(),
             host_link: [Bus::default(), Bus::default()],
             plane_free: vec![0; planes],
             gc_until: vec![0; planes],
@@ -701,7 +701,8 @@ impl Scheduler {
             }
             assert!(!after_deferred, "operation {i} waits for deferred work but is not deferred");
             let n = self.group_len(&ops[i..], plane);
-            let end = if n > 1 { self.multi(&ops[i..i + n], earliest) } else { self.single(op, plane, earliest) };
+            let end =
+                if n > 1 { self.multi(&ops[i..i + n], plane, earliest) } else { self.single(op, plane, earliest) };
             out.end = out.end.max(end);
             for (k, o) in ops[i..i + n].iter().enumerate() {
                 ends[i + k] = end;
@@ -1104,8 +1105,10 @@ impl Scheduler {
         };
     }
 
-    fn multi(&mut self, ops: &[FlashOp], earliest: SimTime) -> SimTime {
-        self.drain_before(self.map.plane_of(ops[0].addr), ops[0].kind, earliest);
+    /// Place `ops` (the first on `plane`) as one multi-plane command, after the deferred GC
+    /// that must go first.
+    fn multi(&mut self, ops: &[FlashOp], plane: PlaneId, earliest: SimTime) -> SimTime {
+        self.drain_before(plane, ops[0].kind, earliest);
         self.place_group(ops, earliest)
     }
 
