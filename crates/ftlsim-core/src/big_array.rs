@@ -14,10 +14,47 @@ const HUGE_PAGE_THRESHOLD_BYTES: usize = 4 << 20;
 
 /// A `Vec` of `n` copies of `value`, on huge pages when large enough and possible.
 pub fn filled<T: Clone>(n: usize, value: T) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(n);
-    advise_huge_pages(v.as_mut_ptr().cast(), n * std::mem::size_of::<T>());
+    let mut v = with_capacity(n);
     v.resize(n, value);
     v
+}
+
+/// An empty `Vec` with room for `n`, that room on huge pages when large enough and possible.
+fn with_capacity<T>(n: usize) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    advise_huge_pages(v.as_mut_ptr().cast(), n * std::mem::size_of::<T>());
+    v
+}
+
+/// Room reserved up front for a deserialized array at most: a longer one grows as a `Vec`
+/// does (on ordinary pages past this), and a corrupt length cannot reserve more.
+const MAX_RESERVED_BYTES: usize = 1 << 30;
+
+/// `#[serde(deserialize_with = "big_array::deserialize")]` for an array built by [`filled`]:
+/// deserialized on huge pages too. serde's own `Vec` grows on ordinary pages, and a drive
+/// loaded from a snapshot then ran its replay with the TLB misses a freshly built drive
+/// does not have (docs/performance.md).
+pub fn deserialize<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    struct Elements<T>(std::marker::PhantomData<T>);
+    impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Elements<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a sequence")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let most = MAX_RESERVED_BYTES / std::mem::size_of::<T>().max(1);
+            let mut v = with_capacity(seq.size_hint().unwrap_or(0).min(most));
+            while let Some(x) = seq.next_element()? {
+                v.push(x);
+            }
+            Ok(v)
+        }
+    }
+    d.deserialize_seq(Elements(std::marker::PhantomData))
 }
 
 /// Ask the CPU to bring `s[i]` into cache: a hint, with no effect on other targets or for
@@ -64,5 +101,19 @@ mod tests {
         assert_eq!(v.len(), 3 << 20);
         assert!(v.iter().all(|&x| x == 7));
         assert_eq!(super::filled(0, 1u8), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn deserialized_arrays_equal_the_serialized_ones() {
+        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+        struct Arrays {
+            #[serde(deserialize_with = "super::deserialize")]
+            big: Vec<u32>,
+            #[serde(deserialize_with = "super::deserialize")]
+            empty: Vec<u8>,
+        }
+        let a = Arrays { big: (0..(3u32 << 20)).collect(), empty: Vec::new() };
+        let back: Arrays = postcard::from_bytes(&postcard::to_allocvec(&a).unwrap()).unwrap();
+        assert_eq!(back, a);
     }
 }

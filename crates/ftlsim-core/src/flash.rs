@@ -89,10 +89,15 @@ pub struct FlashArray {
     per_plane: FastDiv,
     copyback_same_parity: bool,
     // Per page.
+    #[serde(deserialize_with = "big_array::deserialize")]
     page_lpn: Vec<Lpn>,
+    #[serde(deserialize_with = "big_array::deserialize")]
     page_version: Vec<u32>,
+    #[serde(deserialize_with = "big_array::deserialize")]
     page_flags: Vec<u8>,
+    #[serde(deserialize_with = "big_array::deserialize")]
     page_copybacks: Vec<u8>,
+    #[serde(deserialize_with = "big_array::deserialize")]
     valid_bits: Vec<u64>,
     // Per block.
     write_ptr: Vec<u16>,
@@ -103,6 +108,7 @@ pub struct FlashArray {
     /// The reliability model, and per page the copy-back quota its data has spent since its
     /// last host write or off-chip copy (empty when the model is off).
     reliability: Option<ReliabilityModel>,
+    #[serde(deserialize_with = "big_array::deserialize")]
     page_quota_spent: Vec<u16>,
     // Per plane.
     plane_programs: Vec<u64>,
@@ -113,6 +119,7 @@ pub struct FlashArray {
     /// Per page, the program stamp written in its spare area (the thesis's PSN, seed 001
     /// Fig. 8.1): the count of pages programmed before it, plus one. Kept only when
     /// [`FlashArray::keep_program_stamps`] asked for it (runs with power cuts): four bytes a page.
+    #[serde(deserialize_with = "big_array::deserialize")]
     page_stamp: Vec<u32>,
     stamp_clock: u32,
     /// Programs, copy-backs and erases since the array was built (the power-cut clock).

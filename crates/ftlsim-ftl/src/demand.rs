@@ -359,6 +359,7 @@ pub(crate) struct DemandState {
     /// Where each translation page is on flash (the GTD or TPD), NONE before its first write.
     pub directory: Vec<Ppn>,
     /// The page map as the translation pages on flash hold it.
+    #[serde(deserialize_with = "ftlsim_core::big_array::deserialize")]
     pub flash_map: Vec<Ppn>,
     /// Per translation page, the backup stamp its newest copy carries in its spare area
     /// (seed 001 Fig. 8.1's MinPSN; see `recovery`).

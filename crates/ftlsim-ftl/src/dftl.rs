@@ -79,6 +79,7 @@ struct Cmt {
     /// The slot caching each LPN's entry, NONE when uncached: a direct array rather than a
     /// hash map (GC updates one random entry per page moved; hashing cost a third of DFTL's
     /// preconditioning). 4 bytes per logical page of simulator memory.
+    #[serde(deserialize_with = "ftlsim_core::big_array::deserialize")]
     slot_of: Vec<u32>,
     entries: usize,
     free: Vec<u32>,

@@ -90,6 +90,7 @@ struct Writes {
 pub struct HotCold {
     geo: Geometry,
     /// Logical page -> physical page (NONE: never written or trimmed).
+    #[serde(deserialize_with = "ftlsim_core::big_array::deserialize")]
     map: Vec<Ppn>,
     /// Writes per logical page since its counter last aged (saturating).
     updates: Vec<u8>,

@@ -84,6 +84,7 @@ pub(super) struct Cmt {
     stamp: Vec<u64>,
     lru: BTreeSet<(u64, u32)>,
     /// The slot whose entry covers each LPN, NONE when uncached.
+    #[serde(deserialize_with = "ftlsim_core::big_array::deserialize")]
     cover: Vec<u32>,
     /// Entries per translation page (entries never span two).
     per_tp: u32,

@@ -80,6 +80,7 @@ struct Counts {
 #[derive(Serialize, Deserialize)]
 pub struct ThreeDftl {
     geo: Geometry,
+    #[serde(deserialize_with = "ftlsim_core::big_array::deserialize")]
     map: Vec<Ppn>,
     bm: BlockManager,
     tr: Translation,
