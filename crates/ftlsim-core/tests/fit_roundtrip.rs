@@ -53,7 +53,7 @@ fn fitted_traces_replay_with_their_shape() {
             orig.push((r.op, r.offset_sector * 512 + u64::from(r.device) * (1 << 40), u64::from(r.sectors) * 512));
         }
         // Replayed from the TOML file on a span of exactly the trace's range, 4x as long.
-        let file = std::env::temp_dir().join(format!("ftlsim-fit-{}-{name}.toml", std::process::id()));
+        let file = tempfile::Builder::new().prefix("ftlsim-fit-").suffix(".toml").tempfile().unwrap().into_temp_path();
         std::fs::write(&file, toml::to_string(&w).unwrap()).unwrap();
         let back = FittedWorkload::from_toml(&std::fs::read_to_string(&file).unwrap(), "f").unwrap();
         assert_eq!(back, w, "{name}: the TOML round trip keeps every field");

@@ -12,7 +12,6 @@ use ftlsim_core::sim::RunOptions;
 use ftlsim_core::trace::{ParserOptions, RecordReader, TraceFormat};
 use ftlsim_run::{Drive, Quiet, RunSpec, Source};
 use proptest::prelude::*;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 /// 2 channels x 2 planes x 32 blocks x 16 pages of 4 KiB: runs take milliseconds.
@@ -38,10 +37,9 @@ t_prog_ns = 500000
 t_bers_ns = 3000000
 "#;
 
-fn scratch() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ftlsim-run-no-panic-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory, removed with its files when dropped.
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("ftlsim-run-no-panic-").tempdir().unwrap()
 }
 
 /// The fit of the MSR sample, as TOML.
@@ -160,10 +158,10 @@ proptest! {
 
     #[test]
     fn fitted_workloads_with_extreme_rates_never_panic(t in fitted_timing(), l in limit(), i in interval()) {
-        let w = scratch().join("fit.toml");
+        let d = scratch();
+        let w = d.path().join("fit.toml");
         std::fs::write(&w, fit_text()).unwrap();
         check(&format!("file:{},{t},{l}", w.display()), i);
-        std::fs::remove_file(&w).unwrap();
     }
 
     #[test]
@@ -177,10 +175,10 @@ proptest! {
             .enumerate()
             .map(|(n, l)| if n == target { format!("{} = {value}\n", l.split(" = ").next().unwrap()) } else { format!("{l}\n") })
             .collect();
-        let w = scratch().join(format!("junk-{line}.toml"));
+        let d = scratch();
+        let w = d.path().join(format!("junk-{line}.toml"));
         std::fs::write(&w, edited).unwrap();
         check(&format!("file:{},{l}", w.display()), 1_000_000);
-        std::fs::remove_file(&w).unwrap();
     }
 }
 

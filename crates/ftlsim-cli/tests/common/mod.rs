@@ -1,6 +1,6 @@
 //! Helpers shared by the CLI test files.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// Run the binary under test.
@@ -8,12 +8,26 @@ pub fn ftlsim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ftlsim")).args(args).output().expect("ftlsim runs")
 }
 
-/// A fresh scratch directory for one test.
-pub fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ftlsim-cli-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh scratch directory for one test, removed with everything in it when the test
+/// drops it (a run of the suite once left about forty behind in the temporary directory).
+pub fn tmp(name: &str) -> Scratch {
+    Scratch(tempfile::Builder::new().prefix(&format!("ftlsim-cli-test-{name}-")).tempdir().unwrap())
+}
+
+/// A scratch directory: a path while the test holds it.
+pub struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
 }
 
 /// A sample trace of ../shared/traces.

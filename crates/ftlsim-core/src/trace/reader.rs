@@ -707,12 +707,12 @@ mod tests {
     use crate::error::SimError;
     use std::io::Write;
 
-    fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("ftlsim-reader-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
-        std::fs::write(&p, bytes).unwrap();
-        p
+    /// A temporary file ending in `name` (its extension picks the decompression), removed
+    /// when dropped.
+    fn temp(name: &str, bytes: &[u8]) -> tempfile::TempPath {
+        let mut f = tempfile::Builder::new().prefix("ftlsim-reader-").suffix(name).tempfile().unwrap();
+        f.write_all(bytes).unwrap();
+        f.into_temp_path()
     }
 
     /// MQSim lines: `time_ns device start_sector size_sectors type(0 = write, 1 = read)`.
