@@ -33,4 +33,37 @@ pub mod threedftl;
 pub mod waftl;
 pub mod zns;
 
+/// The small drive of this crate's module tests: 2 channels x 2 planes x 32 blocks x 16
+/// pages, a quarter over-provisioned, with `ftl` as its `[ftl]` table's lines.
+#[cfg(test)]
+pub(crate) fn unit_drive(ftl: &str) -> ftlsim_core::config::DriveConfig {
+    let text = format!(
+        r#"
+name = "unit"
+source = "test"
+[geometry]
+channels = 2
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 32
+pages_per_block = 16
+page_size_bytes = 4096
+spare_bytes_per_page = 128
+spare_usable_bytes = 32
+[overprovisioning]
+share = 0.25
+[timing]
+cmd_addr_ns = 100
+channel_mb_per_s = 81.92
+t_r_ns = 25000
+t_prog_ns = 200000
+t_bers_ns = 1500000
+[ftl]
+{ftl}
+"#
+    );
+    ftlsim_core::config::DriveConfig::from_toml(&text, "unit").unwrap()
+}
+
 pub use registry::{build, info, memory_estimate, names, resolve, simulator, Capabilities, FtlInfo, FTLS, SECTIONS};

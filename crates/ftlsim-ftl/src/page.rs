@@ -795,31 +795,7 @@ mod tests {
     /// A small page-FTL drive with LPNs 0..8 written twice (so stale pages exist), and a
     /// mapping corruption applied before the whole-state check.
     fn check_after(corrupt: impl FnOnce(&mut PageFtl, &FlashArray)) {
-        let text = r#"
-name = "unit"
-source = "test"
-[geometry]
-channels = 1
-chips_per_channel = 1
-dies_per_chip = 1
-planes_per_die = 2
-blocks_per_plane = 32
-pages_per_block = 8
-page_size_bytes = 4096
-spare_bytes_per_page = 128
-spare_usable_bytes = 32
-[overprovisioning]
-share = 0.25
-[timing]
-cmd_addr_ns = 100
-channel_mb_per_s = 81.92
-t_r_ns = 25000
-t_prog_ns = 200000
-t_bers_ns = 1500000
-[ftl]
-name = "page"
-"#;
-        let cfg = DriveConfig::from_toml(text, "unit").unwrap();
+        let cfg = crate::unit_drive(r#"name = "page""#);
         let mut flash = FlashArray::for_config(&cfg).unwrap();
         let mut ftl = PageFtl::new(&cfg).unwrap();
         let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());

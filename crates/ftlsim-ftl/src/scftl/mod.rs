@@ -674,34 +674,7 @@ mod tests {
 
     /// 4 planes of 32 blocks of 16 pages of 4 KiB (1,024 entries per translation page).
     fn config(cache_bytes: u64) -> DriveConfig {
-        let text = format!(
-            r#"
-name = "unit"
-source = "test"
-[geometry]
-channels = 2
-chips_per_channel = 1
-dies_per_chip = 1
-planes_per_die = 2
-blocks_per_plane = 32
-pages_per_block = 16
-page_size_bytes = 4096
-spare_bytes_per_page = 128
-spare_usable_bytes = 32
-[overprovisioning]
-share = 0.25
-[timing]
-cmd_addr_ns = 100
-channel_mb_per_s = 81.92
-t_r_ns = 25000
-t_prog_ns = 200000
-t_bers_ns = 1500000
-[ftl]
-name = "scftl"
-mapping_cache_bytes = {cache_bytes}
-"#
-        );
-        DriveConfig::from_toml(&text, "unit").unwrap()
+        crate::unit_drive(&format!("name = \"scftl\"\nmapping_cache_bytes = {cache_bytes}"))
     }
 
     /// An entry with its M and A flags.
