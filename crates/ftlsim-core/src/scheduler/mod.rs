@@ -931,6 +931,12 @@ impl Scheduler {
         if !self.multi_plane || self.serial || !matches!(first.kind, OpKind::Read | OpKind::Program | OpKind::Erase) {
             return 1;
         }
+        // Most operations are followed by one of another kind (a GC copy's read by its
+        // program) or none: settled before any address is divided.
+        let joins = |o: &FlashOp| o.kind == first.kind && o.after == first.after && o.tag == first.tag;
+        if !ops.get(1).is_some_and(joins) {
+            return 1;
+        }
         let (g, per_die) = (&self.map, self.geo.planes_per_die as usize);
         let die = g.die_of(plane);
         let page = g.page_in_block(first.addr);
@@ -940,9 +946,7 @@ impl Scheduler {
             let o = ops[n];
             let plane = g.plane_of(o.addr);
             let bit = 1u64 << g.plane_in_die(plane);
-            if o.kind != first.kind
-                || o.after != first.after
-                || o.tag != first.tag
+            if !joins(&o)
                 || (self.preempt_gc && self.backlog.is_waiting(plane))
                 || g.die_of(plane) != die
                 || g.page_in_block(o.addr) != page
