@@ -38,7 +38,7 @@ SUITE_BUILD := CARGO_INCREMENTAL=0 CARGO_PROFILE_TEST_DEBUG=line-tables-only CAR
 SUITE_NATIVE := target/debug/lib_native.so
 # One pytest process: the sweeps' Dask workers fork (python/ftlsim/_sweep.py), and forked from
 # an xdist worker one wedged CI's run until its 90 minutes ran out (docs/performance.md). A test
-# past 300 s (the slowest takes about 60) prints every thread's stack and ends the run.
+# past 300 s (the slowest takes about 40) prints every thread's stack and ends the run.
 PYTEST_TIMEOUT := --timeout 300 --timeout-method thread
 test: $(VENV)/.tools browser
 	$(VENV)/bin/uv pip install --quiet --python $(VPY) -r pyproject.toml --extra test

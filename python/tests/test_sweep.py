@@ -15,8 +15,8 @@ from conftest import SMALL, run_cli
 
 #: Three quarters of SMALL for the runs that precondition to steady state (a drive's worth
 #: of pages and about half again before each run): what they test does not depend on the
-#: drive's size (80 blocks a plane are refused: GC could not make progress at the default
-#: over-provisioning). The four tests on it: 104 s -> 69 s.
+#: drive's size (DFTL refuses 80 blocks a plane: its GC could not make progress at the
+#: default over-provisioning). The four tests on it: 104 s -> 69 s.
 STEADY = {"geometry.blocks_per_plane": 96}
 
 GRID = {

@@ -24,12 +24,6 @@ impl std::ops::Deref for Scratch {
     }
 }
 
-impl AsRef<Path> for Scratch {
-    fn as_ref(&self) -> &Path {
-        self.0.path()
-    }
-}
-
 /// A sample trace of ../shared/traces.
 pub fn shared_trace(name: &str) -> String {
     format!("{}/../../../shared/traces/{name}", env!("CARGO_MANIFEST_DIR"))
