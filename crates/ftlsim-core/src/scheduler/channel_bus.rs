@@ -44,18 +44,26 @@ impl Lane {
     /// once on average): its capacity follows the live intervals, not their history, and
     /// nothing else touches its cold front (a search starts from a cursor, and an interval
     /// that ended cannot overlap a reservation from `now` on).
+    #[inline(always)]
     fn push(&mut self, interval: (SimTime, SimTime), now: SimTime) {
         if self.iv.len() == self.iv.capacity() {
-            while self.head < self.iv.len() && self.iv[self.head].1 <= now {
-                self.head += 1;
-            }
-            if self.head > 0 && 2 * self.head >= self.iv.len() {
-                self.iv.drain(..self.head);
-                self.base += self.head as u64;
-                self.head = 0;
-            }
+            self.make_room(now);
         }
         self.iv.push(interval);
+    }
+
+    /// The full list's part of [`Lane::push`], once every few hundred intervals.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, now: SimTime) {
+        while self.head < self.iv.len() && self.iv[self.head].1 <= now {
+            self.head += 1;
+        }
+        if self.head > 0 && 2 * self.head >= self.iv.len() {
+            self.iv.drain(..self.head);
+            self.base += self.head as u64;
+            self.head = 0;
+        }
     }
 
     /// Position of the first live interval that ends after `t`, starting from `cursor` (an
@@ -85,37 +93,16 @@ impl ChannelBus {
     /// Reserve `dur` for `unit` at the first gap of the channel at or after `earliest`; returns
     /// the start. `earliest` must not be before `now` nor before the end of the unit's last
     /// reservation (its array is busy until then).
+    ///
+    /// Inlined at the scheduler's calls: about half of them find the bus free after every
+    /// interval booked, and the search for a gap is a call apart.
+    #[inline(always)]
     pub(super) fn reserve(&mut self, unit: usize, earliest: SimTime, dur: SimTime, now: SimTime) -> SimTime {
         assert!(earliest >= now, "bus reservation at {earliest} before the clock {now}");
         if dur == 0 {
             return earliest;
         }
-        let n = self.units.len();
-        let mut t = earliest;
-        if self.last_end > earliest {
-            // Move past every interval that overlaps [t, t + dur) until none does: each move
-            // goes to the end of an overlapping interval, which no earlier start can pass.
-            let mut moved = true;
-            while moved {
-                moved = false;
-                for (v, lane) in self.units.iter().enumerate() {
-                    if lane.iv.last().is_none_or(|&(_, e)| e <= t) {
-                        continue;
-                    }
-                    let cursor = &mut self.cursor[unit * n + v];
-                    let mut i = lane.first_ending_after(t, *cursor);
-                    *cursor = lane.base + i as u64;
-                    while let Some(&(s, e)) = lane.iv.get(i) {
-                        if t + dur <= s {
-                            break;
-                        }
-                        t = e;
-                        moved = true;
-                        i += 1;
-                    }
-                }
-            }
-        }
+        let t = if self.last_end > earliest { self.first_gap(unit, earliest, dur) } else { earliest };
         let lane = &mut self.units[unit];
         match lane.iv.last_mut() {
             Some(last) if last.1 == t => last.1 = t + dur,
@@ -126,6 +113,36 @@ impl ChannelBus {
             None => lane.push((t, t + dur), now),
         }
         self.last_end = self.last_end.max(t + dur);
+        t
+    }
+
+    /// Where `unit` can book `dur` from `earliest` on, some interval ending after `earliest`.
+    #[inline(never)]
+    fn first_gap(&mut self, unit: usize, earliest: SimTime, dur: SimTime) -> SimTime {
+        let n = self.units.len();
+        let mut t = earliest;
+        // Move past every interval that overlaps [t, t + dur) until none does: each move
+        // goes to the end of an overlapping interval, which no earlier start can pass.
+        let mut moved = true;
+        while moved {
+            moved = false;
+            for (v, lane) in self.units.iter().enumerate() {
+                if lane.iv.last().is_none_or(|&(_, e)| e <= t) {
+                    continue;
+                }
+                let cursor = &mut self.cursor[unit * n + v];
+                let mut i = lane.first_ending_after(t, *cursor);
+                *cursor = lane.base + i as u64;
+                while let Some(&(s, e)) = lane.iv.get(i) {
+                    if t + dur <= s {
+                        break;
+                    }
+                    t = e;
+                    moved = true;
+                    i += 1;
+                }
+            }
+        }
         t
     }
 }
