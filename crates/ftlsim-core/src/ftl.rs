@@ -129,11 +129,7 @@ impl<'a> FlashCtx<'a> {
     #[inline]
     fn push(&mut self, kind: OpKind, after: Option<OpRef>, addr: u32, addr2: u32) {
         if self.record {
-            let op = FlashOp { kind, tag: self.tag, after: after.map_or(NO_DEP, |r| r.0), addr, addr2 };
-            if let Some(s) = self.sched.as_deref_mut() {
-                s.note_recorded(&op);
-            }
-            self.ops.push(op);
+            self.ops.push(FlashOp { kind, tag: self.tag, after: after.map_or(NO_DEP, |r| r.0), addr, addr2 });
         }
     }
 
@@ -271,18 +267,11 @@ impl<'a> FlashCtx<'a> {
     }
 
     /// Of `planes` (tried in their order), the one whose queue frees first by the
-    /// scheduler's estimate ([`Scheduler::plane_ready`]); the first one on a tie. `None`
-    /// without a scheduler (functional mode) or planes.
-    pub fn least_loaded_plane(&self, planes: impl Iterator<Item = PlaneId>) -> Option<PlaneId> {
-        let s = self.sched.as_deref()?;
-        let mut best: Option<(SimTime, PlaneId)> = None;
-        for p in planes {
-            let t = s.plane_ready(p);
-            if best.is_none_or(|(b, _)| t < b) {
-                best = Some((t, p));
-            }
-        }
-        best.map(|(_, p)| p)
+    /// scheduler's estimate, the operations recorded so far counted
+    /// ([`Scheduler::least_loaded`]); the first one on a tie. `None` without a scheduler
+    /// (functional mode) or planes.
+    pub fn least_loaded_plane(&mut self, planes: impl Iterator<Item = PlaneId>) -> Option<PlaneId> {
+        self.sched.as_deref_mut()?.least_loaded(self.ops, planes)
     }
 }
 

@@ -306,7 +306,7 @@ impl<D: GcDestination> PageFtl<D> {
     /// The plane for a write of `lpn` whose current copy is `old`: the LPN's plane under
     /// static allocation, the old copy's plane for an update in plane, the least loaded
     /// plane under dynamic allocation (when timed), else the token's.
-    fn choose_plane(&mut self, ctx: &FlashCtx, lpn: Lpn, old: Ppn) -> PlaneId {
+    fn choose_plane(&mut self, ctx: &mut FlashCtx, lpn: Lpn, old: Ppn) -> PlaneId {
         let planes = self.geo.planes();
         let p = match self.allocation {
             Allocation::StaticLpn => return lpn % planes,

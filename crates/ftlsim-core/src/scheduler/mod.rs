@@ -229,8 +229,8 @@ pub struct Scheduler {
     backlog: GcBacklog,
     /// End of the last operation placed from each plane's backlog (for `after_prev`).
     backlog_last_end: Vec<SimTime>,
-    /// Estimated array time of operations recorded but not yet scheduled, per plane.
-    pending_ns: Vec<u64>,
+    /// Scratch of [`Scheduler::least_loaded`]: the array time of the batch's operations per plane.
+    recorded_ns: Vec<u64>,
     /// Scratch: completion of each operation of the batch being scheduled.
     ends: Vec<SimTime>,
     /// Scratch: planes to drain.
@@ -326,7 +326,7 @@ impl Scheduler {
             contention: GcContention::default(),
             backlog: GcBacklog::new(g.planes(), preempt_writes.then(|| (g.blocks(), g.pages_per_block))),
             backlog_last_end: vec![0; planes],
-            pending_ns: vec![0; planes],
+            recorded_ns: vec![0; planes],
             ends: Vec::new(),
             planes_scratch: Vec::new(),
             group_scratch: Vec::new(),
@@ -537,35 +537,41 @@ impl Scheduler {
         }
     }
 
-    /// Note an operation recorded for the batch being built, so that [`Scheduler::plane_ready`]
-    /// counts it before it is scheduled.
-    #[inline]
-    pub fn note_recorded(&mut self, op: &FlashOp) {
-        if op.kind != OpKind::Barrier {
+    /// Of `planes` (tried in their order), the one where a new operation could start first
+    /// ([`Scheduler::plane_ready`]), with `recorded` (the operations of the batch being built,
+    /// not scheduled yet) counted on their planes; the first one on a tie.
+    ///
+    /// The batch's operations are summed here, when an FTL asks (dynamic allocation), rather
+    /// than noted one by one as they are recorded: every FTL call records, few ask.
+    pub fn least_loaded(&mut self, recorded: &[FlashOp], planes: impl Iterator<Item = PlaneId>) -> Option<PlaneId> {
+        self.recorded_ns.fill(0);
+        for op in recorded.iter().filter(|o| o.kind != OpKind::Barrier) {
             let cost = self.cost_ns(op);
-            self.pending_ns[self.map.plane_of(op.addr) as usize] += cost;
+            self.recorded_ns[self.map.plane_of(op.addr) as usize] += cost;
         }
-    }
-
-    /// Forget operations recorded (and noted) but dropped without being scheduled.
-    pub fn discard(&mut self, ops: &[FlashOp]) {
-        for op in ops.iter().filter(|o| o.kind != OpKind::Barrier) {
-            self.pending_ns[self.map.plane_of(op.addr) as usize] = 0;
+        let mut best: Option<(SimTime, PlaneId)> = None;
+        for p in planes {
+            let t = self.plane_ready(p);
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, p));
+            }
         }
+        best.map(|(_, p)| p)
     }
 
     /// Estimated time at which a new operation on `plane` could start: when its array is
-    /// free, plus the deferred GC and the operations recorded but not yet scheduled there
-    /// (for a die that runs one command at a time, those of its whole die).
-    pub fn plane_ready(&self, plane: PlaneId) -> SimTime {
+    /// free, plus the deferred GC and the batch's operations there that
+    /// [`Scheduler::least_loaded`] counted (for a die that runs one command at a time, those
+    /// of its whole die).
+    fn plane_ready(&self, plane: PlaneId) -> SimTime {
         let p = plane as usize;
         if !self.die_exclusive {
-            return self.plane_free[p].max(self.now) + self.backlog.queued_ns(plane) + self.pending_ns[p];
+            return self.plane_free[p].max(self.now) + self.backlog.queued_ns(plane) + self.recorded_ns[p];
         }
         let (mut free, mut queued) = (self.now, 0);
         for q in self.die_planes(plane) {
             free = free.max(self.plane_free[q as usize]);
-            queued += self.backlog.queued_ns(q) + self.pending_ns[q as usize];
+            queued += self.backlog.queued_ns(q) + self.recorded_ns[q as usize];
         }
         free + queued
     }
@@ -642,7 +648,6 @@ impl Scheduler {
                 continue;
             }
             let plane = self.map.plane_of(op.addr);
-            self.pending_ns[plane as usize] = 0;
             let after = (op.after != NO_DEP).then_some(op.after as usize);
             if let Some(a) = after {
                 assert!(a < i, "operation {i} waits for a later one ({a})");
@@ -706,9 +711,6 @@ impl Scheduler {
             out.end = out.end.max(end);
             for (k, o) in ops[i..i + n].iter().enumerate() {
                 ends[i + k] = end;
-                if k > 0 {
-                    self.pending_ns[self.map.plane_of(o.addr) as usize] = 0;
-                }
                 match o.tag {
                     Tag::Host => out.host_end = out.host_end.max(end),
                     _ => gc_end = gc_end.max(end),

@@ -126,7 +126,6 @@ impl Simulator {
             let mut ctx = self.dev.ctx(FlashTime::Timed);
             ctx.set_tag(Tag::Gc);
             if !self.ftl.background_step(&mut ctx)? {
-                self.dev.sched.discard(&self.dev.ops);
                 self.dev.ops.clear();
                 break;
             }
