@@ -13,6 +13,7 @@ the first builds a snapshot (docs/performance.md, "Snapshots") and the others lo
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 import inspect
@@ -21,7 +22,6 @@ import json
 import logging
 import os
 import shutil
-import signal
 import sys
 import time
 import traceback
@@ -351,8 +351,9 @@ def sweep(
             an explicit list of runs.
         client: a ``dask.distributed.Client``: every run becomes a Dask task, so the sweep
             runs wherever the client's cluster does (LocalCluster, dask-jobqueue on Slurm,
-            Kubernetes). None: a Dask LocalCluster of ``workers`` one-thread processes
-            (default: one per core), closed when the sweep ends (:func:`_run_local`).
+            Kubernetes). None: a local Dask cluster of ``workers`` one-thread worker
+            processes (default: one per core), each a new interpreter, closed when the sweep
+            ends (:func:`_run_local`).
         out: the Parquet file; rows already in it are skipped (failed ones retried when
             ``retry_failed``; rows of another simulator build, :func:`build_id`, run again
             unless ``reuse_other_builds``), and it is rewritten every few seconds as runs
@@ -431,36 +432,71 @@ def _grid_rows(df: pd.DataFrame, runs: list[Run]) -> pd.DataFrame:
 
 def _run_local(todo: list[Run], groups: dict[str, list[int]], snapdir: Path, workers: Optional[int],
                finished: Callable[[Row], None]) -> None:
-    """Run the sweep on a Dask LocalCluster of ``workers`` one-thread worker processes.
+    """Run the sweep on a local Dask cluster of ``workers`` one-thread worker processes.
 
     Processes, not threads: a simulator bug aborts only its worker, and the run is still a
-    row. A worker runs one run at a time, so the run under way when a worker dies is the one
-    that killed it: the scheduler gives it up at once (``allowed-failures`` 0) and it becomes
-    an error row, while the nanny starts a new worker for the rest. Workers fork where the
-    platform has it (Linux), so that a script calling sweep() needs no ``if __name__ ==
-    "__main__"`` guard; they spawn elsewhere (macOS, Windows: the guard is needed). No memory
-    limit: a run's memory is the drive's, checked by ``max_memory``, and a worker restarted
-    for its memory would lose the run. Ctrl-C kills the workers (closing the cluster would wait
-    for the runs under way); the finished rows are written by :func:`sweep`."""
-    import dask
-    from distributed import Client, LocalCluster
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    settings = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.multiprocessing-method": method}
-    with dask.config.set(settings):
-        # LocalCluster and Client are not annotated.
-        with LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,  # type: ignore[no-untyped-call]
-                          processes=True, memory_limit=0, dashboard_address=None, silence_logs=logging.CRITICAL,
-                          # No dashboard, and its HTTP routes (health, metrics) on a free port.
-                          scheduler_kwargs={"dashboard_address": ":0"}) as cluster, \
-                Client(cluster) as client:  # type: ignore[no-untyped-call]
-            try:
-                _run_dask(client, todo, groups, snapdir, finished, crash="the worker process died running it alone "
-                          "(a crash in the simulator)")
-            except BaseException:
-                for nanny in cluster.workers.values():
-                    if nanny.pid is not None:
-                        os.kill(nanny.pid, signal.SIGKILL)
-                raise
+    row. A worker is given one run at a time (``in_flight``), so the run under way when a
+    worker dies is the one that killed it: the scheduler gives it up at once
+    (``allowed_failures`` 0) and it becomes an error row, while the nanny starts a new worker
+    for the rest. No memory limit: a run's memory is the drive's, checked by ``max_memory``,
+    and a worker restarted for its memory would lose the run. Ctrl-C kills the workers (closing the cluster would wait for the runs
+    under way); the finished rows are written by :func:`sweep`.
+
+    Each worker is a new interpreter (``python -m dask spec``: a nanny and its worker),
+    started as a subprocess, not forked from this process. A fork copies the locks that this
+    process's other threads hold (the cluster's event loop runs in one; a notebook's kernel
+    runs several), and a child that needs one waits forever: ``make test`` hung so at a
+    cluster's start (docs/performance.md). A new interpreter imports nothing of the calling
+    script either, so a script needs no ``if __name__ == "__main__"`` guard. Windows has no
+    such workers in Dask: there a LocalCluster spawns them, and the guard is needed."""
+    from distributed import Client
+    n = workers or os.cpu_count() or 1
+    with _local_cluster(n) as cluster, Client(cluster) as client:  # type: ignore[no-untyped-call]
+        try:
+            _run_dask(client, todo, groups, snapdir, finished, in_flight=n,
+                      crash="the worker process died running it alone (a crash in the simulator)")
+        except BaseException:
+            _kill_workers(cluster)
+            raise
+
+
+def _local_cluster(n: int) -> Any:
+    """A cluster of ``n`` one-thread worker processes on this machine, its scheduler in this
+    process (see :func:`_run_local`)."""
+    from distributed import LocalCluster, Scheduler, SpecCluster
+    # No dashboard, and the scheduler's HTTP routes (health, metrics) on a free port.
+    scheduler_options = {"dashboard_address": ":0", "allowed_failures": 0}
+    if sys.platform == "win32":
+        import dask
+        settings = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.multiprocessing-method": "spawn"}
+        with dask.config.set(settings):
+            # LocalCluster is not annotated.
+            return LocalCluster(n_workers=n, threads_per_worker=1, processes=True,  # type: ignore[no-untyped-call]
+                                memory_limit=0, dashboard_address=None, silence_logs=logging.CRITICAL,
+                                scheduler_kwargs={"dashboard_address": ":0"})
+    from distributed.deploy.subprocess import SubprocessWorker
+    nanny = {"host": "127.0.0.1", "nthreads": 1, "memory_limit": 0, "silence_logs": logging.CRITICAL}
+    worker = {"cls": SubprocessWorker, "options": {"worker_class": "distributed.Nanny", "worker_kwargs": nanny}}
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False, **scheduler_options}}
+    # SpecCluster is not annotated.
+    return SpecCluster(workers={i: worker for i in range(n)}, scheduler=scheduler,  # type: ignore[no-untyped-call]
+                       worker=worker, silence_logs=logging.CRITICAL, name="ftlsim-sweep")
+
+
+def _kill_workers(cluster: Any) -> None:
+    """Kill every worker process of ``cluster`` and the processes they started, at once."""
+    import psutil
+    for w in cluster.workers.values():
+        # A LocalCluster's nanny has the pid of its worker; a subprocess worker, its process.
+        pid = getattr(w, "pid", None) or getattr(getattr(w, "process", None), "pid", None)
+        if pid is None:
+            continue
+        try:
+            proc = psutil.Process(pid)
+            for p in [*proc.children(recursive=True), proc]:
+                p.kill()
+        except psutil.NoSuchProcess:
+            pass
 
 
 def _error_row(run: Run, error: str) -> Row:
@@ -474,34 +510,62 @@ def _error_row(run: Run, error: str) -> Row:
 
 
 def _run_dask(client: Any, todo: list[Run], groups: dict[str, list[int]], snapdir: Path,
-              finished: Callable[[Row], None], crash: Optional[str] = None) -> None:
+              finished: Callable[[Row], None], crash: Optional[str] = None,
+              in_flight: Optional[int] = None) -> None:
     """Run the sweep as Dask tasks on ``client``'s cluster: a preparation task per shared
     drive, the runs of that drive depending on it. A run whose task fails (its worker died
     more often than the scheduler's ``allowed-failures``, or it was cancelled) is an error
-    row, with ``crash`` as its error when a worker died and that is given."""
+    row, with ``crash`` as its error when a worker died and that is given.
+
+    ``in_flight``: at most this many tasks submitted and not finished (a local cluster's
+    workers), the next submitted as one finishes. The scheduler hands a worker more tasks
+    than it runs at once when it has them, and a worker that dies fails every task it holds:
+    one task a worker, only the run that killed it is lost."""
     from distributed import KilledWorker, as_completed
-    grouped = {i for v in groups.values() for i in v}
-    futures: dict[Any, Run] = {}  # distributed.Future -> its run
+    group_of = {i: key for key, members in groups.items() for i in members}
+    # Each shared drive's preparation goes just before its first run.
+    work: collections.deque[tuple[str, Any]] = collections.deque()
+    for i in range(len(todo)):
+        key = group_of.get(i)
+        if key is not None and groups[key][0] == i:
+            work.append(("prepare", key))
+        work.append(("run", i))
+    preparations: dict[str, Any] = {}  # group key -> its distributed.Future
+    runs: dict[Any, Run] = {}  # distributed.Future -> its run
     # Task keys are unique to this sweep: a re-run on the same client computes afresh.
     token = uuid.uuid4().hex[:8]
-    for i, r in enumerate(todo):
-        if i not in grouped:
-            futures[client.submit(run_task, r, pure=False, key=f"ftlsim-run-{run_id(r)}-{token}")] = r
-    for key, members in groups.items():
-        path = str(snapdir / f"{key}.snap")
-        prep = client.submit(_prepare, todo[members[0]], path, pure=False, key=f"ftlsim-prepare-{key}-{token}")
-        for i in members:
-            r = todo[i]
-            futures[client.submit(run_task, r, prep, pure=False, key=f"ftlsim-run-{run_id(r)}-{token}")] = r
     # distributed.as_completed is not annotated.
-    for f in as_completed(list(futures)):  # type: ignore[no-untyped-call]
-        r = futures[f]
-        try:
-            finished(f.result())
-        except KilledWorker as e:
-            finished(_error_row(r, crash or f"dask task failed: {type(e).__name__}: {e}"))
-        except Exception as e:  # cancelled, or the cluster went away
-            finished(_error_row(r, f"dask task failed: {type(e).__name__}: {e}"))
+    done = as_completed()  # type: ignore[no-untyped-call]
+    pending = 0
+
+    def submit() -> None:
+        nonlocal pending
+        while work and (in_flight is None or pending < in_flight):
+            what, x = work.popleft()
+            if what == "prepare":
+                path = str(snapdir / f"{x}.snap")
+                f = client.submit(_prepare, todo[groups[x][0]], path, pure=False, key=f"ftlsim-prepare-{x}-{token}")
+                preparations[x] = f
+            else:
+                r = todo[x]
+                prep = (preparations[group_of[x]],) if x in group_of else ()
+                f = client.submit(run_task, r, *prep, pure=False, key=f"ftlsim-run-{run_id(r)}-{token}")
+                runs[f] = r
+            done.add(f)  # type: ignore[no-untyped-call]
+            pending += 1
+
+    submit()
+    for f in done:
+        pending -= 1
+        r = runs.pop(f, None)
+        if r is not None:  # a run's task; a preparation's failure shows in its runs
+            try:
+                finished(f.result())
+            except KilledWorker as e:
+                finished(_error_row(r, crash or f"dask task failed: {type(e).__name__}: {e}"))
+            except Exception as e:  # cancelled, or the cluster went away
+                finished(_error_row(r, f"dask task failed: {type(e).__name__}: {e}"))
+        submit()
 
 
 def load_sweep_file(path: Union[str, "os.PathLike[str]"]) -> Union[dict[str, Any], list[dict[str, Any]]]:

@@ -5,6 +5,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -183,18 +184,21 @@ def test_cli_sweep_on_a_dask_scheduler(cluster, cli, tmp_path):
     assert "ftlsim-run" in tasks, tasks
 
 
-def test_tags_ride_along_and_rows_of_another_build_run_again(tmp_path, monkeypatch):
+def test_tags_ride_along_and_rows_of_another_build_run_again(tmp_path):
     out = tmp_path / "t.parquet"
     runs = [{"ftl": "page", "workload": "requests=1000", "overrides": SMALL, "fill": 0.3, "tag": "first"},
             {"ftl": "fast", "workload": "requests=1000", "overrides": SMALL, "fill": 0.3, "tag": "second"}]
     df = ftlsim.sweep(runs, out=out, workers=1)
     assert sorted(df["param.tag"]) == ["first", "second"] and (df.ftlsim_build == ftlsim.build_id()).all()
+    # The file's rows as an earlier build of the simulator left them.
+    df["ftlsim_build"] = "an-earlier-build"
+    ftlsim._sweep._write(out, df, [])
     first = df.set_index("run_id")["sweep.wall_s"]
-    monkeypatch.setattr("ftlsim._sweep.build_id", lambda: "another-build")
-    kept = ftlsim.sweep(runs, out=out, workers=1, reuse_other_builds=True).set_index("run_id")["sweep.wall_s"]
-    assert (kept == first).all(), "reused as asked"
+    kept = ftlsim.sweep(runs, out=out, workers=1, reuse_other_builds=True)
+    assert (kept.ftlsim_build == "an-earlier-build").all(), "reused as asked"
+    assert (kept.set_index("run_id")["sweep.wall_s"] == first).all()
     rerun = ftlsim.sweep(runs, out=out, workers=1)
-    assert (rerun.ftlsim_build == "another-build").all(), "run again under the new build"
+    assert (rerun.ftlsim_build == ftlsim.build_id()).all(), "run again under this build"
 
 
 def test_dask_sweep_shares_preconditioning_through_a_task(cluster, tmp_path):
@@ -210,13 +214,27 @@ def test_dask_sweep_shares_preconditioning_through_a_task(cluster, tmp_path):
                                   local.set_index("run_id").sort_index()[cols])
 
 
-def test_ctrl_c_stops_a_local_sweep_and_keeps_the_finished_rows(tmp_path):
+def test_ctrl_c_stops_a_local_sweep_and_keeps_the_finished_rows(tmp_path, monkeypatch):
     out = tmp_path / "c.parquet"
     runs = [{"ftl": "page", "workload": f"requests={n}", "overrides": SMALL, "fill": 0.2, "tag": i}
             for i, n in enumerate([1000, 1000, 50_000_000, 50_000_000, 50_000_000])]
+    # Each finished row is written at once, so Ctrl-C can come once the two short runs are done.
+    monkeypatch.setattr(ftlsim._sweep, "_SAVE_EVERY_S", 0)
     sent = []
-    timer = threading.Timer(3.0, lambda: (sent.append(time.time()), os.kill(os.getpid(), signal.SIGINT)))
-    timer.start()
+
+    def interrupt_after_the_short_runs():
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                if len(pd.read_parquet(out)) >= 2:
+                    break
+            except Exception:
+                pass  # not written yet
+            time.sleep(0.05)
+        sent.append(time.time())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_after_the_short_runs, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         ftlsim.sweep(runs, out=out, workers=2)
     assert time.time() - sent[0] < 3, "queued runs were cancelled and the workers stopped"
@@ -234,8 +252,10 @@ def _crash_on_tag(run, snapshot=None):
 
 
 def test_a_crashing_worker_costs_only_its_run(tmp_path, monkeypatch):
-    # The local pool forks, so the workers see the patched function.
     monkeypatch.setattr(ftlsim._sweep, "run_task", _crash_on_tag)
+    # The workers are new interpreters: they import the patched function from this module.
+    here = str(Path(__file__).resolve().parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p))
     runs = [{"ftl": "page", "workload": "requests=2000", "overrides": SMALL, "fill": 0.3, "tag": t}
             for t in ("a", "b", "crash", "c", "d")]
     runs += [{"ftl": "page", "workload": f"requests=1000,read={r}", "overrides": SMALL, "steady_state": True,
