@@ -439,8 +439,9 @@ def _run_local(todo: list[Run], groups: dict[str, list[int]], snapdir: Path, wor
     worker dies is the one that killed it: the scheduler gives it up at once
     (``allowed_failures`` 0) and it becomes an error row, while the nanny starts a new worker
     for the rest. No memory limit: a run's memory is the drive's, checked by ``max_memory``,
-    and a worker restarted for its memory would lose the run. Ctrl-C kills the workers (closing the cluster would wait for the runs
-    under way); the finished rows are written by :func:`sweep`.
+    and a worker restarted for its memory would lose the run. Ctrl-C kills the workers
+    (closing the cluster would wait for the runs under way); the finished rows are written by
+    :func:`sweep`.
 
     Each worker is a new interpreter (``python -m dask spec``: a nanny and its worker),
     started as a subprocess, not forked from this process. A fork copies the locks that this
@@ -464,8 +465,7 @@ def _local_cluster(n: int) -> Any:
     """A cluster of ``n`` one-thread worker processes on this machine, its scheduler in this
     process (see :func:`_run_local`)."""
     from distributed import LocalCluster, Scheduler, SpecCluster
-    # No dashboard, and the scheduler's HTTP routes (health, metrics) on a free port.
-    scheduler_options = {"dashboard_address": ":0", "allowed_failures": 0}
+    # Both: no dashboard, and the scheduler's HTTP routes (health, metrics) on a free port.
     if sys.platform == "win32":
         import dask
         settings = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.multiprocessing-method": "spawn"}
@@ -477,7 +477,8 @@ def _local_cluster(n: int) -> Any:
     from distributed.deploy.subprocess import SubprocessWorker
     nanny = {"host": "127.0.0.1", "nthreads": 1, "memory_limit": 0, "silence_logs": logging.CRITICAL}
     worker = {"cls": SubprocessWorker, "options": {"worker_class": "distributed.Nanny", "worker_kwargs": nanny}}
-    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False, **scheduler_options}}
+    scheduler = {"cls": Scheduler,
+                 "options": {"host": "127.0.0.1", "dashboard": False, "dashboard_address": ":0", "allowed_failures": 0}}
     # SpecCluster is not annotated.
     return SpecCluster(workers={i: worker for i in range(n)}, scheduler=scheduler,  # type: ignore[no-untyped-call]
                        worker=worker, silence_logs=logging.CRITICAL, name="ftlsim-sweep")
