@@ -36,12 +36,14 @@ SUITE_BUILD := CARGO_INCREMENTAL=0 CARGO_PROFILE_TEST_DEBUG=line-tables-only CAR
 # pyproject.toml, installed by uv without building the package.
 # The cdylib under its Linux name.
 SUITE_NATIVE := target/debug/lib_native.so
-# One pytest process: the sweeps' Dask workers fork (python/ftlsim/_sweep.py), and forked from
-# an xdist worker one wedged CI's run until its 90 minutes ran out (docs/performance.md). A test
-# past 300 s (the slowest takes about 40) prints every thread's stack and ends the run.
+# One pytest process. A test past 300 s (the slowest takes about 40) prints every thread's stack
+# and ends the run (a forked sweep worker once wedged CI until its 90 minutes ran out; they are
+# new interpreters now, docs/performance.md). The packages' bytecode is compiled at install:
+# with PYTHONDONTWRITEBYTECODE set (CI sets it) each sweep worker otherwise compiled pandas and
+# distributed from source, 3.3 s for `import distributed` against 1.2 s, and pytest took 9 min.
 PYTEST_TIMEOUT := --timeout 300 --timeout-method thread
 test: $(VENV)/.tools browser
-	$(VENV)/bin/uv pip install --quiet --python $(VPY) -r pyproject.toml --extra test
+	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(VPY) -r pyproject.toml --extra test
 	$(SUITE_BUILD) $(CARGO) test --workspace --locked
 	$(SUITE_BUILD) $(CARGO) build --workspace --all-targets --profile test --locked
 	cp $(SUITE_NATIVE) python/ftlsim/_native.abi3.so
