@@ -13,6 +13,7 @@ the first builds a snapshot (docs/performance.md, "Snapshots") and the others lo
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import functools
 import hashlib
@@ -488,8 +489,12 @@ def _kill_workers(cluster: Any) -> None:
     """Kill every worker process of ``cluster`` and the processes they started, at once."""
     import psutil
     for w in cluster.workers.values():
-        # A LocalCluster's nanny has the pid of its worker; a subprocess worker, its process.
-        pid = getattr(w, "pid", None) or getattr(getattr(w, "process", None), "pid", None)
+        process = getattr(w, "process", None)
+        pid: Optional[int]
+        if isinstance(process, asyncio.subprocess.Process):  # a subprocess worker's nanny
+            pid = process.pid
+        else:  # a LocalCluster's nanny, which has its worker's pid
+            process, pid = None, getattr(w, "pid", None)
         if pid is None:
             continue
         try:
@@ -498,6 +503,11 @@ def _kill_workers(cluster: Any) -> None:
                 p.kill()
         except psutil.NoSuchProcess:
             pass
+        if process is not None:
+            # Closing the cluster asks psutil for the children of each process that asyncio has
+            # not yet seen exit, and fails if it has gone meanwhile (CI, stop 55): wait until
+            # asyncio has reaped it.
+            cluster.sync(process.wait)
 
 
 def _error_row(run: Run, error: str) -> Row:
