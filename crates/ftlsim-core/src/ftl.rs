@@ -57,6 +57,9 @@ pub struct FlashCtx<'a> {
     sched: Option<&'a mut Scheduler>,
     buffer_load: Option<f64>,
     placement: u16,
+    /// How many of `ops` the scheduler has counted into its plane loads for this context's
+    /// batch ([`FlashCtx::least_loaded_plane`]); the batch only grows while the context lives.
+    ops_counted: usize,
 }
 
 /// Whether an FTL call's flash operations take time: timed (recorded into the context's
@@ -79,7 +82,17 @@ impl<'a> FlashCtx<'a> {
         time: FlashTime,
     ) -> Self {
         let record = time == FlashTime::Timed;
-        FlashCtx { flash, ops, counts, record, tag: Tag::Host, sched: None, buffer_load: None, placement: 0 }
+        FlashCtx {
+            flash,
+            ops,
+            counts,
+            record,
+            tag: Tag::Host,
+            sched: None,
+            buffer_load: None,
+            placement: 0,
+            ops_counted: 0,
+        }
     }
 
     /// With the scheduler that will place the recorded operations, so that the FTL can ask
@@ -271,7 +284,12 @@ impl<'a> FlashCtx<'a> {
     /// ([`Scheduler::least_loaded`]); the first one on a tie. `None` without a scheduler
     /// (functional mode) or planes.
     pub fn least_loaded_plane(&mut self, planes: impl Iterator<Item = PlaneId>) -> Option<PlaneId> {
-        self.sched.as_deref_mut()?.least_loaded(self.ops, planes)
+        let sched = self.sched.as_deref_mut()?;
+        let from = self.ops_counted;
+        assert!(from <= self.ops.len(), "a batch lost operations while its context lived");
+        self.ops_counted = self.ops.len();
+        // The first question of the context counts its batch from the start.
+        sched.least_loaded(&self.ops[from..], from == 0, planes)
     }
 }
 

@@ -538,13 +538,24 @@ impl Scheduler {
     }
 
     /// Of `planes` (tried in their order), the one where a new operation could start first
-    /// ([`Scheduler::plane_ready`]), with `recorded` (the operations of the batch being built,
+    /// ([`Scheduler::plane_ready`]), with the operations of the batch being built (recorded,
     /// not scheduled yet) counted on their planes; the first one on a tie.
     ///
-    /// The batch's operations are summed here, when an FTL asks (dynamic allocation), rather
-    /// than noted one by one as they are recorded: every FTL call records, few ask.
-    pub fn least_loaded(&mut self, recorded: &[FlashOp], planes: impl Iterator<Item = PlaneId>) -> Option<PlaneId> {
-        self.recorded_ns.fill(0);
+    /// `recorded`: the batch's operations not given before, all of them when `restart` (a
+    /// new batch). The batch is summed here, when an FTL asks (dynamic allocation), rather
+    /// than noted one by one as operations are recorded (every FTL call records, few ask);
+    /// and only what it gained since the last question, so that a batch of n pages asked
+    /// about at each page costs O(n), not O(n^2) (a 1 MiB write's 256 pages and their GC
+    /// took 2.2x the time of 94463cd's count kept per operation, docs/performance.md).
+    pub fn least_loaded(
+        &mut self,
+        recorded: &[FlashOp],
+        restart: bool,
+        planes: impl Iterator<Item = PlaneId>,
+    ) -> Option<PlaneId> {
+        if restart {
+            self.recorded_ns.fill(0);
+        }
         for op in recorded.iter().filter(|o| o.kind != OpKind::Barrier) {
             let cost = self.cost_ns(op);
             self.recorded_ns[self.map.plane_of(op.addr) as usize] += cost;

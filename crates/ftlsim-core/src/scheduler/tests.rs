@@ -222,11 +222,14 @@ fn host_reads_overtake_deferred_gc_between_page_copies() {
 fn least_loaded_counts_work_recorded_but_not_yet_scheduled() {
     let mut s = pcftl_like("");
     let batch = [host(OpKind::Program, PLANE1, NO_DEP)];
-    assert_eq!(s.least_loaded(&[], [1, 0].into_iter()), Some(1), "a tie goes to the first plane tried");
-    assert_eq!(s.least_loaded(&batch, [1, 0].into_iter()), Some(0), "the batch's program loads plane 1");
+    assert_eq!(s.least_loaded(&[], true, [1, 0].into_iter()), Some(1), "a tie goes to the first plane tried");
+    assert_eq!(s.least_loaded(&batch, false, [1, 0].into_iter()), Some(0), "the batch's program loads plane 1");
+    assert_eq!(s.plane_ready(1), 250_000);
+    // Asked again with nothing new, the program is not counted twice.
+    assert_eq!(s.least_loaded(&[], false, [1, 0].into_iter()), Some(0));
     assert_eq!(s.plane_ready(1), 250_000);
     let end = s.schedule(&batch, 0, Some(0)).end;
-    assert_eq!(s.least_loaded(&[], [1, 0].into_iter()), Some(0), "scheduled, the program still loads plane 1");
+    assert_eq!(s.least_loaded(&[], true, [1, 0].into_iter()), Some(0), "scheduled, the program still loads plane 1");
     assert_eq!(s.plane_ready(1), end, "scheduled: the estimate is the plane's free time");
 }
 
