@@ -546,7 +546,7 @@ impl Scheduler {
     /// than noted one by one as operations are recorded (every FTL call records, few ask);
     /// and only what it gained since the last question, so that a batch of n pages asked
     /// about at each page costs O(n), not O(n^2) (a 1 MiB write's 256 pages and their GC
-    /// took 2.2x the time of 94463cd's count kept per operation, docs/performance.md).
+    /// replayed in 2.4x the time of 94463cd's count kept per operation, docs/performance.md).
     pub fn least_loaded(
         &mut self,
         recorded: &[FlashOp],

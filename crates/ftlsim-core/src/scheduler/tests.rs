@@ -234,6 +234,33 @@ fn least_loaded_counts_work_recorded_but_not_yet_scheduled() {
 }
 
 #[test]
+fn a_context_counts_each_recorded_operation_once_however_often_it_asks() {
+    use crate::flash::{FlashArray, Oob, PageKind};
+    use crate::ftl::{FlashCounts, FlashCtx, FlashTime};
+    let mut s = pcftl_like("");
+    let mut flash = FlashArray::new(&s.geo, false);
+    let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
+    {
+        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed).with_scheduler(&mut s);
+        // Programs on plane 1, a question after each, and two with nothing new between them.
+        for k in 0..4 {
+            ctx.program(PLANE1 + k, Oob { lpn: k, version: 1, kind: PageKind::Data }).unwrap();
+            assert_eq!(ctx.least_loaded_plane([1, 0].into_iter()), Some(0));
+        }
+        assert_eq!(ctx.least_loaded_plane([1, 0].into_iter()), Some(0));
+    }
+    let program_ns = s.cost_ns(&host(OpKind::Program, PLANE1, NO_DEP));
+    assert_eq!(s.plane_ready(1), 4 * program_ns, "each program counted once");
+    // A new context's batch starts the count over.
+    ops.clear();
+    {
+        let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed).with_scheduler(&mut s);
+        assert_eq!(ctx.least_loaded_plane([1, 0].into_iter()), Some(1));
+    }
+    assert_eq!(s.plane_ready(1), 0);
+}
+
+#[test]
 fn host_programs_behind_gc_are_counted_with_idle_planes() {
     let mut s = pcftl_like("");
     s.schedule(&gc_batch(), 0, Some(0));
