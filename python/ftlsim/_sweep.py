@@ -450,7 +450,7 @@ def _run_local(todo: list[Run], groups: dict[str, list[int]], snapdir: Path, wor
     runs several), and a child that needs one waits forever: ``make test`` hung so at a
     cluster's start (docs/performance.md). A new interpreter imports nothing of the calling
     script either, so a script needs no ``if __name__ == "__main__"`` guard. Windows has no
-    such workers in Dask: there a LocalCluster spawns them, and the guard is needed."""
+    such workers in Dask: there nannies in this process spawn them, and the guard is needed."""
     from distributed import Client
     n = workers or os.cpu_count() or 1
     with _local_cluster(n) as cluster, Client(cluster) as client:  # type: ignore[no-untyped-call]
@@ -462,22 +462,20 @@ def _run_local(todo: list[Run], groups: dict[str, list[int]], snapdir: Path, wor
             raise
 
 
-def _local_cluster(n: int) -> Any:
+def _local_cluster(n: int, spawned: bool = sys.platform == "win32") -> Any:
     """A cluster of ``n`` one-thread worker processes on this machine, its scheduler in this
-    process (see :func:`_run_local`)."""
-    from distributed import LocalCluster, Scheduler, SpecCluster
-    # Both: no dashboard, and the scheduler's HTTP routes (health, metrics) on a free port.
-    if sys.platform == "win32":
-        import dask
-        settings = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.multiprocessing-method": "spawn"}
-        with dask.config.set(settings):
-            # LocalCluster is not annotated.
-            return LocalCluster(n_workers=n, threads_per_worker=1, processes=True,  # type: ignore[no-untyped-call]
-                                memory_limit=0, dashboard_address=None, silence_logs=logging.CRITICAL,
-                                scheduler_kwargs={"dashboard_address": ":0"})
-    from distributed.deploy.subprocess import SubprocessWorker
+    process (see :func:`_run_local`). ``spawned``: nannies in this process spawn the workers
+    (Windows, where Dask has no subprocess workers) instead of each nanny and its worker being
+    a new interpreter."""
+    from distributed import Nanny, Scheduler, SpecCluster
     nanny = {"host": "127.0.0.1", "nthreads": 1, "memory_limit": 0, "silence_logs": logging.CRITICAL}
-    worker = {"cls": SubprocessWorker, "options": {"worker_class": "distributed.Nanny", "worker_kwargs": nanny}}
+    worker: dict[str, Any]
+    if spawned:
+        worker = {"cls": Nanny, "options": nanny}
+    else:
+        from distributed.deploy.subprocess import SubprocessWorker
+        worker = {"cls": SubprocessWorker, "options": {"worker_class": "distributed.Nanny", "worker_kwargs": nanny}}
+    # No dashboard, and the scheduler's HTTP routes (health, metrics) on a free port.
     scheduler = {"cls": Scheduler,
                  "options": {"host": "127.0.0.1", "dashboard": False, "dashboard_address": ":0", "allowed_failures": 0}}
     # SpecCluster is not annotated.
@@ -493,7 +491,7 @@ def _kill_workers(cluster: Any) -> None:
         pid: Optional[int]
         if isinstance(process, asyncio.subprocess.Process):  # a subprocess worker's nanny
             pid = process.pid
-        else:  # a LocalCluster's nanny, which has its worker's pid
+        else:  # a nanny in this process, which has its worker's pid
             process, pid = None, getattr(w, "pid", None)
         if pid is None:
             continue

@@ -242,12 +242,13 @@ def test_ctrl_c_stops_a_local_sweep_and_keeps_the_finished_rows(tmp_path, monkey
     assert sorted(df["param.tag"]) == [0, 1] and (df.status == "ok").all()
 
 
-def test_a_cluster_whose_workers_were_killed_closes_cleanly():
+@pytest.mark.parametrize("spawned", [False, True], ids=["new-interpreters", "spawned-as-on-windows"])
+def test_a_cluster_whose_workers_were_killed_closes_cleanly(spawned):
     # Closing asks psutil for the children of each worker process that asyncio has not seen
     # exit; one killed and reaped meanwhile made that fail about half the time (CI, stop 55).
     from distributed import Client
-    for _ in range(5):
-        with ftlsim._sweep._local_cluster(2) as cluster, Client(cluster) as client:
+    for _ in range(5 if not spawned else 2):
+        with ftlsim._sweep._local_cluster(2, spawned=spawned) as cluster, Client(cluster) as client:
             busy = [client.submit(time.sleep, 60, pure=False) for _ in range(2)]
             client.wait_for_workers(2)
             time.sleep(0.3)
