@@ -244,6 +244,9 @@ pub struct Scheduler {
     /// ([`Scheduler::die_fifo`]); `None` otherwise.
     die_starts: Option<DieStarts>,
     dies_scratch: Vec<u32>,
+    /// Runs of page copies go through [`Scheduler::place_copy_run`]: not in serial mode,
+    /// nor where a read and a program occupy different units (independent plane reads).
+    copy_runs: bool,
 }
 
 /// How far to drain a plane's deferred work.
@@ -334,6 +337,7 @@ impl Scheduler {
             completions: Vec::new(),
             die_starts: (read_first && die_exclusive).then(|| DieStarts::new(g.dies())),
             dies_scratch: Vec::new(),
+            copy_runs: !(t.serial || die_exclusive && t.independent_plane_reads),
         }
     }
 
@@ -716,6 +720,21 @@ impl Scheduler {
                 continue;
             }
             assert!(!after_deferred, "operation {i} waits for deferred work but is not deferred");
+            if self.copy_runs
+                && !deferrable
+                && op.kind == OpKind::Read
+                && op.tag != Tag::Host
+                && after.is_none()
+                && self.backlog.is_empty()
+            {
+                let (placed, end) = self.place_copy_run(ops, i, plane, ready, &mut ends);
+                if placed > 0 {
+                    out.end = out.end.max(end);
+                    gc_end = gc_end.max(end);
+                    i += placed;
+                    continue;
+                }
+            }
             let n = self.group_len(&ops[i..], plane);
             let end =
                 if n > 1 { self.multi(&ops[i..i + n], plane, earliest) } else { self.single(op, plane, earliest) };
@@ -1086,6 +1105,83 @@ impl Scheduler {
         self.account(plane, op.tag, bus_ns, end - start);
         self.after_placing(op, plane, earliest, end);
         data.unwrap_or(end)
+    }
+
+    /// Place the run of page copies that starts at `ops[first]` (on `plane`): a read ready at
+    /// `ready`, then a program of the same plane waiting for it, and again, as long as each
+    /// pair is one of GC's or the mapping's and no program would join the next in a
+    /// multi-plane command. Each operation is placed exactly as [`Scheduler::place`] places
+    /// it, one after another (property-tested against it), but what `place` settles per
+    /// operation (the plane's channel, bus unit and array, its register, the busy time and GC
+    /// extent it adds to) is settled once per run: GC's page copies are nine in ten of the
+    /// benchmark's flash operations, and that bookkeeping was most of their cost
+    /// (docs/performance.md). Returns the operations placed (0 when `ops[first]` does not start
+    /// a copy) and the latest end; `ends` gets each operation's completion, as `schedule` notes it.
+    fn place_copy_run(
+        &mut self,
+        ops: &[FlashOp],
+        first: usize,
+        plane: PlaneId,
+        ready: SimTime,
+        ends: &mut [SimTime],
+    ) -> (usize, SimTime) {
+        let tag = ops[first].tag;
+        let mut j = first;
+        while let [r, w, rest @ ..] = &ops[j..] {
+            let copy = r.kind == OpKind::Read
+                && w.kind == OpKind::Program
+                && r.tag == tag
+                && w.tag == tag
+                && r.after == NO_DEP
+                && w.after as usize == j
+                && self.map.plane_of(r.addr) == plane
+                && self.map.plane_of(w.addr) == plane;
+            // A second program after the same read would join this one in one command.
+            let joined = rest.first().is_some_and(|o| o.kind == OpKind::Program && o.after == w.after);
+            if !copy || joined {
+                break;
+            }
+            j += 2;
+        }
+        if j == first {
+            return (0, ready);
+        }
+        let p = plane as usize;
+        let ch = self.map.channel_of(plane) as usize;
+        let unit = self.bus_unit[p] as usize;
+        let (cmd, xfer, t_prog, now) = (self.cmd, self.xfer, self.t_prog, self.now);
+        let mut free = self.array_free(plane, OpKind::Read);
+        let mut register = self.register[p];
+        let (mut bus_ns, mut array_ns, mut hits) = (0, 0, 0);
+        for k in (first..j).step_by(2) {
+            let (r, w) = (ops[k], ops[k + 1]);
+            let hit = self.register_hits && register == r.addr;
+            hits += u64::from(hit);
+            let t_r = if hit { 0 } else { self.t_r };
+            let c = self.buses[ch].reserve(unit, ready.max(free), cmd, now);
+            let x = self.buses[ch].reserve(unit, c + cmd + t_r, xfer, now);
+            let data = self.dma_in(x + xfer, 1);
+            array_ns += x + xfer - c;
+            free = x + xfer;
+            // The program, as `place` places it once its read's data is in DRAM.
+            let a0 = data.max(free);
+            let from = self.dma_out(data.max(a0.saturating_sub(self.dram_xfer)), 1).max(a0);
+            let b = self.buses[ch].reserve(unit, from, cmd + xfer, now);
+            bus_ns += 2 * (cmd + xfer);
+            array_ns += cmd + xfer + t_prog;
+            free = b + cmd + xfer + t_prog;
+            register = w.addr;
+            ends[k] = data;
+            ends[k + 1] = free;
+        }
+        self.occupy(plane, OpKind::Program, free);
+        self.account(plane, tag, bus_ns, array_ns);
+        self.register[p] = register;
+        self.register_hits_count += hits;
+        if tag == Tag::Gc {
+            self.gc_until[p] = self.gc_until[p].max(free);
+        }
+        (j - first, free)
     }
 
     /// Bookkeeping common to every placed operation: the plane register, GC extent and the

@@ -481,3 +481,66 @@ fn gc_goes_first_on_the_whole_die_when_one_of_its_planes_is_below_the_floor() {
     assert_eq!(run(3, die), 325_000 + 250_000);
     assert_eq!(run(1, die), 1_300_000 + 1_500_000 + 250_000);
 }
+
+proptest::proptest! {
+    /// Runs of page copies placed together (`place_copy_run`) land exactly where placing
+    /// their operations one by one puts them: the same completions, busy time, register hits,
+    /// GC extent and free times, batch after batch, among host work and copies that leave
+    /// their plane or join a multi-plane command, on each kind of die.
+    #[test]
+    fn copy_runs_place_as_their_operations_would_one_by_one(
+        timing in 0usize..4,
+        batches in proptest::collection::vec(
+            (0u64..400_000, proptest::collection::vec((0u8..8, 0u32..4, 0u32..6, 0u8..3), 1..16)),
+            1..24,
+        )
+    ) {
+        let timing = [
+            "multi_plane = true",
+            "plane_concurrency = \"multi_plane_only\"\nmulti_plane = true",
+            "plane_concurrency = \"multi_plane_only\"\nregister_read_hits = true",
+            "register_read_hits = true\ndram_mb_per_s = 2000.0\necc_decode_ns = 3000",
+        ][timing];
+        let mut together = pcftl_like(timing);
+        let mut apart = together.clone();
+        apart.copy_runs = false;
+        let tags = [Tag::Gc, Tag::Mapping, Tag::Host];
+        let (mut ready, mut ops) = (0, Vec::new());
+        for (step, spec) in batches {
+            ready += step;
+            ops.clear();
+            for (what, plane, page, tag) in spec {
+                let tag = tags[tag as usize];
+                let at = |plane: u32| (plane % 4) * 1024 + page;
+                let i = ops.len() as u32;
+                match what {
+                    // A page copy on its plane, or (5) to the next plane.
+                    0..=2 | 5 => {
+                        let to = if what == 5 { plane + 1 } else { plane };
+                        ops.push(FlashOp { tag, ..op(OpKind::Read, at(plane), 0, NO_DEP) });
+                        ops.push(FlashOp { tag, ..op(OpKind::Program, at(to) + 1, 0, i) });
+                    }
+                    // A second program after the last read: may join a multi-plane command.
+                    3 if i > 0 && ops[i as usize - 1].kind == OpKind::Program => {
+                        let FlashOp { after, addr, tag, .. } = ops[i as usize - 1];
+                        ops.push(FlashOp { tag, ..op(OpKind::Program, (addr + 2048) % 4096, 0, after) });
+                    }
+                    3 | 4 => ops.push(FlashOp { tag, ..op(OpKind::Read, at(plane), 0, NO_DEP) }),
+                    6 => ops.push(FlashOp { tag, ..op(OpKind::Program, at(plane), 0, NO_DEP) }),
+                    _ => ops.push(FlashOp { tag, ..op(OpKind::Erase, at(plane) & !15, 0, NO_DEP) }),
+                }
+            }
+            together.set_now(ready);
+            apart.set_now(ready);
+            let request = (step % 2 == 0).then_some(0);
+            proptest::prop_assert_eq!(together.schedule(&ops, ready, request), apart.schedule(&ops, ready, request));
+            proptest::prop_assert_eq!(&together.busy, &apart.busy);
+            proptest::prop_assert_eq!(&together.plane_free, &apart.plane_free);
+            proptest::prop_assert_eq!(&together.gc_until, &apart.gc_until);
+            proptest::prop_assert_eq!(&together.register, &apart.register);
+            proptest::prop_assert_eq!(together.register_hits_count, apart.register_hits_count);
+            proptest::prop_assert_eq!(together.multi_plane_commands, apart.multi_plane_commands);
+            proptest::prop_assert_eq!(together.contention, apart.contention);
+        }
+    }
+}
