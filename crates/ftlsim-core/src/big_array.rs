@@ -71,6 +71,22 @@ pub fn prefetch<T>(s: &[T], i: usize) {
     let _ = (s, i);
 }
 
+/// [`prefetch`] of every cache line of `s[start..start + len]` (as much of it as exists).
+pub fn prefetch_range<T>(s: &[T], start: usize, len: usize) {
+    const LINE_BYTES: usize = 64;
+    let step = (LINE_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+    let end = start.saturating_add(len).min(s.len());
+    let mut i = start;
+    while i < end {
+        prefetch(s, i);
+        i += step;
+    }
+    // The last line, when `start` was not at a line's start.
+    if end > start {
+        prefetch(s, end - 1);
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
     if bytes < HUGE_PAGE_THRESHOLD_BYTES {
@@ -101,6 +117,15 @@ mod tests {
         assert_eq!(v.len(), 3 << 20);
         assert!(v.iter().all(|&x| x == 7));
         assert_eq!(super::filled(0, 1u8), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn a_prefetch_past_the_end_of_an_array_is_ignored() {
+        let v = vec![1u8; 100];
+        for (start, len) in [(0, 0), (90, 20), (100, 5), (500, 5), (1, usize::MAX)] {
+            super::prefetch_range(&v, start, len);
+        }
+        super::prefetch_range::<u64>(&[], 0, 8);
     }
 
     #[test]

@@ -529,6 +529,16 @@ impl FlashArray {
         Ok(())
     }
 
+    /// Ask the CPU to bring the OOB and flags of `block`'s first `pages` pages into cache at
+    /// once: GC is about to read them page by page, and one miss after another on them
+    /// stalled its page moves (docs/performance.md). A hint only.
+    pub fn prefetch_oob(&self, block: BlockId, pages: u32) {
+        let (first, n) = (self.geo.first_page(block) as usize, pages as usize);
+        big_array::prefetch_range(&self.page_lpn, first, n);
+        big_array::prefetch_range(&self.page_version, first, n);
+        big_array::prefetch_range(&self.page_flags, first, n);
+    }
+
     /// Owner LPN in a page's OOB without checks (a hint; [`FlashArray::read`] checks).
     #[inline]
     pub fn owner(&self, ppn: Ppn) -> Lpn {
