@@ -447,8 +447,9 @@ pub trait Ftl {
         Ok(())
     }
     /// A hint that `lpn` will be written soon, for callers that know addresses ahead
-    /// (preconditioning): at [`PrefetchStage::Map`] the FTL may prefetch the mapping entry,
-    /// a few writes later at [`PrefetchStage::OldPage`] the state of the page it maps to.
+    /// (preconditioning, and the replay loop for the request waiting to issue, read or
+    /// write): at [`PrefetchStage::Map`] the FTL may prefetch the mapping entry, a few
+    /// writes later at [`PrefetchStage::OldPage`] the state of the page it maps to.
     /// No effect on results.
     fn prefetch_write(&self, _flash: &FlashArray, _lpn: Lpn, _stage: PrefetchStage) {}
     /// Discard a logical page.

@@ -591,6 +591,9 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
 
     fn write(&mut self, ctx: &mut FlashCtx, lpn: Lpn, version: u32) -> Result<(), SimError> {
         let old = self.map[lpn as usize];
+        // The superseded page's validity and its block's GC state are updated last: fetched
+        // now, they arrive while the page is placed and programmed (and GC runs).
+        self.prefetch_write(ctx.flash(), lpn, PrefetchStage::OldPage);
         let plane = match self.place_dynamic(ctx, lpn)? {
             Some(p) => p,
             None => self.place(ctx, lpn, old)?,

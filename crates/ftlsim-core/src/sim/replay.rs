@@ -20,7 +20,8 @@ use super::Simulator;
 use super::{HostCounts, Report};
 use crate::arbiter::{Arbiter, Arbitration};
 use crate::error::SimError;
-use crate::ftl::{GcCounts, SeriesKind, SeriesValue};
+use crate::ftl::{GcCounts, PrefetchStage, SeriesKind, SeriesValue};
+use crate::geometry::Lpn;
 use crate::host::{check_bounds, IoOp, Request};
 use crate::metrics::{r6, IntervalRow, LatencyHistogram, Observer, TenantInterval, WriteBufferReport};
 use crate::scheduler::{Scheduler, SimTime, Tag, SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
@@ -179,6 +180,7 @@ impl Simulator {
         let mut run = ReplayLoop::new(self, opts, &base)?;
         loop {
             run.read_next(sources)?;
+            run.announce_pending(self);
             let next_completion = run.queue.next_completion();
             // Deferred work starting first is placed first: it may complete requests.
             let next_deferred = self.dev.sched.next_deferred_start();
@@ -592,6 +594,19 @@ impl ReplayLoop {
                 self.sqs.iter().filter(|s| !s.closed).filter_map(|s| s.pending.map(|r| r.arrival_ns)).min();
         }
         Ok(())
+    }
+
+    /// Ask the FTL to fetch the mapping entry of each queue's request waiting to issue: in
+    /// a closed loop the next request is read a completion before it issues, and its entry's
+    /// cache miss was most of the host write's time (docs/performance.md). A hint only.
+    #[inline]
+    fn announce_pending(&self, sim: &Simulator) {
+        let spp = u64::from(sim.cfg.geometry.sectors_per_page());
+        for r in self.sqs.iter().filter_map(|s| s.pending.as_ref()) {
+            if let Ok(lpn) = Lpn::try_from(r.offset_sector / spp) {
+                sim.ftl.prefetch_write(&sim.dev.flash, lpn, PrefetchStage::Map);
+            }
+        }
     }
 
     /// The last request read from queue `q`, for messages: `request 12`, with tenants
