@@ -1007,23 +1007,14 @@ impl Scheduler {
     /// When `pages` pages read off the channel by `ready` are in DRAM: ECC decode, then
     /// the DRAM port (t_DMA in, seed 003 Sec. II-A).
     fn dma_in(&mut self, ready: SimTime, pages: u64) -> SimTime {
-        let t = ready + self.ecc;
-        if self.dram_xfer == 0 {
-            return t;
-        }
-        let now = self.now;
-        self.dram.reserve(t, pages * self.dram_xfer, now) + pages * self.dram_xfer
+        through_dram(&mut self.dram, ready + self.ecc, pages * self.dram_xfer, self.now)
     }
 
     /// When `pages` pages to program can go on the channel, their DRAM transfer (t_DMA out)
     /// booked at the port's first gap from `ready` (callers pass the later of the data's
     /// ready time and just before the plane frees, so a busy plane does not hold the port).
     fn dma_out(&mut self, ready: SimTime, pages: u64) -> SimTime {
-        if self.dram_xfer == 0 {
-            return ready;
-        }
-        let now = self.now;
-        self.dram.reserve(ready, pages * self.dram_xfer, now) + pages * self.dram_xfer
+        through_dram(&mut self.dram, ready, pages * self.dram_xfer, self.now)
     }
 
     /// Place one operation on its plane and channel.
@@ -1126,62 +1117,61 @@ impl Scheduler {
         ends: &mut [SimTime],
     ) -> (usize, SimTime) {
         let tag = ops[first].tag;
-        let mut j = first;
-        while let [r, w, rest @ ..] = &ops[j..] {
+        let p = plane as usize;
+        let (lo, per_plane) = (self.geo.first_page(self.geo.first_block(plane)), self.geo.pages_per_plane());
+        let on_plane = |addr: Ppn| addr.wrapping_sub(lo) < per_plane;
+        let unit = self.bus_unit[p] as usize;
+        let (cmd, xfer, t_r, t_prog, ecc, dram_xfer, now) =
+            (self.cmd, self.xfer, self.t_r, self.t_prog, self.ecc, self.dram_xfer, self.now);
+        let register_hits = self.register_hits;
+        let mut free = self.array_free(plane, OpKind::Read);
+        let mut register = self.register[p];
+        let (mut array_ns, mut hits) = (0, 0);
+        let (bus, dram) = (&mut self.buses[self.map.channel_of(plane) as usize], &mut self.dram);
+        let mut k = first;
+        while let [r, w, rest @ ..] = &ops[k..] {
             let copy = r.kind == OpKind::Read
                 && w.kind == OpKind::Program
                 && r.tag == tag
                 && w.tag == tag
                 && r.after == NO_DEP
-                && w.after as usize == j
-                && self.map.plane_of(r.addr) == plane
-                && self.map.plane_of(w.addr) == plane;
+                && w.after as usize == k
+                && on_plane(r.addr)
+                && on_plane(w.addr);
             // A second program after the same read would join this one in one command.
             let joined = rest.first().is_some_and(|o| o.kind == OpKind::Program && o.after == w.after);
             if !copy || joined {
                 break;
             }
-            j += 2;
-        }
-        if j == first {
-            return (0, ready);
-        }
-        let p = plane as usize;
-        let ch = self.map.channel_of(plane) as usize;
-        let unit = self.bus_unit[p] as usize;
-        let (cmd, xfer, t_prog, now) = (self.cmd, self.xfer, self.t_prog, self.now);
-        let mut free = self.array_free(plane, OpKind::Read);
-        let mut register = self.register[p];
-        let (mut bus_ns, mut array_ns, mut hits) = (0, 0, 0);
-        for k in (first..j).step_by(2) {
-            let (r, w) = (ops[k], ops[k + 1]);
-            let hit = self.register_hits && register == r.addr;
+            let hit = register_hits && register == r.addr;
             hits += u64::from(hit);
-            let t_r = if hit { 0 } else { self.t_r };
-            let c = self.buses[ch].reserve(unit, ready.max(free), cmd, now);
-            let x = self.buses[ch].reserve(unit, c + cmd + t_r, xfer, now);
-            let data = self.dma_in(x + xfer, 1);
+            let c = bus.reserve(unit, ready.max(free), cmd, now);
+            let x = bus.reserve(unit, c + cmd + if hit { 0 } else { t_r }, xfer, now);
+            let data = through_dram(dram, x + xfer + ecc, dram_xfer, now);
             array_ns += x + xfer - c;
             free = x + xfer;
             // The program, as `place` places it once its read's data is in DRAM.
             let a0 = data.max(free);
-            let from = self.dma_out(data.max(a0.saturating_sub(self.dram_xfer)), 1).max(a0);
-            let b = self.buses[ch].reserve(unit, from, cmd + xfer, now);
-            bus_ns += 2 * (cmd + xfer);
+            let from = through_dram(dram, data.max(a0.saturating_sub(dram_xfer)), dram_xfer, now).max(a0);
+            let b = bus.reserve(unit, from, cmd + xfer, now);
             array_ns += cmd + xfer + t_prog;
             free = b + cmd + xfer + t_prog;
             register = w.addr;
             ends[k] = data;
             ends[k + 1] = free;
+            k += 2;
+        }
+        if k == first {
+            return (0, ready);
         }
         self.occupy(plane, OpKind::Program, free);
-        self.account(plane, tag, bus_ns, array_ns);
+        self.account(plane, tag, (k - first) as u64 * (cmd + xfer), array_ns);
         self.register[p] = register;
         self.register_hits_count += hits;
         if tag == Tag::Gc {
             self.gc_until[p] = self.gc_until[p].max(free);
         }
-        (j - first, free)
+        (k - first, free)
     }
 
     /// Bookkeeping common to every placed operation: the plane register, GC extent and the
@@ -1283,6 +1273,16 @@ impl Scheduler {
             }
         }
     }
+}
+
+/// When data ready at `ready` is through the DRAM port, which it holds for `dur` at the
+/// port's first gap (`dur` 0: an unlimited port).
+#[inline]
+fn through_dram(dram: &mut Bus, ready: SimTime, dur: u64, now: SimTime) -> SimTime {
+    if dur == 0 {
+        return ready;
+    }
+    dram.reserve(ready, dur, now) + dur
 }
 
 /// Planes of the scope that contains `plane`, in ascending order.
