@@ -705,7 +705,7 @@ impl GcJob {
     /// unless the relocation asks for a parity: then the next valid page of that parity goes
     /// first, and one of the other parity only when none is left (copy-back wastes a
     /// destination page only then, PCFTL Sec. 3.3).
-    pub fn step(&mut self, ctx: &mut FlashCtx, r: &mut dyn Relocate) -> Result<GcStep, SimError> {
+    pub fn step<R: Relocate + ?Sized>(&mut self, ctx: &mut FlashCtx, r: &mut R) -> Result<GcStep, SimError> {
         let src = match r.wanted_parity(ctx.flash(), self.victim) {
             None => self.next_in_order(ctx, r),
             Some(parity) => self.next_of(ctx.flash(), parity).or_else(|| self.next_of(ctx.flash(), 1 - parity)),
@@ -727,7 +727,7 @@ impl GcJob {
     /// victim with its first (a page announced only when the one a fixed distance before it
     /// was valid left a victim's first pages, and one in eight after an invalid page, to miss
     /// the cache: 5% of the benchmark's time stalled on them, docs/performance.md).
-    fn next_in_order(&mut self, ctx: &FlashCtx, r: &dyn Relocate) -> Option<Ppn> {
+    fn next_in_order<R: Relocate + ?Sized>(&mut self, ctx: &FlashCtx, r: &R) -> Option<Ppn> {
         let flash = ctx.flash();
         let first = flash.geometry().first_page(self.victim);
         let wp = flash.write_pointer(self.victim);

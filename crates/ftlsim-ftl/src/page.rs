@@ -203,26 +203,22 @@ fn write_copyback_table(ctx: &mut FlashCtx, bm: &mut BlockManager, dst: Ppn, pag
 impl<D: GcDestination> Relocate for PlaneMover<'_, D> {
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
         assert_eq!(oob.kind, PageKind::Data, "page FTL relocates only data pages");
-        let g = ctx.flash().geometry();
-        let plane = g.plane_of(src);
-        let src_parity = g.page_in_block(src) % 2;
-        let dst = self.bm.allocate(ctx.flash(), plane, self.stream)?;
-        let g = ctx.flash().geometry();
-        if g.page_in_block(dst) == 0 {
-            self.dest.opened(g.block_of(dst), Some(self.plan.gc_stream));
+        let f = ctx.flash();
+        let dst = self.bm.allocate(f, f.plane_of(src), self.stream)?;
+        if f.page_in_block(dst) == 0 {
+            self.dest.opened(f.geometry().block_of(dst), Some(self.plan.gc_stream));
         }
-        let parity_ok = !ctx.flash().copyback_same_parity() || g.page_in_block(dst) % 2 == src_parity;
         // A copy-back wanted and refused by a limit (or by a quota) is counted.
-        let wanted = self.plan.copyback || self.plan.refused;
-        let allowed = !self.plan.refused && self.dest.allows_copyback(ctx.flash(), src);
-        let copyback = wanted && parity_ok && allowed;
-        ctx.copy(src, dst, copyback)?;
+        let wanted = (self.plan.copyback || self.plan.refused)
+            && (!f.copyback_same_parity() || f.page_in_block(dst) % 2 == f.page_in_block(src) % 2);
+        let allowed = wanted && !self.plan.refused && self.dest.allows_copyback(f, src);
+        ctx.copy(src, dst, allowed)?;
         write_copyback_table(ctx, self.bm, dst, self.dest.table_pages())?;
-        if copyback {
+        if allowed {
             self.copies.copybacks += 1;
         } else {
             self.copies.offchip += 1;
-            self.copies.refused += u64::from(wanted && parity_ok && !allowed);
+            self.copies.refused += u64::from(wanted);
         }
         let slot = &mut self.map[oob.lpn as usize];
         assert_eq!(*slot, src, "lpn {} maps elsewhere than its valid page {src}", oob.lpn);
