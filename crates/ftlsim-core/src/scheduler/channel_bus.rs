@@ -120,6 +120,24 @@ impl ChannelBus {
     #[inline(never)]
     fn first_gap(&mut self, unit: usize, earliest: SimTime, dur: SimTime) -> SimTime {
         let n = self.units.len();
+        if n == 2 {
+            // Two units (the `default` drive's two dies on a channel): the unit's own intervals
+            // all end by `earliest` (see `reserve`), so the other's list alone is searched, once.
+            let v = 1 - unit;
+            let lane = &self.units[v];
+            let cursor = &mut self.cursor[2 * unit + v];
+            let mut i = lane.first_ending_after(earliest, *cursor);
+            *cursor = lane.base + i as u64;
+            let mut t = earliest;
+            while let Some(&(s, e)) = lane.iv.get(i) {
+                if t + dur <= s {
+                    break;
+                }
+                t = e;
+                i += 1;
+            }
+            return t;
+        }
         let mut t = earliest;
         // Move past every interval that overlaps [t, t + dur) until none does: each move
         // goes to the end of an overlapping interval, which no earlier start can pass.
