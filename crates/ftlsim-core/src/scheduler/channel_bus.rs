@@ -68,6 +68,7 @@ impl Lane {
 
     /// Position of the first live interval that ends after `t`, starting from `cursor` (an
     /// absolute index: where the searching unit's last search stopped, at an earlier `t`).
+    #[inline(always)]
     fn first_ending_after(&self, t: SimTime, cursor: u64) -> usize {
         let mut i = (cursor.saturating_sub(self.base) as usize).clamp(self.head, self.iv.len());
         // A unit searches after its own last transfer, which no other unit's interval before
