@@ -1414,7 +1414,7 @@ impl<F: DemandFtl + ?Sized> Relocate for Mover<'_, F> {
             },
             _ => s.gc_destination(ctx, src)?,
         };
-        ctx.copy(src, dst, copyback)?;
+        ctx.copy_read(src, oob, dst, copyback)?;
         ctx.invalidate(src)?;
         s.bm.on_invalidate(ctx.flash(), src);
         s.gc.pages_moved += 1;

@@ -121,7 +121,7 @@ impl Relocate for Mover<'_> {
         // Under the same-parity rule a copy-back needs a destination of the source's parity;
         // the page goes through the controller otherwise.
         let parity_ok = !ctx.flash().copyback_same_parity() || ctx.flash().geometry().page_in_block(dst) % 2 == parity;
-        ctx.copy(src, dst, self.copyback && parity_ok)?;
+        ctx.copy_read(src, oob, dst, self.copyback && parity_ok)?;
         assert_eq!(self.map[oob.lpn as usize], src, "lpn {} maps elsewhere than its valid page {src}", oob.lpn);
         self.map[oob.lpn as usize] = dst;
         ctx.invalidate(src)?;

@@ -212,7 +212,7 @@ impl<D: GcDestination> Relocate for PlaneMover<'_, D> {
         let wanted = (self.plan.copyback || self.plan.refused)
             && (!f.copyback_same_parity() || f.page_in_block(dst) % 2 == f.page_in_block(src) % 2);
         let allowed = wanted && !self.plan.refused && self.dest.allows_copyback(f, src);
-        ctx.copy(src, dst, allowed)?;
+        ctx.copy_read(src, oob, dst, allowed)?;
         write_copyback_table(ctx, self.bm, dst, self.dest.table_pages())?;
         if allowed {
             self.copies.copybacks += 1;
