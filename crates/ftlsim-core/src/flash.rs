@@ -539,18 +539,6 @@ impl FlashArray {
         big_array::prefetch_range(&self.page_flags, first, n);
     }
 
-    /// [`Geometry::plane_of`] by a multiplication instead of a division (GC's page moves).
-    #[inline]
-    pub fn plane_of(&self, ppn: Ppn) -> PlaneId {
-        self.per_plane.quotient(ppn)
-    }
-
-    /// [`Geometry::page_in_block`] by a multiplication instead of a division.
-    #[inline]
-    pub fn page_in_block(&self, ppn: Ppn) -> u32 {
-        self.per_block.remainder(ppn)
-    }
-
     /// Owner LPN in a page's OOB without checks (a hint; [`FlashArray::read`] checks).
     #[inline]
     pub fn owner(&self, ppn: Ppn) -> Lpn {

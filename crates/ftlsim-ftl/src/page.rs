@@ -203,14 +203,14 @@ fn write_copyback_table(ctx: &mut FlashCtx, bm: &mut BlockManager, dst: Ppn, pag
 impl<D: GcDestination> Relocate for PlaneMover<'_, D> {
     fn relocate(&mut self, ctx: &mut FlashCtx, src: Ppn, oob: Oob) -> Result<(), SimError> {
         assert_eq!(oob.kind, PageKind::Data, "page FTL relocates only data pages");
-        let f = ctx.flash();
-        let dst = self.bm.allocate(f, f.plane_of(src), self.stream)?;
-        if f.page_in_block(dst) == 0 {
-            self.dest.opened(f.geometry().block_of(dst), Some(self.plan.gc_stream));
+        let (f, g) = (ctx.flash(), ctx.flash().geometry());
+        let dst = self.bm.allocate(f, g.plane_of(src), self.stream)?;
+        if g.page_in_block(dst) == 0 {
+            self.dest.opened(g.block_of(dst), Some(self.plan.gc_stream));
         }
         // A copy-back wanted and refused by a limit (or by a quota) is counted.
         let wanted = (self.plan.copyback || self.plan.refused)
-            && (!f.copyback_same_parity() || f.page_in_block(dst) % 2 == f.page_in_block(src) % 2);
+            && (!f.copyback_same_parity() || g.page_in_block(dst) % 2 == g.page_in_block(src) % 2);
         let allowed = wanted && !self.plan.refused && self.dest.allows_copyback(f, src);
         ctx.copy_read(src, oob, dst, allowed)?;
         write_copyback_table(ctx, self.bm, dst, self.dest.table_pages())?;
