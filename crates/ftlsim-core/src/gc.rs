@@ -681,7 +681,7 @@ pub trait Relocate {
 }
 
 /// How many pages ahead of the current one GC announces the next relocations. Replay rate of
-/// the benchmark's workload against 8 (four pairs each): 24 about +3%, 48 -7%, a whole block
+/// the benchmark's workload against 8 (four pairs each): 24 about +3%, 48 -6%, a whole block
 /// at a victim's first page -12%.
 const PREFETCH_DISTANCE: u32 = 24;
 
