@@ -222,7 +222,7 @@ impl<'a> FlashCtx<'a> {
     /// [`FlashCtx::copy`] of a page whose OOB `oob` the caller has just read from the flash
     /// (GC reads it to find the page's owner): off-chip, a read and a program that waits for
     /// it are recorded without reading the page's state a second time (that second read was
-    /// 6% of the benchmark's instructions, docs/performance.md).
+    /// 5.5% of the benchmark's instructions, docs/performance.md).
     pub fn copy_read(&mut self, src: Ppn, oob: Oob, dst: Ppn, copyback: bool) -> Result<(), FlashError> {
         if copyback {
             return self.copy(src, dst, true).map(drop);
