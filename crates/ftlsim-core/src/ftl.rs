@@ -170,16 +170,21 @@ impl<'a> FlashCtx<'a> {
 
     fn read_kind(&mut self, kind: OpKind, ppn: Ppn, after: Option<OpRef>) -> Result<Oob, FlashError> {
         let oob = self.flash.read(ppn)?;
+        self.record_read(kind, ppn, after);
+        Ok(oob)
+    }
+
+    /// Count and record a read of `ppn` (its state checked by the caller).
+    #[inline]
+    fn record_read(&mut self, kind: OpKind, ppn: Ppn, after: Option<OpRef>) {
         self.counts.reads[self.tag as usize] += 1;
         self.push(kind, after, ppn, 0);
-        Ok(oob)
     }
 
     /// Read a page's spare area during a scan (recovery): the OOB, or `None` for a page that
     /// holds nothing readable (erased, skipped or torn), which costs a read all the same.
     pub fn read_spare(&mut self, ppn: Ppn) -> Option<Oob> {
-        self.counts.reads[self.tag as usize] += 1;
-        self.push(OpKind::Read, None, ppn, 0);
+        self.record_read(OpKind::Read, ppn, None);
         self.flash.read(ppn).ok()
     }
 
@@ -228,8 +233,7 @@ impl<'a> FlashCtx<'a> {
             return self.copy(src, dst, true).map(drop);
         }
         debug_assert_eq!(self.flash.read(src).ok(), Some(oob), "page {src} copied with another OOB");
-        self.counts.reads[self.tag as usize] += 1;
-        self.push(OpKind::Read, None, src, 0);
+        self.record_read(OpKind::Read, src, None);
         let read = self.last_op();
         self.program_after(dst, oob, read)
     }

@@ -361,6 +361,14 @@ impl<D: GcDestination> PageFtl<D> {
         Ok(ctx.least_loaded_plane(candidates))
     }
 
+    /// Fetch what invalidating the mapped page `ppn` touches (nothing for [`NONE`]): a hint.
+    fn prefetch_page(&self, flash: &FlashArray, ppn: Ppn) {
+        if ppn != NONE {
+            flash.prefetch_page_state(ppn);
+            self.bm.prefetch_block(self.geo.block_of(ppn));
+        }
+    }
+
     /// Step `job` once, relocating within its plane.
     /// `urgent`: foreground GC (rcFTL's mode selector always copies back then).
     fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob, urgent: bool) -> Result<GcStep, SimError> {
@@ -606,7 +614,7 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
         let old = self.map[lpn as usize];
         // The superseded page's validity and its block's GC state are updated last: fetched
         // now, they arrive while the page is placed and programmed (and GC runs).
-        self.prefetch_write(ctx.flash(), lpn, PrefetchStage::OldPage);
+        self.prefetch_page(ctx.flash(), old);
         let plane = match self.place_dynamic(ctx, lpn)? {
             Some(p) => p,
             None => self.place(ctx, lpn, old)?,
@@ -638,9 +646,8 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
         match stage {
             PrefetchStage::Map => big_array::prefetch(&self.map, lpn as usize),
             PrefetchStage::OldPage => {
-                if let Some(&old) = self.map.get(lpn as usize).filter(|&&p| p != NONE) {
-                    flash.prefetch_page_state(old);
-                    self.bm.prefetch_block(self.geo.block_of(old));
+                if let Some(&old) = self.map.get(lpn as usize) {
+                    self.prefetch_page(flash, old);
                 }
             }
         }

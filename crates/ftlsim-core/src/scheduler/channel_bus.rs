@@ -121,48 +121,46 @@ impl ChannelBus {
     #[inline(never)]
     fn first_gap(&mut self, unit: usize, earliest: SimTime, dur: SimTime) -> SimTime {
         let n = self.units.len();
+        let mut t = earliest;
         if n == 2 {
             // Two units (the `default` drive's two dies on a channel): the unit's own intervals
             // all end by `earliest` (see `reserve`), so the other's list alone is searched, once.
-            let v = 1 - unit;
-            let lane = &self.units[v];
-            let cursor = &mut self.cursor[2 * unit + v];
-            let mut i = lane.first_ending_after(earliest, *cursor);
-            *cursor = lane.base + i as u64;
-            let mut t = earliest;
-            while let Some(&(s, e)) = lane.iv.get(i) {
-                if t + dur <= s {
-                    break;
-                }
-                t = e;
-                i += 1;
-            }
+            self.move_past(unit, 1 - unit, &mut t, dur);
             return t;
         }
-        let mut t = earliest;
         // Move past every interval that overlaps [t, t + dur) until none does: each move
         // goes to the end of an overlapping interval, which no earlier start can pass.
         let mut moved = true;
         while moved {
             moved = false;
-            for (v, lane) in self.units.iter().enumerate() {
-                if lane.iv.last().is_none_or(|&(_, e)| e <= t) {
-                    continue;
-                }
-                let cursor = &mut self.cursor[unit * n + v];
-                let mut i = lane.first_ending_after(t, *cursor);
-                *cursor = lane.base + i as u64;
-                while let Some(&(s, e)) = lane.iv.get(i) {
-                    if t + dur <= s {
-                        break;
-                    }
-                    t = e;
-                    moved = true;
-                    i += 1;
-                }
+            for v in 0..n {
+                moved |= self.move_past(unit, v, &mut t, dur);
             }
         }
         t
+    }
+
+    /// Move `t` past the intervals of unit `v`'s list that overlap `[t, t + dur)`, searching
+    /// from where `unit`'s last search of that list stopped; whether `t` moved.
+    #[inline(always)]
+    fn move_past(&mut self, unit: usize, v: usize, t: &mut SimTime, dur: SimTime) -> bool {
+        let lane = &self.units[v];
+        if lane.iv.last().is_none_or(|&(_, e)| e <= *t) {
+            return false;
+        }
+        let cursor = &mut self.cursor[unit * self.units.len() + v];
+        let mut i = lane.first_ending_after(*t, *cursor);
+        *cursor = lane.base + i as u64;
+        let mut moved = false;
+        while let Some(&(s, e)) = lane.iv.get(i) {
+            if *t + dur <= s {
+                break;
+            }
+            *t = e;
+            moved = true;
+            i += 1;
+        }
+        moved
     }
 }
 

@@ -1004,6 +1004,12 @@ impl Scheduler {
         self.place(op, plane, earliest)
     }
 
+    /// The times of one page's read and program ([`PageTimes`]).
+    #[inline(always)]
+    fn page_times(&self) -> PageTimes {
+        PageTimes { cmd: self.cmd, xfer: self.xfer, t_prog: self.t_prog, ecc: self.ecc, dram_xfer: self.dram_xfer }
+    }
+
     /// When `pages` pages read off the channel by `ready` are in DRAM: ECC decode, then
     /// the DRAM port (t_DMA in, seed 003 Sec. II-A).
     fn dma_in(&mut self, ready: SimTime, pages: u64) -> SimTime {
@@ -1058,10 +1064,9 @@ impl Scheduler {
         let mut data = None;
         let (start, end) = match op.kind {
             OpKind::Read => {
-                let c = self.buses[ch].reserve(unit, a0, cmd, now);
-                let x = self.buses[ch].reserve(unit, c + cmd + t_r, xfer, now);
-                data = Some(self.dma_in(x + xfer, 1));
-                (c, x + xfer)
+                let (c, end, d) = self.page_times().read(&mut self.buses[ch], &mut self.dram, unit, a0, t_r, now);
+                data = Some(d);
+                (c, end)
             }
             OpKind::ReadSpare => {
                 // The spare bytes go to the controller's SRAM, not through the DRAM port.
@@ -1070,12 +1075,7 @@ impl Scheduler {
                 data = Some(x + self.spare_xfer + self.ecc);
                 (c, x + self.spare_xfer)
             }
-            OpKind::Program => {
-                // The page leaves DRAM just before the plane can take it.
-                let from = self.dma_out(earliest.max(a0.saturating_sub(self.dram_xfer)), 1).max(a0);
-                let b = self.buses[ch].reserve(unit, from, cmd + xfer, now);
-                (b, b + cmd + xfer + self.t_prog)
-            }
+            OpKind::Program => self.page_times().program(&mut self.buses[ch], &mut self.dram, unit, earliest, a0, now),
             OpKind::Erase => {
                 let b = self.buses[ch].reserve(unit, a0, cmd, now);
                 (b, b + cmd + self.t_bers)
@@ -1121,8 +1121,7 @@ impl Scheduler {
         let (lo, per_plane) = (self.geo.first_page(self.geo.first_block(plane)), self.geo.pages_per_plane());
         let on_plane = |addr: Ppn| addr.wrapping_sub(lo) < per_plane;
         let unit = self.bus_unit[p] as usize;
-        let (cmd, xfer, t_r, t_prog, ecc, dram_xfer, now) =
-            (self.cmd, self.xfer, self.t_r, self.t_prog, self.ecc, self.dram_xfer, self.now);
+        let (times, t_r, now) = (self.page_times(), self.t_r, self.now);
         let register_hits = self.register_hits;
         let mut free = self.array_free(plane, OpKind::Read);
         let mut register = self.register[p];
@@ -1145,17 +1144,11 @@ impl Scheduler {
             }
             let hit = register_hits && register == r.addr;
             hits += u64::from(hit);
-            let c = bus.reserve(unit, ready.max(free), cmd, now);
-            let x = bus.reserve(unit, c + cmd + if hit { 0 } else { t_r }, xfer, now);
-            let data = through_dram(dram, x + xfer + ecc, dram_xfer, now);
-            array_ns += x + xfer - c;
-            free = x + xfer;
+            let (c, read_end, data) = times.read(bus, dram, unit, ready.max(free), if hit { 0 } else { t_r }, now);
             // The program, as `place` places it once its read's data is in DRAM.
-            let a0 = data.max(free);
-            let from = through_dram(dram, data.max(a0.saturating_sub(dram_xfer)), dram_xfer, now).max(a0);
-            let b = bus.reserve(unit, from, cmd + xfer, now);
-            array_ns += cmd + xfer + t_prog;
-            free = b + cmd + xfer + t_prog;
+            let (b, program_end) = times.program(bus, dram, unit, data, data.max(read_end), now);
+            array_ns += (read_end - c) + (program_end - b);
+            free = program_end;
             register = w.addr;
             ends[k] = data;
             ends[k + 1] = free;
@@ -1165,7 +1158,7 @@ impl Scheduler {
             return (0, ready);
         }
         self.occupy(plane, OpKind::Program, free);
-        self.account(plane, tag, (k - first) as u64 * (cmd + xfer), array_ns);
+        self.account(plane, tag, (k - first) as u64 * (times.cmd + times.xfer), array_ns);
         self.register[p] = register;
         self.register_hits_count += hits;
         if tag == Tag::Gc {
@@ -1272,6 +1265,54 @@ impl Scheduler {
                 ds.mark(self.geo.die_of(q));
             }
         }
+    }
+}
+
+/// A single page's read and program on a channel bus, the formulas of docs/timing.md, for
+/// [`Scheduler::place`] and [`Scheduler::place_copy_run`] alike.
+#[derive(Debug, Clone, Copy)]
+struct PageTimes {
+    cmd: u64,
+    xfer: u64,
+    t_prog: u64,
+    ecc: u64,
+    dram_xfer: u64,
+}
+
+impl PageTimes {
+    /// A read on `unit`, its array free at `a0`, `t_r` its array time (0 on a register hit):
+    /// (command start, plane free, data in DRAM after ECC and the DRAM port).
+    #[inline(always)]
+    fn read(
+        self,
+        bus: &mut ChannelBus,
+        dram: &mut Bus,
+        unit: usize,
+        a0: SimTime,
+        t_r: u64,
+        now: SimTime,
+    ) -> (SimTime, SimTime, SimTime) {
+        let c = bus.reserve(unit, a0, self.cmd, now);
+        let x = bus.reserve(unit, c + self.cmd + t_r, self.xfer, now);
+        (c, x + self.xfer, through_dram(dram, x + self.xfer + self.ecc, self.dram_xfer, now))
+    }
+
+    /// A program of data ready at `ready` on `unit`, its array free at `a0` (no earlier than
+    /// `ready`): the page leaves DRAM just before the plane can take it. (Transfer start,
+    /// plane free.)
+    #[inline(always)]
+    fn program(
+        self,
+        bus: &mut ChannelBus,
+        dram: &mut Bus,
+        unit: usize,
+        ready: SimTime,
+        a0: SimTime,
+        now: SimTime,
+    ) -> (SimTime, SimTime) {
+        let from = through_dram(dram, ready.max(a0.saturating_sub(self.dram_xfer)), self.dram_xfer, now).max(a0);
+        let b = bus.reserve(unit, from, self.cmd + self.xfer, now);
+        (b, b + self.cmd + self.xfer + self.t_prog)
     }
 }
 

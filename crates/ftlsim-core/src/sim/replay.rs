@@ -179,8 +179,9 @@ impl Simulator {
         self.check_cut_with_write_behind(opts)?;
         let mut run = ReplayLoop::new(self, opts, &base)?;
         loop {
-            run.read_next(sources)?;
-            run.announce_pending(self);
+            if run.read_next(sources)? {
+                run.announce_pending(self);
+            }
             let next_completion = run.queue.next_completion();
             // Deferred work starting first is placed first: it may complete requests.
             let next_deferred = self.dev.sched.next_deferred_start();
@@ -549,12 +550,13 @@ impl ReplayLoop {
     }
 
     /// Source step: read the next request of every queue that has none waiting, checking
-    /// its bounds in the queue's namespace and placing it there.
+    /// its bounds in the queue's namespace and placing it there. Returns whether it read any.
     #[inline]
     fn read_next(
         &mut self,
         sources: &mut [&mut dyn Iterator<Item = Result<Request, SimError>>],
-    ) -> Result<(), SimError> {
+    ) -> Result<bool, SimError> {
+        let before = self.index;
         for (q, source) in sources.iter_mut().enumerate() {
             while self.sqs[q].wants_request() && !self.sqs[q].source_done {
                 match source.next() {
@@ -593,7 +595,7 @@ impl ReplayLoop {
             self.first_arrival =
                 self.sqs.iter().filter(|s| !s.closed).filter_map(|s| s.pending.map(|r| r.arrival_ns)).min();
         }
-        Ok(())
+        Ok(self.index != before)
     }
 
     /// Ask the FTL to fetch the mapping entry of each queue's request waiting to issue: in
