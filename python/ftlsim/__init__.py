@@ -8,7 +8,7 @@ self-contained HTML page with plots. docs/python.md walks through an example.
 import os
 from typing import Any, Optional, Union
 
-from . import _native
+from . import _args, _native
 from ._config import Config
 from ._native import (
     ConfigError,
@@ -82,7 +82,7 @@ def trace_stats(
     """Statistics of a trace file, as ``ftlsim trace stats --json`` prints them: requests,
     read share, sizes, footprint, sequentiality, timing, hot spots; the format is detected
     unless given."""
-    return _native.trace_stats(os.fspath(path), format, page_size, skip_bad_lines)
+    return _native.trace_stats(os.fspath(path), format, _args.count("page_size", page_size), skip_bad_lines)
 
 
 def trace_fit(path: "str | os.PathLike[str]", out: "str | os.PathLike[str] | None" = None,
@@ -96,9 +96,10 @@ def trace_fit(path: "str | os.PathLike[str]", out: "str | os.PathLike[str] | Non
     (``ValueError``). ``update_share`` (with ``replay``, the keys after ``file:``, and
     ``capacity_bytes``, the drive's logical bytes) imposes a share of page writes that rewrite
     a page written before on that replay; ``fitted["imposed"]["reached"]`` says what it got."""
-    _text, fitted = _native.trace_fit(os.fspath(path), extent_bytes, format,
+    capacity = None if capacity_bytes is None else _args.count("capacity_bytes", capacity_bytes)
+    _text, fitted = _native.trace_fit(os.fspath(path), _args.count("extent_bytes", extent_bytes), format,
                                       None if out is None else os.fspath(out),
-                                      update_share, replay, capacity_bytes, seed)
+                                      update_share, replay, capacity, _args.seed(seed))
     return fitted
 
 
@@ -112,7 +113,7 @@ def trace_locality(path: "str | os.PathLike[str]", format: Optional[str] = None)
 
 def workload_locality(spec: str, capacity_bytes: int, seed: int = 1) -> dict[str, Any]:
     """The same for the requests a workload spec draws on a drive of ``capacity_bytes``."""
-    return _native.workload_locality(spec, capacity_bytes, seed)
+    return _native.workload_locality(spec, _args.count("capacity_bytes", capacity_bytes), _args.seed(seed))
 
 
 def fit_check(fit: "str | os.PathLike[str]", requests: Optional[int] = None, seed: int = 1) -> dict[str, Any]:
@@ -120,4 +121,5 @@ def fit_check(fit: "str | os.PathLike[str]", requests: Optional[int] = None, see
     locality it keeps: ``trace`` and ``fit`` (as :func:`trace_locality`) and ``distance``
     (Kolmogorov-Smirnov distances of the reuse distances, the largest hit-ratio differences
     and the update share's difference)."""
-    return _native.fit_check(os.fspath(fit), requests, seed)
+    n = None if requests is None else _args.count("requests", requests)
+    return _native.fit_check(os.fspath(fit), n, _args.seed(seed))

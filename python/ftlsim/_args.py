@@ -43,6 +43,16 @@ def seed(v: Any) -> int:
     return s
 
 
+def count(name: str, v: Any, least: int = 1) -> int:
+    """A whole number in [least, 2^64)."""
+    if not isinstance(v, numbers.Integral) or isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a whole number, not {_type_name(v)} {v!r}")
+    n = int(v)
+    if not least <= n < SEED_LIMIT:
+        raise ValueError(f"{name} = {n}: must be a whole number in [{least}, 2^64)")
+    return n
+
+
 def text(name: str, v: Any) -> Optional[str]:
     """A string or None."""
     if v is None or isinstance(v, str):

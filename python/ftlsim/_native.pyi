@@ -61,11 +61,11 @@ def run(
     power_cut: Optional[str] = None,
     clean_shutdown: bool = True,
     tenants: list[str] = ...,
-    arbitration: str = "rr",
+    arbitration: Optional[str] = None,
     progress: Optional[Callable[[str, int, Optional[int]], None]] = None,
-) -> tuple[dict[str, Any], dict[str, list[Any]], dict[str, Any]]:
+) -> tuple[dict[str, Any], dict[str, list[Any]], dict[str, Any], list[tuple[str, str]]]:
     """Run one simulation with the GIL released: (results.json as a dict, the time series by
-    column, the effective config)."""
+    column, the effective config, the files it read or saved as (role, path))."""
 
 def presets() -> list[dict[str, Any]]: ...
 def preset_toml(name: str) -> str: ...
@@ -84,3 +84,5 @@ def trace_locality(path: str, format: Optional[str] = None) -> dict[str, Any]: .
 def workload_locality(spec: str, capacity_bytes: int, seed: int = 1) -> dict[str, Any]: ...
 def fit_check(fit: str, requests: Optional[int] = None, seed: int = 1) -> dict[str, Any]: ...
 def _panic_for_test(message: str) -> None: ...
+def check_outputs(inputs: list[tuple[str, str]], outputs: list[tuple[str, str]]) -> None:
+    """Raise InputError if an output (role, path), replaced whole, is an input or another output."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union, cast
 import numpy as np
 import pandas as pd
 
+from . import _outputs
 from ._config import Config
 from ._run import Result, RunDetail, latency_frame
 
@@ -205,7 +206,7 @@ def figure_page(title: str, figures: Iterable[tuple[str, str, "Figure"]], out: U
     files.mkdir(parents=True, exist_ok=True)
     parts = "".join(f"<figure>{_svg_and_files(fig, name, files)}<figcaption>{html.escape(caption)}</figcaption>"
                     "</figure>" for name, caption, fig in figures)
-    out.write_text("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    _outputs.write(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                    f"<title>{html.escape(title)}</title></head><body><h1>{html.escape(title)}</h1>{parts}"
                    + (f"<p>{html.escape(note)}</p>" if note else "") + "</body></html>\n")
     return out
@@ -477,6 +478,7 @@ def report(
         raise ValueError("nothing to report: no runs given")
     _label(entries, label)
     out = Path(out)
+    _outputs.check([("out", out)], _input_files(data))
     files = out.with_name(out.stem + "_files")
     files.mkdir(parents=True, exist_ok=True)
     for old in files.iterdir():
@@ -504,8 +506,20 @@ def report(
     if norm is not None:
         parts += [f"<h2>Normalised to {html.escape(norm.attrs['baseline'])}</h2>", _norm_table(norm)]
     parts += ["<h2>Plots</h2>", *sections, "</body></html>"]
-    out.write_text("\n".join(parts))
+    _outputs.write(out, "\n".join(parts))
     return out
+
+
+def _input_files(data: Any) -> list[tuple[str, str]]:
+    """The files a report reads from ``data`` (run directories' files, Parquet files), by role."""
+    items = data if isinstance(data, (list, tuple)) else [data]
+    files = []
+    for d in items:
+        if isinstance(d, (str, os.PathLike)):
+            p = Path(d)
+            names = [p / n for n in ("results.json", "timeseries.csv", "config.toml")] if p.is_dir() else [p]
+            files += [("data", os.fspath(n)) for n in names if n.exists()]
+    return files
 
 
 def _version() -> str:

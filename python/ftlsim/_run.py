@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from . import _args, _native, _tenants
+from . import _args, _native, _outputs, _tenants
 from ._config import Config, overrides_list
 
 if TYPE_CHECKING:
@@ -55,10 +55,13 @@ class Result:
         config: the effective drive config (preset or file, overrides and FTL applied).
     """
 
-    def __init__(self, summary: dict[str, Any], timeseries: dict[str, list[Any]], config: dict[str, Any]) -> None:
+    def __init__(self, summary: dict[str, Any], timeseries: dict[str, list[Any]], config: dict[str, Any],
+                 files: Sequence[tuple[str, str]] = ()) -> None:
         self.summary = summary
         self.config = config
         self._timeseries = timeseries
+        # The files the run read or saved, by role: :meth:`save` never overwrites them.
+        self._files = list(files)
 
     def __repr__(self) -> str:
         r = self.summary["report"]
@@ -198,12 +201,19 @@ class Result:
         }
 
     def save(self, out: PathLike) -> Path:
-        """Write results.json, timeseries.csv and config.json into directory ``out``."""
+        """Write results.json, timeseries.csv and config.json into directory ``out``, each
+        whole or not at all; ``InputError`` if one of them is a file the run read or saved
+        (its trace, config, snapshot) or is not a regular file."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "results.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True))
-        self.timeseries.drop(columns=["t_end_s"]).to_csv(out / "timeseries.csv", index=False)
-        (out / "config.json").write_text(json.dumps(self.config, indent=2, sort_keys=True))
+        files = {
+            "results.json": json.dumps(self.summary, indent=2, sort_keys=True),
+            "timeseries.csv": self.timeseries.drop(columns=["t_end_s"]).to_csv(index=False),
+            "config.json": json.dumps(self.config, indent=2, sort_keys=True),
+        }
+        _outputs.check([("out", out / name) for name in files], self._files)
+        for name, text in files.items():
+            _outputs.write(out / name, text)
         return out
 
 
@@ -245,7 +255,7 @@ def run(
     power_cut: Union[str, int, None] = None,
     clean_shutdown: bool = True,
     tenants: Optional[Sequence[_tenants.TenantLike]] = None,
-    arbitration: str = "rr",
+    arbitration: Optional[str] = None,
     progress: Union[bool, ProgressCallback] = False,
 ) -> Result:
     """Simulate a drive under a workload or trace, as ``ftlsim run`` does, in this process.
@@ -286,7 +296,7 @@ def run(
             :attr:`Result.tenants` has each one's part.
         arbitration: how the controller picks among the tenants' queues, as
             ``--arbitration``: ``"rr"``, ``"rr:burst=4"`` or
-            ``"wrr:high=8,medium=4,low=1,burst=2"``.
+            ``"wrr:high=8,medium=4,low=1,burst=2"``; with tenants only (default round robin).
         progress: True for a tqdm progress bar, or a callable ``f(stage, done, total)``
             called at each progress point (stage "precondition" or "replay").
 
@@ -336,7 +346,7 @@ def run(
         power_cut=_args.count_or_text("power_cut", power_cut, '"250ms"'),
         clean_shutdown=bool(clean_shutdown),
         tenants=_tenants.tenants_list(tenants),
-        arbitration=_args.text("arbitration", arbitration) or "rr",
+        arbitration=_args.text("arbitration", arbitration),
     )
     bar: Optional[_Bar] = None
     callback: Optional[ProgressCallback] = None
@@ -346,11 +356,11 @@ def run(
     elif callable(progress):
         callback = progress
     try:
-        summary, ts, cfg = _native.run(**native_args, progress=callback)
+        summary, ts, cfg, files = _native.run(**native_args, progress=callback)
     finally:
         if bar is not None:
             bar.close()
-    return Result(summary, ts, cfg)
+    return Result(summary, ts, cfg, files)
 
 
 class _Bar:

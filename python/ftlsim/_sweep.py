@@ -34,7 +34,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import _native
+from . import _args, _native, _outputs
 from ._config import Config
 from ._run import run as run_one
 
@@ -84,6 +84,7 @@ def expand(grid: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> list[
         axes: list[tuple[str, list[Any]]] = []
         for k, v in grid.items():
             if k == "overrides":
+                _args.mapping("overrides", v, '{"ftl.gc_victim": ["greedy", "fifo"]}')
                 for ok, ov in (v or {}).items():
                     axes.append((f"overrides.{ok}", list(ov) if isinstance(ov, (list, tuple)) else [ov]))
             elif k == "tenants":
@@ -273,12 +274,18 @@ def run_task(run: Mapping[str, Any], snapshot: Optional[str] = None) -> Row:
     return row
 
 
-def _check_out(out: Path) -> None:
+def _check_out(out: Path, runs: Sequence[Mapping[str, Any]] = ()) -> None:
     """Refuse an ``out`` the sweep cannot use, before anything runs: a directory, a file that
     is not Parquet, a Parquet file the sweep did not write (its rows would be merged and the
-    file rewritten), or a place where the file cannot be written."""
+    file rewritten), one of the files ``runs`` read or save (by identity), a device or FIFO,
+    or a place where the file cannot be written."""
     if out.is_dir():
         raise ValueError(f"out = {out} is a directory: give the Parquet file's path, such as {out / 'sweep.parquet'}")
+    parent_exists = next(p for p in (out.parent, *out.parent.parents) if p.exists()) == out.parent
+    if parent_exists:
+        files = [(k, os.fspath(r[k])) for r in runs for k in ("trace", "config", "load_state", "save_state")
+                 if isinstance(r.get(k), (str, os.PathLike))]
+        _outputs.check([("out", out)], files)
     if out.exists():
         try:
             meta = pq.read_schema(out).metadata or {}
@@ -367,7 +374,7 @@ def sweep(
     """
     out = Path(out)
     runs = expand(grid)
-    _check_out(out)
+    _check_out(out, runs)
     old = _read(out)
     done: set[str] = set()
     if len(old):

@@ -58,6 +58,9 @@ def tenants_list(tenants: Optional[Sequence[TenantLike]]) -> list[str]:
         return []
     if isinstance(tenants, (str, Mapping)) or not isinstance(tenants, Sequence):
         raise TypeError(f"tenants must be a list of tenants (strings or dicts), not {tenants!r}")
+    if not tenants:
+        raise ValueError("tenants = []: no tenant given; leave tenants out for a run of one source (workload= or "
+                         "trace=)")
     return [tenant_text(t) for t in tenants]
 
 
@@ -80,6 +83,12 @@ def fairness(shared: "Result", alone: Mapping[str, "Result"],
     ``alone`` maps each tenant's name to the result of a run of that tenant by itself, on
     the same drive and preconditioning. Returns one row per tenant: ``name``, ``shared``,
     ``alone``, ``slowdown``, ``fairness`` (the same in every row)."""
+    from ._run import Result
+    if not isinstance(shared, Result):
+        raise TypeError(f"shared must be the ftlsim.Result of a run with tenants, not {type(shared).__name__}")
+    if not isinstance(alone, Mapping) or not all(isinstance(r, Result) for r in alone.values()):
+        raise TypeError("alone must map each tenant's name to the ftlsim.Result of its run alone, not "
+                        f"{type(alone).__name__}")
     t = shared.tenants.set_index("name")
     rows = []
     for name in t.index:

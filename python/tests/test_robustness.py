@@ -22,7 +22,7 @@ def test_trace_fit_never_writes_over_its_input(tmp_path):
     (tmp_path / "link.trace").symlink_to(src)
     os.link(src, tmp_path / "hard.trace")
     for out in ("mix.trace", "link.trace", "hard.trace"):
-        with pytest.raises(ValueError, match="is the input trace .*fitting would destroy it"):
+        with pytest.raises(ftlsim.InputError, match="is the input trace .*would destroy the input"):
             ftlsim.trace_fit(src, tmp_path / out)
         assert src.read_bytes() == before, out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hard.trace", "link.trace", "mix.trace"]
@@ -139,3 +139,110 @@ def test_report_refuses_a_frame_without_runs(tmp_path):
     with pytest.raises(ValueError, match="cannot read it as a Parquet file"):
         ftlsim.report(bad, tmp_path / "r.html")
     assert not (tmp_path / "r.html").exists()
+
+
+# Issue 58: no output replaces an input, another output or a device, by any name.
+
+SMALL_TOML = """
+name = "small"
+source = "python test"
+[geometry]
+channels = 2
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 64
+pages_per_block = 32
+page_size_bytes = 4096
+spare_bytes_per_page = 128
+spare_usable_bytes = 32
+[overprovisioning]
+share = 0.1
+[timing]
+channel_mb_per_s = 200.0
+t_r_ns = 50000
+t_prog_ns = 500000
+t_bers_ns = 3000000
+"""
+
+
+def test_save_state_never_replaces_an_input_nor_a_file_a_failed_run_had(tmp_path):
+    cfg = tmp_path / "small.toml"
+    cfg.write_text(SMALL_TOML)
+    os.link(cfg, tmp_path / "same.toml")
+    for snap in (cfg, tmp_path / "same.toml"):
+        with pytest.raises(ftlsim.InputError, match="save-state .* is the --config .*would destroy the input"):
+            ftlsim.run(config=cfg, workload="requests=10", save_state=snap)
+        assert cfg.read_text() == SMALL_TOML
+    snap = tmp_path / "old.snap"
+    snap.write_text("the previous snapshot")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("0 0 100 8 0\n1000 0 200 x 0\n")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(ftlsim.TraceError):
+        ftlsim.run(config=cfg, trace=bad, trace_options={"format": "mqsim"}, save_state=snap)
+    assert snap.read_text() == "the previous snapshot"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before, "no temporary file left"
+    ftlsim.run(config=cfg, workload="requests=10", save_state=snap)
+    assert snap.read_bytes().startswith(b"FTLSIM-SNAPSHOT")
+
+
+def test_result_save_report_and_sweep_never_replace_what_the_run_read(tmp_path):
+    cfg = tmp_path / "small.toml"
+    cfg.write_text(SMALL_TOML)
+    d = tmp_path / "in1"
+    d.mkdir()
+    trace = d / "results.json"
+    trace.write_text("0 0 100 8 0\n1000 0 200 8 1\n")
+    r = ftlsim.run(config=cfg, trace=trace, trace_options={"format": "mqsim"})
+    with pytest.raises(ftlsim.InputError, match="results.json is the --trace"):
+        r.save(d)
+    assert trace.read_text().startswith("0 0 100")
+    # A FIFO where a result goes is refused: the file is replaced whole.
+    fifo_dir = tmp_path / "fifo"
+    fifo_dir.mkdir()
+    os.mkfifo(fifo_dir / "timeseries.csv")
+    with pytest.raises(ftlsim.InputError, match="timeseries.csv is a FIFO"):
+        r.save(fifo_dir)
+    assert (fifo_dir / "timeseries.csv").is_fifo()
+    saved = r.save(tmp_path / "out")
+    with pytest.raises(ftlsim.InputError, match="is the data .*results.json"):
+        ftlsim.report(saved, saved / "results.json")
+    with pytest.raises(ftlsim.InputError, match="is the trace"):
+        ftlsim.sweep({"config": str(cfg), "trace": str(trace)}, out=trace)
+    assert trace.read_text().startswith("0 0 100")
+
+
+def test_addresses_near_2_64_bytes_are_scaled_without_overflow(tmp_path):
+    top = 2**64 - 4096
+    trace = tmp_path / "far.flashnet"
+    trace.write_text("".join(f"{i}.0,100,0,4096,{top},{i}.0,4096\n" for i in range(3)))
+    loc = ftlsim.trace_locality(trace)
+    assert (loc["page_accesses"], loc["update_share"]) == (3, 0.666667)
+    assert ftlsim.trace_stats(trace)["footprint_pages"] == 1
+    fitted = ftlsim.trace_fit(trace, tmp_path / "far.toml")
+    assert fitted["locality"]["update_share"] == 0.666667
+    check = ftlsim.fit_check(tmp_path / "far.toml")
+    assert check["requests"] == 3
+
+
+def test_python_arguments_that_would_be_ignored_or_misread_are_refused_naming_them(tmp_path):
+    with pytest.raises(ValueError, match=r"tenants = \[\]"):
+        ftlsim.run(tenants=[])
+    with pytest.raises(ValueError, match="requests = 0"):
+        ftlsim.fit_check(tmp_path / "x.toml", requests=0)
+    for call, name in [(lambda: ftlsim.workload_locality("requests=10", -1), "capacity_bytes"),
+                       (lambda: ftlsim.workload_locality("requests=10", 0), "capacity_bytes"),
+                       (lambda: ftlsim.workload_locality("requests=10", 1 << 20, seed=-1), "seed")]:
+        with pytest.raises(ValueError, match=name):
+            call()
+    with pytest.raises(TypeError, match="shared must be the ftlsim.Result"):
+        ftlsim.fairness(pd.DataFrame({"a": [1]}), {})
+    with pytest.raises(TypeError, match="overrides must be a mapping"):
+        ftlsim.expand({"overrides": [("ftl.gc_victim", "fifo")]})
+    with pytest.raises(ftlsim.FtlsimError, match="--arbitration: only with --tenant"):
+        ftlsim.run(overrides=SMALL, workload="requests=10", arbitration="rr")
+    with pytest.raises(ValueError, match="trace_options are a trace's"):
+        ftlsim.run(overrides=SMALL, workload="requests=10", trace_options={"speed": 2})
+    with pytest.raises(ftlsim.WorkloadError, match="part 2 of the mixture is empty"):
+        ftlsim.workload_locality("requests=500;", 1 << 30)

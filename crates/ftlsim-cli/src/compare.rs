@@ -19,15 +19,14 @@
 
 use crate::{plan, simulate, RunArgs};
 use clap::{ArgAction, ArgMatches, Args, Command, FromArgMatches};
-use ftlsim_core::atomic_file::write_atomically;
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::metrics::r6;
+use ftlsim_core::outputs::{write_file, Outputs};
 use ftlsim_core::sim::Report;
 use ftlsim_core::trace::TraceSource;
 use ftlsim_run::{RunPlan, RunSpec};
 use serde::Serialize;
 use serde_json::Value;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -264,8 +263,38 @@ fn plan_jobs(c: &CompareArgs, srcs: &[Source], names: &[String]) -> Result<Vec<J
             jobs.push(Job { source: si, ftl: n.clone(), plan: p, spec, out });
         }
     }
+    check_outputs(&a.out, &jobs)?;
     Ok(jobs)
 }
+
+/// Every output of the comparison (each run's result files and snapshot, the tables) against
+/// every run's inputs and each other, before any run starts.
+fn check_outputs(out: &Path, jobs: &[Job]) -> Result<(), SimError> {
+    let mut o = Outputs::new();
+    for j in jobs {
+        o.inputs_of(&j.spec.inputs(&j.plan));
+    }
+    let claim = |o: &mut Outputs, role: &str, path: &Path| o.replaced(role, path).map(drop).map_err(SimError::Input);
+    for j in jobs {
+        if let Some(path) = &j.spec.save_state {
+            o.file(&format!("--save-state (the {} run's)", j.ftl), path).map_err(SimError::Input)?;
+        }
+        for name in crate::output::RESULT_FILES {
+            if j.out.is_dir() {
+                claim(&mut o, "--out", &j.out.join(name))?;
+            }
+        }
+    }
+    if out.is_dir() {
+        for name in COMPARE_FILES {
+            claim(&mut o, "--out", &out.join(name))?;
+        }
+    }
+    Ok(())
+}
+
+/// The tables `ftlsim compare` writes into `--out`.
+const COMPARE_FILES: [&str; 4] = ["compare.csv", "compare-summary.csv", "compare-failed.csv", "compare.json"];
 
 /// The comparison of the `results` of the `jobs`: rows normalised to the baseline per
 /// source, the failed runs, and the summary over the sources where every FTL ran.
@@ -714,7 +743,7 @@ fn cut_table<'a>(rows: impl Iterator<Item = &'a CompareRow>) -> String {
 /// Write `rows` as CSV, atomically; `header` is written when there are no rows (serde writes
 /// it with the first row).
 fn write_csv<T: Serialize>(path: &Path, rows: &[T], header: &[&str]) -> Result<(), String> {
-    write_atomically(path, |f| {
+    write_file("--out", path, |f| {
         let mut w = csv::Writer::from_writer(f);
         if rows.is_empty() {
             w.write_record(header).map_err(std::io::Error::other)?;
@@ -734,7 +763,7 @@ pub fn write_compare(out: &Path, t: &CompareTable) -> Result<(), String> {
     write_csv(&out.join("compare-summary.csv"), &t.summary, &["ftl"])?;
     write_csv(&out.join("compare-failed.csv"), &t.failed, &["trace", "ftl", "error"])?;
     let json = serde_json::to_string_pretty(t).expect("table serialises");
-    write_atomically(&out.join("compare.json"), |f| f.write_all(json.as_bytes()))
+    write_file("--out", &out.join("compare.json"), |f| f.write_all(json.as_bytes()))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod trace_cmd;
 
 use clap::{Args, Parser, Subcommand};
 use ftlsim_core::error::SimError;
+use ftlsim_core::outputs::{self, STAGING_PREFIX};
 use ftlsim_core::sim::Report;
 use ftlsim_core::workload::{parse_bytes, parse_duration_ns};
 use ftlsim_ftl::presets;
@@ -150,8 +151,8 @@ pub struct RunArgs {
     tenants: Vec<String>,
     /// How the controller picks among the tenants' queues: rr, rr:burst=4, or
     /// wrr:high=8,medium=4,low=1,burst=2 (urgent queues first) [default: rr]
-    #[arg(long, value_name = "MECHANISM", default_value = "rr")]
-    arbitration: String,
+    #[arg(long, value_name = "MECHANISM", requires = "tenants")]
+    arbitration: Option<String>,
     #[command(flatten)]
     trace: trace_cmd::TraceArgs,
 }
@@ -167,6 +168,12 @@ fn parse_set(s: &str) -> Result<(String, String), String> {
 impl RunArgs {
     /// The run these arguments describe.
     pub fn spec(&self) -> Result<RunSpec, SimError> {
+        if let Some(flag) = self.trace.given_without_trace() {
+            return Err(SimError::Input(format!(
+                "{flag} is a trace replay flag: give --trace FILE with it (a workload{} would ignore it)",
+                if self.tenants.is_empty() { "" } else { " or tenants: their traces take trace options in --tenant" }
+            )));
+        }
         let source = match &self.trace.trace {
             Some(path) => Source::Trace { path: path.clone(), options: self.trace.options()?, qd: self.trace.qd },
             None => Source::Synthetic(self.workload.clone()),
@@ -198,7 +205,7 @@ impl RunArgs {
             power_cut: self.power_cut.as_deref().map(ftlsim_run::PowerCut::parse).transpose()?,
             clean_shutdown: !self.no_clean_shutdown,
             tenants: self.tenants.iter().map(|t| ftlsim_run::TenantSpec::parse(t)).collect::<Result<_, _>>()?,
-            arbitration: ftlsim_run::parse_arbitration(&self.arbitration)?,
+            arbitration: self.arbitration.as_deref().map(ftlsim_run::parse_arbitration).transpose()?,
         })
     }
 }
@@ -212,8 +219,9 @@ fn plan(a: &RunArgs) -> Result<(RunSpec, RunPlan), SimError> {
 
 /// Simulate one plan and write its result files under `out`, all of them or none: they are
 /// written into a staging directory inside `out` and moved into place only when the run
-/// succeeded, so a failed run leaves the previous results untouched. Returns the report and
-/// the result JSON.
+/// succeeded, so a failed run leaves the previous results untouched, and so does the snapshot
+/// `--save-state` asked for. No output may be an input or another output (by identity:
+/// ftlsim_core::outputs). Returns the report and the result JSON.
 fn simulate(
     spec: &RunSpec,
     p: &RunPlan,
@@ -222,11 +230,19 @@ fn simulate(
 ) -> Result<(Option<Report>, serde_json::Value), SimError> {
     let io = |what: &Path, e: std::io::Error| SimError::Input(format!("cannot write {}: {e}", what.display()));
     std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+    let (mut outputs, _) = spec.outputs(p)?;
+    for name in output::RESULT_FILES {
+        outputs.replaced("--out", &out.join(name)).map_err(SimError::Input)?;
+    }
     remove_stale_staging(out);
     // Removed with everything in it when dropped, i.e. on any error below.
     let prefix = format!("{STAGING_PREFIX}{}-", std::process::id());
     let staging = tempfile::Builder::new().prefix(&prefix).tempdir_in(out).map_err(|e| io(out, e))?;
-    let (report, json) = simulate_into(spec, p, staging.path(), quiet)?;
+    outputs::note_staging(staging.path());
+    let simulated = simulate_into(spec, p, staging.path(), quiet);
+    outputs::forget_staging(staging.path());
+    let (report, json, mut outcome) = simulated?;
+    outcome.commit()?;
     // results.json goes first and comes back last: while the files are being replaced there
     // is no results.json, so its presence always means a complete set.
     match std::fs::remove_file(out.join("results.json")) {
@@ -240,9 +256,6 @@ fn simulate(
     Ok((report, json))
 }
 
-/// Prefix of the staging directories [`simulate`] writes into, followed by the writer's pid.
-const STAGING_PREFIX: &str = ".ftlsim-partial-";
-
 /// Remove staging directories that killed runs left in `out` (their cleanup never ran): those
 /// whose process is gone, so that a run writing into the same directory is left alone. Best
 /// effort: one that cannot be removed is left, and named.
@@ -253,27 +266,30 @@ fn remove_stale_staging(out: &Path) {
         let Some(pid) = name.strip_prefix(STAGING_PREFIX).and_then(|r| r.split('-').next()) else { continue };
         let alive = pid.parse::<u32>().is_ok_and(|p| Path::new("/proc").join(p.to_string()).exists());
         if !alive {
-            if let Err(err) = std::fs::remove_dir_all(e.path()) {
+            let removed =
+                if e.path().is_dir() { std::fs::remove_dir_all(e.path()) } else { std::fs::remove_file(e.path()) };
+            if let Err(err) = removed {
                 eprintln!("warning: cannot remove {}: {err}", e.path().display());
             }
         }
     }
 }
 
-/// [`simulate`] writing into `out` as it goes.
+/// [`simulate`] writing into `out` as it goes; the outcome keeps the staged snapshot.
 fn simulate_into(
     spec: &RunSpec,
     p: &RunPlan,
     out: &Path,
     quiet: bool,
-) -> Result<(Option<Report>, serde_json::Value), SimError> {
+) -> Result<(Option<Report>, serde_json::Value, Outcome), SimError> {
     let mut obs = output::CliObserver::new(out, quiet).map_err(SimError::Input)?;
     let outcome = ftlsim_run::execute(spec, p, &mut obs);
     // The time series is complete only if the run is; its own write error comes first.
     obs.finish().map_err(SimError::Input)?;
-    let Outcome { report, json } = outcome?;
-    output::write_results(out, &p.cfg, &json).map_err(SimError::Input)?;
-    Ok((report, json))
+    let mut outcome = outcome?;
+    output::write_results(out, &p.cfg, &outcome.json).map_err(SimError::Input)?;
+    let (report, json) = (outcome.report.take(), std::mem::take(&mut outcome.json));
+    Ok((report, json, outcome))
 }
 
 fn run(a: &RunArgs) -> Result<(), SimError> {
@@ -287,7 +303,10 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
                 print!("{}", output::summary_table(r, &json["wall_time"]));
                 print!("{}", output::power_cut_summary(&json));
             }
-            None => print!("{}", output::channel_summary(&json)),
+            None => {
+                print!("{}", output::channel_summary(&json));
+                print!("{}", output::power_cut_summary(&json));
+            }
         }
         println!("results: {}", a.out.join("results.json").display());
     }
@@ -371,6 +390,9 @@ fn main() -> ExitCode {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         default_hook(info);
+        // The process exits without destructors: its staged outputs go now, the files they
+        // would have replaced stay as they were.
+        outputs::remove_staging();
         eprintln!("ftlsim: internal error (a bug in ftlsim, not in your input): please report it with the command that gave it");
         std::process::exit(2);
     }));

@@ -199,8 +199,9 @@ fn tenant_lines(r: &Report) -> String {
         "", "class", "requests", "IOPS", "mean us", "p99 us", "MB/s", "writes"
     );
     for t in tenants {
+        let refused = if t.host.refused > 0 { format!("  ({} refused)", t.host.refused) } else { String::new() };
         s += &format!(
-            "  {:<12} {:<7} {:>9} {:>10.0} {:>10.1} {:>10.1} {:>10.1} {:>6.1}%\n",
+            "  {:<12} {:<7} {:>9} {:>10.0} {:>10.1} {:>10.1} {:>10.1} {:>6.1}%{refused}\n",
             t.name,
             t.class,
             t.host.requests,
@@ -259,6 +260,15 @@ fn run_lines(r: &Report) -> String {
             r.performance.simulated_time_ns as f64 / 1e9,
         ),
     };
+    if h.refused > 0 {
+        let by: Vec<String> = h.refused_by_status.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        s += &format!(
+            "refused {} commands ({}): completed with their status, nothing done; not in the requests, IOPS or \
+             response times above\n",
+            h.refused,
+            by.join(", ")
+        );
+    }
     s
 }
 
@@ -302,8 +312,11 @@ fn performance_lines(r: &Report) -> String {
 /// Write amplification, GC, flash operations, wear, channel time and mapping SRAM.
 fn flash_lines(r: &Report) -> String {
     let w = &r.write_amplification;
-    let mut s =
-        format!("write amplification {:.3} (host {:.3}, gc {:.3}, mapping {:.3})\n", w.total, w.host, w.gc, w.mapping);
+    let mut s = if r.host.pages_written == 0 {
+        "write amplification - (no host page written)\n".to_string()
+    } else {
+        format!("write amplification {:.3} (host {:.3}, gc {:.3}, mapping {:.3})\n", w.total, w.host, w.gc, w.mapping)
+    };
     let g = &r.gc;
     s += &format!(
         "gc: {} collections ({} foreground, {} background, {} fallbacks), {} pages moved, {:.1} per collection ({:.1}% of a victim)\n",
@@ -392,10 +405,14 @@ pub fn power_cut_summary(json: &Value) -> String {
         );
     }
     let lost = &c["lost_acknowledged_pages"];
-    let torn = match c["torn_operation"].as_str() {
+    let mut torn = match c["torn_operation"].as_str() {
         Some(op) => format!("a {op} of {} page(s) torn", c["torn_page_kind"].as_str().unwrap_or("?")),
         None => "no flash operation under way".into(),
     };
+    if u(&c["queued_operations_dropped"]) > 0 {
+        torn +=
+            &format!("; {} queued flash operations had not started and never ran", u(&c["queued_operations_dropped"]));
+    }
     let mut s = format!(
         "power cut at {} ({:.3} ms): {} requests completed before it, {} in flight failed (never acknowledged); {torn}\n\
          recovery: {} pages read (RP {:.2}% of the flash), {} programmed, {} blocks erased, {:.1} ms; acknowledged \
@@ -418,7 +435,9 @@ pub fn power_cut_summary(json: &Value) -> String {
         }
     );
     let p = &json["post_recovery"];
-    s += &if p.is_null() {
+    s += &if json["run"].get("multichannel").is_some() {
+        "after recovery: a channel-system run ends at its cut (the rest of the source is not replayed)\n".to_string()
+    } else if p.is_null() {
         "after recovery: no request was left\n".to_string()
     } else {
         let all = &p["response_time"]["all"];

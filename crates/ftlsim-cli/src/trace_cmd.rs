@@ -1,10 +1,10 @@
 //! Trace options of `ftlsim run --trace`, and the `ftlsim trace` subcommands.
 
 use clap::{Args, ValueEnum};
-use ftlsim_core::atomic_file::{refuse_same_file, write_atomically};
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::fitted::FittedWorkload;
 use ftlsim_core::locality::{Locality, LocalityDistance};
+use ftlsim_core::outputs::{Outputs, Target};
 use ftlsim_core::trace::{
     detect, stats, write_line, Overflow, ParserOptions, RecordReader, TraceFormat, TraceOptions, TraceStats, WRITABLE,
 };
@@ -21,7 +21,8 @@ pub enum OverflowArg {
     Compact,
 }
 
-/// Trace replay flags of `ftlsim run`.
+/// Trace replay flags of `ftlsim run`: each but `--trace` is refused without it
+/// ([`TraceArgs::given_without_trace`]).
 #[derive(Args, Debug, Clone)]
 pub struct TraceArgs {
     /// Replay this trace file (plain, .gz or .zst) instead of the synthetic workload.
@@ -76,6 +77,30 @@ pub fn parse_format(s: &str) -> Result<TraceFormat, String> {
 }
 
 impl TraceArgs {
+    /// The first trace flag given (away from its default) when no `--trace` is: it would be
+    /// ignored by a synthetic workload or tenants (issue 58).
+    pub fn given_without_trace(&self) -> Option<&'static str> {
+        if self.trace.is_some() {
+            return None;
+        }
+        [
+            ("--format", self.format.is_some()),
+            ("--device", self.device.is_some()),
+            ("--overflow", !matches!(self.overflow, OverflowArg::Error)),
+            ("--speed", self.speed != 1.0),
+            ("--qd", self.qd.is_some()),
+            ("--reorder-window", self.reorder_window != 4096),
+            ("--skip", self.skip != 0),
+            ("--max-requests", self.max_requests.is_some()),
+            ("--time-window", self.time_window.is_some()),
+            ("--repeat", self.repeat != 1),
+            ("--skip-bad-lines", self.skip_bad_lines),
+            ("--blkparse-queue", self.blkparse_queue),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+
     /// The reader's options.
     pub fn options(&self) -> Result<TraceOptions, SimError> {
         let time_window_ns = self.time_window.as_deref().map(ftlsim_run::time_window_ns).transpose()?;
@@ -255,13 +280,20 @@ fn stats_cmd(a: &StatsArgs) -> Result<(), SimError> {
     Ok(())
 }
 
+/// Where `-o`/OUT of a trace subcommand goes, checked against its input trace.
+fn output_of(input: &InputArgs, out: &std::path::Path) -> Result<Target, SimError> {
+    let mut o = Outputs::new();
+    o.input("input trace", &input.file);
+    o.file("output", out).map_err(SimError::Input)
+}
+
 /// `ftlsim trace fit`.
 fn fit_cmd(a: &FitArgs) -> Result<(), SimError> {
     let extent = ftlsim_core::workload::parse_bytes("--extent", &a.extent)?;
     if extent < 4096 || extent % 4096 != 0 {
         return Err(WorkloadError::new("--extent", a.extent.clone(), "must be a multiple of 4 KiB").into());
     }
-    refuse_same_file(&a.input.file, &a.out, "fitting").map_err(SimError::Input)?;
+    let out = output_of(&a.input, &a.out)?;
     let reader = a.input.open(false)?;
     let source = a.input.file.display().to_string();
     let mut w = ftlsim_core::fitted::fit(reader, &source, extent)?;
@@ -273,7 +305,7 @@ fn fit_cmd(a: &FitArgs) -> Result<(), SimError> {
         w = impose_update_share(a, &w, target)?;
     }
     let text = toml::to_string(&w).map_err(|e| SimError::Input(format!("cannot serialise the fit: {e}")))?;
-    write_atomically(&a.out, |f| std::io::Write::write_all(f, text.as_bytes())).map_err(SimError::Input)?;
+    out.write(|f| f.write_all(text.as_bytes())).and_then(|s| s.commit()).map_err(SimError::Input)?;
     print_fit(a, &source, &w, &replayed, &d);
     Ok(())
 }
@@ -285,8 +317,9 @@ fn impose_update_share(a: &FitArgs, w: &FittedWorkload, target: f64) -> Result<F
     }
     let (replay, capacity) = (a.replay.as_deref().unwrap_or(""), a.capacity.as_deref().unwrap_or(""));
     let logical_bytes = ftlsim_core::workload::parse_bytes("--capacity", capacity)?;
-    let spec = ftlsim_core::workload::WorkloadSpec::parse_fitted(w, &a.out.display().to_string(), replay)?;
-    Ok(ftlsim_core::workload::impose_update_share(&spec, replay, logical_bytes, target, a.seed)?)
+    let origin = a.out.display().to_string();
+    let names = ("--replay", "--capacity");
+    Ok(ftlsim_core::workload::impose_on_fit(w, &origin, replay, logical_bytes, target, a.seed, names)?)
 }
 
 /// What the fit `w` of `source` found, how its replay compares (`replayed`, `d`), and the
@@ -337,12 +370,12 @@ fn convert_cmd(a: &ConvertArgs) -> Result<(), SimError> {
     if !WRITABLE.contains(&a.to) {
         return Err(WorkloadError::new("--to", a.to.name(), "convert writes mqsim, ssdsim or disksim").into());
     }
-    refuse_same_file(&a.input.file, &a.out, "converting").map_err(SimError::Input)?;
+    let out = output_of(&a.input, &a.out)?;
     let reader = a.input.open(false)?;
     let (mut t0, mut written, mut left_out) = (None, 0u64, 0u64);
     // A read error ends the write; the output is then discarded, not left partial.
     let mut read_error = None;
-    let wrote = write_atomically(&a.out, |out| {
+    let wrote = out.write(|out| {
         for rec in reader {
             let r = match rec {
                 Ok((_, r)) => r,
@@ -363,7 +396,22 @@ fn convert_cmd(a: &ConvertArgs) -> Result<(), SimError> {
     if let Some(e) = read_error {
         return Err(e.into());
     }
-    wrote.map_err(SimError::Input)?;
+    let staged = wrote.map_err(SimError::Input)?;
+    if written == 0 {
+        // Dropped uncommitted: no empty file stands for a trace.
+        drop(staged);
+        return Err(WorkloadError::new(
+            "--to",
+            a.to.name(),
+            format!(
+                "none of the trace's {left_out} requests has a {} form (trims and zoned commands have none): nothing \
+                 to write, so no file was written",
+                a.to
+            ),
+        )
+        .into());
+    }
+    staged.commit().map_err(SimError::Input)?;
     eprintln!(
         "wrote {written} requests to {} as {}; {left_out} trims and zoned commands have no {} form and were left out",
         a.out.display(),

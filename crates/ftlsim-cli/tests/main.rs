@@ -3,4 +3,5 @@
 
 mod cli;
 mod common;
+mod issue_58;
 mod robustness;

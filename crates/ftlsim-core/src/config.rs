@@ -1022,6 +1022,24 @@ impl DriveConfig {
                  log must move past fully valid blocks, which early GC has no reason to do)",
             ));
         }
+        // A channel system times its units as seed 004 does, one operation at a time each: no
+        // queue for reads to overtake; its GC yields at multichannel.preemption's points.
+        if self.timing.transaction_order == TransactionOrder::ReadFirst {
+            return Err(invalid(
+                "timing.transaction_order",
+                "read_first",
+                "a [multichannel] drive runs each unit's operations one at a time, as seed 004 does, with no \
+                 queue for reads to overtake: use \"fcfs\" (its GC yields at multichannel.preemption's points)",
+            ));
+        }
+        if self.ftl.gc_preemption != GcPreemption::None {
+            return Err(invalid(
+                "ftl.gc_preemption",
+                self.ftl.gc_preemption.name(),
+                "a [multichannel] drive's GC yields at its own points (multichannel.preemption, seed 004 Sec. \
+                 3.2.2): use \"none\"",
+            ));
+        }
         Ok(())
     }
 

@@ -19,13 +19,13 @@
 //! reweighs a shape's fresh runs of writes so that a given replay rewrites a
 //! paper's stated share of its page writes.
 
-use crate::bits::Bits;
 use crate::error::TraceError;
 use crate::host::{IoOp, MAX_REQUEST_BYTES};
 use crate::locality::{bucket, bucket_width, Locality, LocalityMeter, LruStack};
 use crate::scheduler::SIM_TIME_LIMIT_NS;
-use crate::trace::{RecordReader, TraceRecord};
+use crate::trace::{PageRuns, RecordReader, TraceRecord};
 use rand::Rng;
+use roaring::RoaringTreemap;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -189,12 +189,16 @@ pub struct ArrivalShape {
 /// Popularity is counted at 4 KiB first and regrouped once the range is known.
 const UNIT: u64 = 4096;
 
+/// 512-byte sectors in a [`UNIT`].
+const UNIT_SECTORS: u64 = UNIT / 512;
+
 /// Fit `reader`'s trace with popularity at `extent_bytes` (a multiple of 4 KiB; doubled until
 /// the address range has at most 65,536 extents).
 pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<FittedWorkload, TraceError> {
     let mut f = Fitting::default();
-    for rec in reader.by_ref() {
+    while let Some(rec) = reader.next() {
         let (_, r) = rec?;
+        crate::locality::check_request_size(&reader, &r)?;
         f.observe(&r);
     }
     if f.run > 0 {
@@ -209,7 +213,7 @@ pub fn fit(mut reader: RecordReader, source: &str, extent_bytes: u64) -> Result<
             rule: "the trace has no request to fit".into(),
         });
     }
-    Ok(f.finish(source, extent_bytes))
+    f.finish(source, extent_bytes)
 }
 
 /// What a fit has counted so far, request by request.
@@ -222,7 +226,9 @@ struct Fitting {
     sizes: [HashMap<u64, u64>; 2],
     /// Per (device, 4 KiB unit): the requests starting there and the first references.
     per_extent: HashMap<(u32, u64), [u64; 2]>,
-    /// Per device, the end of its furthest request, bytes.
+    /// The 4 KiB units requests covered, as runs (memory follows the requests).
+    covered: PageRuns,
+    /// Per device, the end of its furthest request, 4 KiB units.
     device_end: BTreeMap<u32, u64>,
     /// Per device, the sector after its last request.
     last_end: HashMap<u32, u64>,
@@ -258,23 +264,23 @@ impl Fitting {
             _ => {}
         }
         let bytes = u64::from(r.sectors) * 512;
-        let start = r.offset_sector * 512;
-        let end = start + bytes;
+        // Addresses in sectors and 4 KiB units, never bytes: a record may start near 2^64
+        // bytes (a reader checks that it ends within 2^64 sectors).
+        let end_sector = r.offset_sector + u64::from(r.sectors);
+        let (start_unit, end_unit) = (r.offset_sector / UNIT_SECTORS, end_sector.div_ceil(UNIT_SECTORS));
         let kind = usize::from(r.op != IoOp::Read);
-        let first_page = self.meter.observe(r.device, r.op, start, bytes);
+        let first_page = self.meter.observe_sectors(r.device, r.op, r.offset_sector, r.sectors);
         // A request that starts a re-referencing run has its size kept with that run's kind
         // of reuse; the others with their op's.
         let mut reuse_start = false;
         // Every page a request covers is touched space (a 2 MiB request fills extents no
         // request starts in); it is counted where it starts.
-        for unit in start / UNIT + 1..end.div_ceil(UNIT) {
-            self.per_extent.entry((r.device, unit)).or_insert([0, 0]);
-        }
-        let here = self.per_extent.entry((r.device, start / UNIT)).or_insert([0, 0]);
+        self.covered.add(r.device, start_unit, end_unit.max(start_unit + 1));
+        let here = self.per_extent.entry((r.device, start_unit)).or_insert([0, 0]);
         here[0] += 1;
         let e = self.device_end.entry(r.device).or_insert(0);
-        *e = (*e).max(end);
-        if self.last_end.insert(r.device, r.offset_sector + u64::from(r.sectors)) == Some(r.offset_sector) {
+        *e = (*e).max(end_unit);
+        if self.last_end.insert(r.device, end_sector) == Some(r.offset_sector) {
             self.sequential += 1;
             self.run += 1;
         } else {
@@ -283,7 +289,7 @@ impl Fitting {
             }
             self.run = 1;
             self.run_kind = kind;
-            *self.start_offsets.entry(start % ALIGN_WINDOW).or_insert(0) += 1;
+            *self.start_offsets.entry(r.offset_sector % (ALIGN_WINDOW / 512) * 512).or_insert(0) += 1;
             // A run of reads starts among the pages any request touched, a run of writes
             // among those written (a rewrite); trims touch no page.
             if let Some(p) = first_page {
@@ -311,10 +317,20 @@ impl Fitting {
     }
 
     /// The fitted shape of the requests counted (at least one).
-    fn finish(mut self, source: &str, extent_bytes: u64) -> FittedWorkload {
+    fn finish(mut self, source: &str, extent_bytes: u64) -> Result<FittedWorkload, TraceError> {
         let requests = self.requests;
-        let space = space(std::mem::take(&mut self.per_extent), &self.device_end, extent_bytes, requests);
-        FittedWorkload {
+        let per_extent = std::mem::take(&mut self.per_extent);
+        let space =
+            space(per_extent, &self.covered, &self.device_end, extent_bytes, requests).ok_or_else(|| TraceError {
+                file: source.into(),
+                line: 0,
+                field: "offset".into(),
+                text: format!("devices {:?} laid side by side", self.device_end.keys().collect::<Vec<_>>()),
+                rule: "the trace's addresses, its devices side by side, span more than 2^80 bytes, more than a fit \
+                       describes (65,536 extents of under 2^64 bytes): fit fewer devices at a time"
+                    .into(),
+            })?;
+        Ok(FittedWorkload {
             version: FIT_VERSION,
             source: source.into(),
             requests,
@@ -342,35 +358,47 @@ impl Fitting {
             arrival: arrival_shape(self.gaps),
             locality: self.meter.locality(),
             imposed: None,
-        }
+        })
     }
 }
 
-/// The popularity map of `requests` requests: the 4 KiB units counted (`per_extent`), the
-/// devices side by side, each from 0 to the end of its last request (`device_end`), grouped
-/// in extents of `extent_bytes`, doubled until the range has at most [`MAX_EXTENTS`].
+/// The popularity map of `requests` requests: the 4 KiB units counted (`per_extent`) and
+/// covered (`covered`), the devices side by side, each from 0 to the end of its last request
+/// (`device_end`, units), grouped in extents of `extent_bytes`, doubled until the range has
+/// at most [`MAX_EXTENTS`]. In 128 bits: devices side by side may pass 2^64 units. `None` if
+/// an extent would pass 2^64 bytes.
 fn space(
     per_extent: HashMap<(u32, u64), [u64; 2]>,
+    covered: &PageRuns,
     device_end: &BTreeMap<u32, u64>,
     extent_bytes: u64,
     requests: u64,
-) -> Space {
-    let mut device_base: HashMap<u32, u64> = HashMap::new();
-    let mut range_units = 0u64;
+) -> Option<Space> {
+    let mut device_base: HashMap<u32, u128> = HashMap::new();
+    let mut range_units = 0u128;
     for (&dev, &end) in device_end {
         device_base.insert(dev, range_units);
-        range_units += end.div_ceil(UNIT);
+        range_units += u128::from(end);
     }
-    let mut extent = extent_bytes.max(UNIT) / UNIT * UNIT;
-    while range_units.div_ceil(extent / UNIT) > MAX_EXTENTS {
-        extent *= 2;
+    let mut per = u128::from(extent_bytes.max(UNIT) / UNIT);
+    while range_units.div_ceil(per) > u128::from(MAX_EXTENTS) {
+        per *= 2;
     }
-    let per = extent / UNIT;
+    let extent = u64::try_from(per * u128::from(UNIT)).ok()?;
+    let extents = range_units.div_ceil(per).max(1) as u64;
+    let index = |dev: u32, unit: u64| ((device_base[&dev] + u128::from(unit)) / per) as u64;
     let mut counts: BTreeMap<u64, [u64; 2]> = BTreeMap::new();
     for ((dev, unit), n) in per_extent {
-        let c = counts.entry((device_base[&dev] + unit) / per).or_insert([0, 0]);
+        let c = counts.entry(index(dev, unit)).or_insert([0, 0]);
         c[0] += n[0];
         c[1] += n[1];
+    }
+    // Covered extents no request starts in are touched too. Runs are disjoint, so this visits
+    // at most every extent once plus one per run.
+    for (dev, first, end, _) in covered.runs() {
+        for i in index(dev, first)..=index(dev, end - 1) {
+            counts.entry(i).or_insert([0, 0]);
+        }
     }
     let touched: Vec<[u64; 3]> = counts.into_iter().map(|(i, n)| [i, n[0], n[1]]).collect();
     let mut ranked: Vec<u64> = touched.iter().map(|t| t[1]).collect();
@@ -379,13 +407,7 @@ fn space(
         let n = ((ranked.len() as f64 * share).ceil() as usize).max(1);
         crate::metrics::r6(ranked[..n].iter().sum::<u64>() as f64 / requests as f64)
     };
-    Space {
-        extent_bytes: extent,
-        extents: range_units.div_ceil(per).max(1),
-        top_1pct_share: top(0.01),
-        top_10pct_share: top(0.10),
-        touched,
-    }
+    Some(Space { extent_bytes: extent, extents, top_1pct_share: top(0.01), top_10pct_share: top(0.10), touched })
 }
 
 fn weighted(counts: &BTreeMap<u64, u64>) -> Weighted {
@@ -566,11 +588,10 @@ impl FittedWorkload {
         if sp.extent_bytes == 0 || !sp.extent_bytes.is_multiple_of(4096) {
             return Err(format!("space.extent_bytes = {} (a positive multiple of 4096)", sp.extent_bytes));
         }
-        if sp.extents == 0 || sp.extents > MAX_EXTENTS || sp.extent_bytes.checked_mul(sp.extents).is_none() {
-            return Err(format!(
-                "space.extents = {} (in [1, {MAX_EXTENTS}], extents x extent_bytes within 2^64 bytes)",
-                sp.extents
-            ));
+        // The range may pass 2^64 bytes (devices side by side, sector numbers near 2^64): it
+        // is laid on a drive's span in floating point.
+        if sp.extents == 0 || sp.extents > MAX_EXTENTS {
+            return Err(format!("space.extents = {} (in [1, {MAX_EXTENTS}])", sp.extents));
         }
         if sp.touched.iter().all(|t| t[1] == 0) {
             return Err("space.touched: at least one [extent, requests, fresh runs] triple".into());
@@ -675,7 +696,7 @@ impl FittedWorkload {
     pub fn replay_locality(&self, requests: u64, seed: u64) -> Locality {
         use rand::SeedableRng;
         let largest = self.largest_size();
-        let span = (self.space.touched.len() as u64 * self.space.extent_bytes).max(2 * largest);
+        let span = (self.space.touched.len() as u64).saturating_mul(self.space.extent_bytes).max(2 * largest);
         let mut sampler = FittedSampler::new(self, span, 512, true, FittedLayout::Compact);
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut meter = LocalityMeter::new();
@@ -851,8 +872,10 @@ pub struct FittedSampler {
     tail_page: Option<u64>,
     /// Where in its page the last request starting on each page started, bytes.
     starts_within: HashMap<u64, u16>,
-    /// The same pages as bits: where a first reference may land.
-    touched: [Bits; 2],
+    /// The same pages as sets: where a first reference may land. Compressed bitmaps, so their
+    /// memory follows the pages touched, not the span (a trace of far-apart extents laid out
+    /// over terabytes).
+    touched: [RoaringTreemap; 2],
     /// Share of first references of runs of writes that land on a page read before (the
     /// others on a page no request touched).
     first_writes_of_read_pages: f64,
@@ -923,7 +946,7 @@ impl FittedSampler {
                 Cumulative::new(pairs(&r.distances).into_iter().chain([(FIRST_REFERENCE, r.first_references.max(1))]))
             }),
             stacks: [LruStack::default(), LruStack::default()],
-            touched: [Bits::new(span_bytes.div_ceil(4096)), Bits::new(span_bytes.div_ceil(4096))],
+            touched: [RoaringTreemap::new(), RoaringTreemap::new()],
             starts_within: HashMap::new(),
             tail_page,
             depth: [&w.read_reuse, &w.write_reuse]
@@ -1018,7 +1041,7 @@ impl FittedSampler {
         let kind = if kind == 1 && rng.gen::<f64>() >= self.first_writes_of_read_pages { 0 } else { kind };
         let fresh = |s: &Self, o: u64| {
             let end = o.saturating_add(run_bytes).min(s.span_bytes).div_ceil(4096);
-            (o / 4096..end).take(FRESH_RUN_PAGES).all(|p| !s.touched[kind].get(p))
+            (o / 4096..end).take(FRESH_RUN_PAGES).all(|p| !s.touched[kind].contains(p))
         };
         let mut offset = self.first_place(rng, extent, size);
         let mut tries = 0;
@@ -1056,10 +1079,10 @@ impl FittedSampler {
             if let Some((_, old)) = self.stacks[0].touch_within((0, p), self.depth[0]) {
                 self.starts_within.remove(&old);
             }
-            self.touched[0].set(p, true);
+            self.touched[0].insert(p);
             if self.op == IoOp::Write {
                 self.stacks[1].touch_within((0, p), self.depth[1]);
-                self.touched[1].set(p, true);
+                self.touched[1].insert(p);
             }
             // Whatever reaches past the footprint (a run going on, a gap at its end) moves
             // the tail on, so the tail never hands out written pages as fresh.
@@ -1091,14 +1114,14 @@ impl FittedSampler {
                 if searched >= FRESH_PAGE_SEARCH {
                     return best;
                 }
-                if self.touched[kind].get(p) {
+                if self.touched[kind].contains(p) {
                     p += 1;
                     searched += 1;
                     continue;
                 }
                 // The untouched pages from here on (a run may continue past the extent).
                 let mut gap = 1;
-                while gap < need && p + gap < last_page && !self.touched[kind].get(p + gap) {
+                while gap < need && p + gap < last_page && !self.touched[kind].contains(p + gap) {
                     gap += 1;
                 }
                 if gap >= need {

@@ -380,6 +380,13 @@ impl GcCounts {
         self.pages_moved += other.pages_moved;
         self.fallbacks += other.fallbacks;
     }
+    /// Whether every count is at least `other`'s.
+    pub fn covers(&self, other: &GcCounts) -> bool {
+        self.foreground_collections >= other.foreground_collections
+            && self.background_collections >= other.background_collections
+            && self.pages_moved >= other.pages_moved
+            && self.fallbacks >= other.fallbacks
+    }
     /// Difference `self - earlier`.
     pub fn since(&self, e: &GcCounts) -> GcCounts {
         GcCounts {

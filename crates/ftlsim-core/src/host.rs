@@ -137,8 +137,8 @@ pub fn check_bounds(
     if sectors == 0 {
         return Err(SimError::Request(format!("{}: length 0 sectors (must be >= 1)", what())));
     }
-    let end = offset + u64::from(sectors);
-    if end > logical_sectors {
+    let end = u128::from(offset) + u128::from(sectors);
+    if end > u128::from(logical_sectors) {
         return Err(SimError::Request(format!(
             "{}: sectors [{offset}, {end}) lie beyond the drive's {logical_sectors} logical sectors",
             what()

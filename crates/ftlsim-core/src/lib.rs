@@ -9,7 +9,6 @@
 
 pub mod address_map;
 pub mod arbiter;
-pub mod atomic_file;
 pub mod big_array;
 pub mod bits;
 pub mod config;
@@ -23,6 +22,7 @@ pub mod host;
 pub mod locality;
 pub mod metrics;
 pub mod multichannel;
+pub mod outputs;
 pub mod recovery;
 pub mod reliability;
 pub mod scheduler;

@@ -11,7 +11,9 @@
 //! times are renumbered when the tree fills, so memory follows the distinct pages touched, not
 //! the stream's length.
 
+use crate::error::TraceError;
 use crate::host::IoOp;
+use crate::trace::{RecordReader, TraceRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -380,12 +382,27 @@ impl LocalityMeter {
     /// first page (`None` for a trim: trims count as requests but touch no page, as no cache
     /// holds what a trim names).
     pub fn observe(&mut self, device: u32, op: IoOp, offset: u64, bytes: u64) -> Option<FirstPage> {
+        // In 128 bits: a request ending at 2^64 bytes has its end page all the same.
+        let end = (u128::from(offset) + u128::from(bytes)).div_ceil(u128::from(PAGE_BYTES));
+        self.observe_pages(device, op, offset / PAGE_BYTES, end as u64)
+    }
+
+    /// [`LocalityMeter::observe`] of a request of `sectors` 512-byte sectors from sector
+    /// `offset_sector` (a trace's record, which ends within 2^64 sectors).
+    pub fn observe_sectors(&mut self, device: u32, op: IoOp, offset_sector: u64, sectors: u32) -> Option<FirstPage> {
+        let per_page = PAGE_BYTES / 512;
+        let end = offset_sector.checked_add(u64::from(sectors)).expect("a trace record ends within 2^64 sectors");
+        self.observe_pages(device, op, offset_sector / per_page, end.div_ceil(per_page))
+    }
+
+    /// [`LocalityMeter::observe`] of the pages `[first, end)`.
+    fn observe_pages(&mut self, device: u32, op: IoOp, first: u64, end: u64) -> Option<FirstPage> {
         self.requests += 1;
-        if op == IoOp::Trim || bytes == 0 {
+        if op == IoOp::Trim || first >= end {
             return None;
         }
         let mut first_page = None;
-        for p in offset / PAGE_BYTES..(offset + bytes).div_ceil(PAGE_BYTES) {
+        for p in first..end {
             let page = (device, p);
             self.page_accesses += 1;
             let every = self.every.touch(page);
@@ -428,12 +445,38 @@ impl LocalityMeter {
     }
 }
 
+/// The largest read or write the page-by-page measures take (`trace locality`, `trace fit`):
+/// 1 GiB. They remember every page a request touches, so memory would follow one request's
+/// size rather than the trace's requests (a 2 TiB write is half a billion pages); real
+/// traces' requests are a few MiB at most. Trims touch no page and take any size.
+pub const MAX_MEASURED_REQUEST_BYTES: u64 = 1 << 30;
+
+/// Refuse `r`, the record `reader` returned last, if it reads or writes more than
+/// [`MAX_MEASURED_REQUEST_BYTES`].
+pub fn check_request_size(reader: &RecordReader, r: &TraceRecord) -> Result<(), TraceError> {
+    let bytes = u64::from(r.sectors) * 512;
+    if r.op == IoOp::Trim || bytes <= MAX_MEASURED_REQUEST_BYTES {
+        return Ok(());
+    }
+    Err(reader.refuse(
+        "size",
+        &format!("{bytes} bytes"),
+        &format!(
+            "a {} of more than {} MiB: locality is measured page by page and would need memory in proportion to \
+             the request (run and trace stats take it; to measure locality, split the request or leave it out)",
+            r.op.name(),
+            MAX_MEASURED_REQUEST_BYTES >> 20
+        ),
+    ))
+}
+
 /// The locality of a whole trace (devices kept apart).
-pub fn of_trace(reader: crate::trace::RecordReader) -> Result<Locality, crate::error::TraceError> {
+pub fn of_trace(mut reader: RecordReader) -> Result<Locality, TraceError> {
     let mut meter = LocalityMeter::new();
-    for rec in reader {
+    while let Some(rec) = reader.next() {
         let (_, r) = rec?;
-        meter.observe(r.device, r.op, r.offset_sector * 512, u64::from(r.sectors) * 512);
+        check_request_size(&reader, &r)?;
+        meter.observe_sectors(r.device, r.op, r.offset_sector, r.sectors);
     }
     Ok(meter.locality())
 }

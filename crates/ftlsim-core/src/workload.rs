@@ -282,6 +282,12 @@ impl WorkloadSpec {
     /// 1): every request comes from one part, drawn by weight, placed by that part's keys.
     /// The first part's arrival and length rule the whole; the others may not set them.
     pub fn parse(spec: &str) -> Result<WorkloadSpec, WorkloadError> {
+        if spec.contains(';') {
+            if let Some(i) = spec.split(';').position(|p| p.trim().is_empty()) {
+                let rule = format!("part {} of the mixture is empty: each part between `;` holds its keys", i + 1);
+                return Err(err("spec", spec, &rule));
+            }
+        }
         let mut parts = spec.split(';');
         let mut w = WorkloadSpec::parse_part(parts.next().unwrap_or(""), None)?;
         for part in parts {
@@ -328,6 +334,14 @@ impl WorkloadSpec {
             }
         }
         p.finish(spec)
+    }
+
+    /// The fitted-workload files (`file:W.toml`) this spec read, its parts' included.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self).chain(&self.mix).filter_map(|w| match &w.pattern {
+            Pattern::Fitted { file, .. } => Some(file.as_str()),
+            _ => None,
+        })
     }
 
     /// The mean time between two requests' arrivals (open loop) or the mean think time
@@ -534,7 +548,15 @@ impl PartKeys {
                 w.align_bytes = parse_sectors_bytes(k, v)?;
                 self.align_given = true;
             }
-            "shift" => w.shift_bytes = parse_sectors_bytes(k, v)?,
+            "shift" => {
+                w.shift_bytes = match v.trim() {
+                    "0" => 0,
+                    t if t.starts_with('-') => {
+                        return Err(err(k, v, "must be >= 0: a multiple of 512 bytes below align"));
+                    }
+                    _ => parse_sectors_bytes(k, v)?,
+                }
+            }
             _ => {
                 return Err(err(
                     "spec",
@@ -759,7 +781,15 @@ pub struct Generator {
 impl Generator {
     /// A generator; errors if the largest request does not fit in the span.
     pub fn new(spec: &WorkloadSpec, logical_bytes: u64, seed: u64) -> Result<Generator, WorkloadError> {
-        let span_bytes = ((logical_bytes as f64 * spec.span) as u64) / spec.align_bytes * spec.align_bytes;
+        let addressed = (logical_bytes as f64 * spec.span) as u64;
+        if spec.align_bytes > addressed {
+            return Err(err(
+                "align",
+                &spec.align_bytes.to_string(),
+                &format!("larger than the {addressed} bytes addressed (the drive's logical bytes x span=)"),
+            ));
+        }
+        let span_bytes = addressed / spec.align_bytes * spec.align_bytes;
         let max_size = spec.sizes.iter().map(|s| s.0).max().unwrap_or(4096);
         if max_size + spec.shift_bytes > span_bytes {
             return Err(match &spec.pattern {
@@ -893,9 +923,43 @@ pub fn locality(spec: &WorkloadSpec, logical_bytes: u64, seed: u64) -> Result<Lo
     }
     let mut meter = LocalityMeter::new();
     for r in Generator::new(spec, logical_bytes, seed)? {
-        meter.observe(r.device, r.op, r.offset_sector * 512, u64::from(r.sectors) * 512);
+        meter.observe_sectors(r.device, r.op, r.offset_sector, r.sectors);
     }
     Ok(meter.locality())
+}
+
+/// [`impose_update_share`] on `model` (read from, or written to, `origin`) for the replay
+/// whose keys are `replay` on a drive of `logical_bytes`, each mistake named by the option
+/// that gave it: `names` = (the replay's, the capacity's), `--replay` and `--capacity` from
+/// the CLI, `replay` and `capacity_bytes` from Python.
+pub fn impose_on_fit(
+    model: &FittedWorkload,
+    origin: &str,
+    replay: &str,
+    logical_bytes: u64,
+    target: f64,
+    seed: u64,
+    names: (&str, &str),
+) -> Result<FittedWorkload, WorkloadError> {
+    let spec = WorkloadSpec::parse_fitted(model, origin, replay).map_err(|e| {
+        // A rule about the fit as a whole (its arrival over the replay's length) is the replay's.
+        let rule = if e.key == "file" { e.rule } else { format!("{} = `{}`: {}", e.key, e.value, e.rule) };
+        err(names.0, replay, &rule)
+    })?;
+    let addressed = (logical_bytes as f64 * spec.span) as u64;
+    let largest = model.largest_size();
+    if largest > addressed {
+        return Err(err(
+            names.1,
+            &logical_bytes.to_string(),
+            &format!(
+                "the fit's largest request ({largest} bytes) is larger than the {addressed} bytes its replay addresses \
+                 there (span={}): give a larger {}",
+                spec.span, names.1
+            ),
+        ));
+    }
+    impose_update_share(&spec, replay, logical_bytes, target, seed)
 }
 
 /// Steps of the bisection on the fresh-write factor (log2 from -12 to 12: 1/8,000 of a step).

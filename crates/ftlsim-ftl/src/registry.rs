@@ -299,7 +299,6 @@ pub const FTLS: &[FtlInfo] = &[
         source: "NVMe Zoned Namespace Command Set 1.1 (TP4053); issue 39",
         build: |c| boxed(zns::ZnsFtl::new(c)),
         capabilities: Capabilities {
-            recovers: false,
             zoned: true,
             sections: &["zns"],
             fit_drive: zns::fit_drive,

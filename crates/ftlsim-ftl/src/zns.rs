@@ -31,14 +31,18 @@
 //!   counted (`ftl_metrics.zns`), or the run stops at the first one
 //!   (`ftl.zns.on_refused = "stop"`).
 //!
+//! - After a power cut the zones' write pointers and states come from flash (recovery.rs).
+//!
 //! Not modelled: read-only and offline zones, zone random write areas, the Zone Append Size
 //! Limit, zone descriptor extensions.
+
+mod recovery;
 
 use crate::options::Options;
 use ftlsim_core::config::{DriveConfig, PartialWrite, UnmappedRead};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
-use ftlsim_core::ftl::{Admission, FlashCtx, Ftl, GcCounts, Refusal};
+use ftlsim_core::ftl::{Admission, FlashCtx, Ftl, GcCounts, Recovery, Refusal};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, Ppn};
 use ftlsim_core::host::IoOp;
 use serde::{Deserialize, Serialize};
@@ -371,8 +375,12 @@ impl ZnsFtl {
                 ctx.invalidate(ppn)?;
             }
         }
-        for plane in 0..self.geo.planes().min(written) {
-            ctx.erase(self.block(z, plane))?;
+        // Every block the zone programmed: its written pages, and a page a cut tore.
+        for plane in 0..self.geo.planes() {
+            let b = self.block(z, plane);
+            if ctx.flash().write_pointer(b) > 0 {
+                ctx.erase(b)?;
+            }
         }
         let s = self.state[zi];
         self.open -= u32::from(s.is_open());
@@ -394,7 +402,9 @@ impl Ftl for ZnsFtl {
             return Ok(Admission::Take);
         }
         let spp = u64::from(self.geo.sectors_per_page());
-        if !offset_sector.is_multiple_of(spp) || !u64::from(sectors).is_multiple_of(spp) {
+        // A reset's length plays no part (it resets the zone it names).
+        let length_ok = op == IoOp::ZoneReset || u64::from(sectors).is_multiple_of(spp);
+        if !offset_sector.is_multiple_of(spp) || !length_ok {
             return self.refuse(INVALID_FIELD, op, offset_sector, sectors);
         }
         // The replay checked the command lies in the logical space, which is whole zones.
@@ -421,8 +431,12 @@ impl Ftl for ZnsFtl {
             IoOp::Trim | IoOp::ZoneResetAll if !whole_zones => Some(INVALID_FIELD),
             IoOp::Trim => None,
             IoOp::ZoneResetAll => return Ok(Admission::Reset { offset_sector, sectors: u64::from(sectors) }),
-            // One zone, named by its first block.
+            // One zone, named by its first block; open, close and finish name no other length
+            // than none or the zone's.
             _ if !at_zone_start => Some(INVALID_FIELD),
+            IoOp::ZoneOpen | IoOp::ZoneClose | IoOp::ZoneFinish if pages != 0 && pages != self.size => {
+                Some(INVALID_FIELD)
+            }
             IoOp::ZoneReset => return Ok(Admission::Reset { offset_sector, sectors: u64::from(self.size) * spp }),
             IoOp::ZoneOpen => self.open_zone(zi),
             IoOp::ZoneClose => self.close_zone(zi),
@@ -555,13 +569,23 @@ impl Ftl for ZnsFtl {
             assert!(s != ZoneState::Empty || wp == 0, "zone {z}: Empty at write pointer {wp}");
             open += u32::from(s.is_open());
             active += u32::from(s.is_active());
+            let mut torn = 0;
             for plane in 0..planes {
-                // Each block holds exactly the zone's pages written on its plane, all valid.
+                // Each block holds exactly the zone's pages written on its plane, all valid, and
+                // in a Full zone below its capacity perhaps one page a cut tore past them
+                // (recovery finished the zone there).
                 let written = wp / planes + u32::from(plane < wp % planes);
                 let b = self.block(z, plane);
-                assert_eq!(flash.write_pointer(b), written, "zone {z} plane {plane}: block {b} write pointer");
+                let past = flash.write_pointer(b) - written.min(flash.write_pointer(b));
+                assert!(
+                    flash.write_pointer(b) >= written && past <= u32::from(s == ZoneState::Full && wp < self.cap),
+                    "zone {z} plane {plane}: block {b} write pointer {} for {written} pages written",
+                    flash.write_pointer(b)
+                );
+                torn += past;
                 assert_eq!(flash.valid_count(b), written, "zone {z} plane {plane}: block {b} valid pages");
             }
+            assert!(torn <= 1, "zone {z}: {torn} pages past its write pointer");
         }
         assert_eq!((open, active), (self.open, self.active), "open and active zones counted");
         if self.opts.max_open_zones != 0 {
@@ -570,6 +594,10 @@ impl Ftl for ZnsFtl {
         if self.opts.max_active_zones != 0 {
             assert!(active <= self.opts.max_active_zones, "{active} zones active");
         }
+    }
+
+    fn recovery(&mut self) -> Option<&mut dyn Recovery> {
+        Some(self)
     }
 
     fn save_state(&self) -> Vec<u8> {

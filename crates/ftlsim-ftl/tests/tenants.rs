@@ -86,9 +86,18 @@ fn each_tenants_counters_add_up_to_the_drives() {
     // Every host counter, by name.
     let h = &r.host;
     let drive = serde_json::to_value(h).unwrap();
+    let tenant_hosts: Vec<serde_json::Value> = t.iter().map(|t| serde_json::to_value(&t.host).unwrap()).collect();
     for (key, value) in drive.as_object().unwrap() {
-        let sum: u64 = t.iter().map(|t| serde_json::to_value(&t.host).unwrap()[key].as_u64().unwrap()).sum();
-        assert_eq!(sum, value.as_u64().unwrap(), "{key}");
+        // A count, or counts by name (`refused_by_status`).
+        let counts: Vec<(String, u64)> = match value.as_object() {
+            Some(m) => m.iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect(),
+            None => vec![(String::new(), value.as_u64().unwrap())],
+        };
+        for (name, n) in counts {
+            let of = |h: &serde_json::Value| if name.is_empty() { h[key].as_u64() } else { h[key][&name].as_u64() };
+            let sum: u64 = tenant_hosts.iter().map(|h| of(h).unwrap_or(0)).sum();
+            assert_eq!(sum, n, "{key} {name}");
+        }
     }
     assert!(h.trims > 0 && h.partial_page_writes > 0, "the mix has trims and partial pages");
     let lat = |f: &dyn Fn(&ftlsim_core::sim::ResponseTimes) -> u64| t.iter().map(|t| f(&t.response_time)).sum::<u64>();

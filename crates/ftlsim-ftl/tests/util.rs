@@ -228,3 +228,50 @@ impl ftlsim_core::metrics::Observer for Rows {
         self.0.push(row.clone());
     }
 }
+
+/// A zoned host's requests over `zones` zones of `zone_pages` pages: writes of 1-4 pages at the
+/// write pointer of one of four zones it keeps open, a zone reset when one fills (or at random),
+/// finishes, and reads of any page, `requests` of them from `seed`. Its write pointers are its
+/// own idea: after a cut the drive's may differ, and what it refuses is counted, not fatal.
+pub fn zoned_stream(
+    zones: u64,
+    zone_pages: u64,
+    requests: u64,
+    seed: u64,
+) -> impl Iterator<Item = Result<Request, SimError>> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut wp = vec![0u64; zones as usize];
+    let req = |op, first_page: u64, pages: u64| {
+        Ok(Request {
+            arrival_ns: 0,
+            think_ns: 0,
+            device: 0,
+            offset_sector: first_page * 8,
+            sectors: (pages * 8) as u32,
+            op,
+        })
+    };
+    (0..requests).map(move |_| {
+        let z = rng.gen_range(0..4.min(zones));
+        let zone_start = z * zone_pages;
+        let roll: f64 = rng.gen();
+        if roll < 0.55 {
+            let n = rng.gen_range(1..=4u64);
+            if wp[z as usize] + n > zone_pages {
+                wp[z as usize] = 0;
+                return req(IoOp::ZoneReset, zone_start, 0);
+            }
+            wp[z as usize] += n;
+            req(IoOp::Write, zone_start + wp[z as usize] - n, n)
+        } else if roll < 0.9 {
+            req(IoOp::Read, rng.gen_range(0..zones * zone_pages), 1)
+        } else if roll < 0.95 {
+            wp[z as usize] = zone_pages;
+            req(IoOp::ZoneFinish, zone_start, 0)
+        } else {
+            wp[z as usize] = 0;
+            req(IoOp::ZoneReset, zone_start, 0)
+        }
+    })
+}

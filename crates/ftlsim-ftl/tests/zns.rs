@@ -106,6 +106,11 @@ fn writes_that_break_a_zones_rules_are_refused_with_their_status_and_change_noth
     assert_eq!(refused(&r, "invalid_field"), 1);
     assert_eq!(r.host.pages_written, ZONE + 1, "only what was admitted was written");
     assert_eq!(r.write_amplification.total, 1.0);
+    // Refused commands are kept apart from the requests the drive served (issue 58).
+    assert_eq!((r.host.requests, r.host.refused, r.host.writes), (3, 4, 3));
+    let by: Vec<(&str, u64)> = r.host.refused_by_status.iter().map(|(k, n)| (*k, *n)).collect();
+    assert_eq!(by, [("invalid_field", 1), ("zone_boundary_error", 1), ("zone_invalid_write", 1), ("zone_is_full", 1)]);
+    assert_eq!(r.response_time.all.count, 3, "no response time for a refused command");
     // A write of part of a page (512 bytes) is refused too.
     let part = Ok(Request {
         arrival_ns: 0,
@@ -368,7 +373,7 @@ fn a_blkparse_trace_of_zoned_commands_replays_end_to_end() {
     assert_eq!((z["appends"].as_u64(), z["opens"].as_u64(), z["finishes"].as_u64()), (Some(2), Some(1), Some(1)));
     assert_eq!((z["closes"].as_u64(), z["resets"].as_u64()), (Some(1), Some(1 + 24)));
     assert_eq!(refused(&r, "zone_is_full"), 1);
-    assert_eq!(r.host.requests, 10);
+    assert_eq!((r.host.requests, r.host.refused), (9, 1), "the refused append is no completed request");
     assert_eq!(r.host.pages_written, 8 + 8 + 16);
     assert_eq!(r.write_amplification.total, 1.0);
     assert_eq!(z["zones_empty"], 24);
@@ -426,5 +431,90 @@ proptest::proptest! {
         proptest::prop_assert_eq!(r.flash.programs.total, r.host.pages_written);
         proptest::prop_assert_eq!(r.gc.pages_moved, 0);
         read_back(&mut sim);
+    }
+}
+
+/// Issue 58: a zoned drive recovers from a cut at any request: its write pointers and states
+/// from flash, a torn write's zone finished there, a torn reset finished; the oracle holds
+/// after recovery and after the rest of the requests.
+#[test]
+fn a_cut_at_any_write_or_reset_recovers_every_zone_from_flash() {
+    use ftlsim_core::sim::CutAt;
+    let stream: Vec<Request> = util::zoned_stream(24, ZONE, 400, 5).map(Result::unwrap).collect();
+    let mut torn = std::collections::BTreeMap::new();
+    // Every 7th request, and every reset: each a cut as it is dispatched.
+    let cuts: Vec<u64> =
+        (0..stream.len()).filter(|&i| i % 7 == 0 || stream[i].op == IoOp::ZoneReset).map(|i| i as u64 + 1).collect();
+    for &n in &cuts {
+        let mut sim = drive("");
+        sim.keep_program_stamps();
+        sim.precondition(&Precondition { fill: 0.0, ..Precondition::default() }).unwrap();
+        let opts = RunOptions {
+            replay: Replay::Closed { queue_depth: 1 },
+            interval_ns: 0,
+            check_every: 1,
+            power_cut: Some(CutAt::Request(n)),
+            ..RunOptions::default()
+        };
+        let mut src = stream.clone().into_iter().map(Ok);
+        let before = sim.run(&mut src, &opts, &mut NoObserver).unwrap();
+        let c = before.power_cut.as_ref().expect("cut");
+        assert_eq!(c.oracle_checked_pages, sim.derived().logical_pages as u64);
+        *torn.entry(c.torn_operation.unwrap_or("none")).or_insert(0) += 1;
+        if c.torn_operation == Some("erase") {
+            assert!(c.recovery_blocks_erased > 0, "request {n}: a torn reset is finished by recovery");
+        }
+        sim.check_invariants();
+        let after = RunOptions { power_cut: None, ..opts };
+        sim.run(&mut src, &after, &mut NoObserver).unwrap();
+        read_back(&mut sim);
+    }
+    for kind in ["program", "erase", "none"] {
+        assert!(torn.get(kind).copied().unwrap_or(0) > 0, "no cut tore {kind}: {torn:?}");
+    }
+}
+
+/// Issue 58, case 9: a zone management command's length reaches the drive (open, close and
+/// finish take none or the zone's, otherwise Invalid Field); a reset of all zones needs no
+/// range; any other zoned command without one is a bad line, never dropped.
+#[test]
+fn zoned_command_lines_are_taken_as_the_docs_say() {
+    use ftlsim_core::trace::{TraceOptions, TraceSource};
+    let z = ZONE * SPP; // sectors
+    let lines = [
+        format!("259,1 0 1 0.000001 9 D WS 0 + {}", 8 * SPP),
+        format!("259,1 0 2 0.000002 9 D ZO {z} + 8 [app]"),
+        format!("259,1 0 3 0.000003 9 D ZC {z} + 16 [app]"),
+        "259,1 0 4 0.000004 9 D ZF 0 + 8 [app]".to_string(),
+        format!("259,1 0 5 0.000005 9 D ZO {z} + {z} [app]"),
+        "259,1 0 6 0.000006 9 D ZRA [app]".to_string(),
+        "259,1 0 7 0.000007 9 D ZRA".to_string(),
+        format!("259,1 0 8 0.000008 9 D WS 0 + {}", 8 * SPP),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("zoned.blkparse");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let mut sim = drive("");
+    let sectors = sim.derived().logical_bytes / 512;
+    let mut src = TraceSource::open(&path, TraceOptions::default(), sectors, SPP as u32).unwrap();
+    let r = sim.run(&mut src, &RunOptions { interval_ns: 0, ..Default::default() }, &mut NoObserver).unwrap();
+    assert_eq!(refused(&r, "invalid_field"), 3, "open, close and finish with a length of neither 0 nor a zone");
+    let z = &r.ftl_metrics["zns"];
+    assert_eq!((z["opens"].as_u64(), z["finishes"].as_u64()), (Some(1), Some(0)));
+    assert_eq!(z["resets"], 2 * 24, "both range-less resets of all zones were taken");
+    assert_eq!((r.host.requests, r.host.refused, r.host.pages_written), (5, 3, 16));
+    // Any other zoned command without its range is a bad line, named.
+    for bad in ["ZR [app]", "ZO", "ZA 0 [app]", "ZA 0 + 0 [app]"] {
+        std::fs::write(&path, format!("259,1 0 1 0.000001 9 D {bad}\n")).unwrap();
+        let opts = TraceOptions { format: Some(ftlsim_core::trace::TraceFormat::Blkparse), ..TraceOptions::default() };
+        // The layout's first pass reads every line when the file is opened.
+        let e = match TraceSource::open(&path, opts, sectors, SPP as u32) {
+            Err(e) => e.to_string(),
+            Ok(mut src) => match src.next() {
+                Some(Err(e)) => e.to_string(),
+                other => panic!("{bad}: {other:?}"),
+            },
+        };
+        assert!(e.contains("zoned.blkparse:1") && (e.contains("sector") || e.contains("count")), "{bad}: {e}");
     }
 }

@@ -6,12 +6,12 @@
 mod conversion;
 
 use conversion::{json_to_py, parse_trace_options, rows_to_columns, to_py};
-use ftlsim_core::atomic_file::{refuse_same_file, write_atomically};
 use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::SimError;
 use ftlsim_core::metrics::{IntervalRow, Observer};
+use ftlsim_core::outputs::Outputs;
 use ftlsim_core::trace::{detect, stats, ParserOptions, RecordReader, TraceFormat};
-use ftlsim_core::workload::{impose_update_share, parse_bytes, parse_duration_ns, WorkloadSpec};
+use ftlsim_core::workload::{impose_on_fit, parse_bytes, parse_duration_ns, WorkloadSpec};
 use ftlsim_run::{Drive, RunObserver, RunSpec, Source};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -122,13 +122,15 @@ impl RunObserver for PyObserver {
     }
 }
 
-/// Run one simulation; returns `(results, timeseries_columns, config)`: the results.json
-/// document, the time series by column and the effective config, as Python objects.
+/// Run one simulation; returns `(results, timeseries_columns, config, files)`: the results.json
+/// document, the time series by column, the effective config, as Python objects, and the
+/// files the run read or saved (`(role, path)`: what `Result.save` must not overwrite). The
+/// snapshot `save_state` asks for replaces an existing file only once the run succeeded.
 #[pyfunction]
 #[pyo3(signature = (*, preset=None, config_toml=None, config_path=None, ftl=None, overrides=Vec::new(),
     workload=String::new(), trace=None, trace_options=None, seed=1, fill=None, fill_offset=0.0,
     steady_state=false, overwrite_span=0.0, trim_to=None, load_state=None, save_state=None, interval=String::from("100ms"), verify=false,
-    max_memory=None, power_cut=None, clean_shutdown=true, tenants=Vec::new(), arbitration=String::from("rr"),
+    max_memory=None, power_cut=None, clean_shutdown=true, tenants=Vec::new(), arbitration=None,
     progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
@@ -155,9 +157,9 @@ fn run(
     power_cut: Option<String>,
     clean_shutdown: bool,
     tenants: Vec<String>,
-    arbitration: String,
+    arbitration: Option<String>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
+) -> PyResult<(Py<PyAny>, Py<PyAny>, Py<PyAny>, Vec<(String, String)>)> {
     let drive = match (preset, config_toml, config_path) {
         (p, None, None) => Drive::Preset(p.unwrap_or_else(|| "default".into())),
         (None, Some(text), None) => {
@@ -166,6 +168,11 @@ fn run(
         (None, None, Some(path)) => Drive::File(path),
         _ => return Err(PyValueError::new_err("give one of preset, config (a Config or a TOML path)")),
     };
+    if trace.is_none() && trace_options.as_ref().is_some_and(|d| !d.is_empty()) {
+        return Err(PyValueError::new_err(
+            "trace_options are a trace's replay options: give trace= with them (a workload would ignore them)",
+        ));
+    }
     let (options, qd) = parse_trace_options(py, trace_options.as_ref())?;
     let source = match trace {
         Some(path) => {
@@ -203,7 +210,7 @@ fn run(
             .map(|t| ftlsim_run::TenantSpec::parse(t))
             .collect::<Result<_, _>>()
             .map_err(|e| to_py(py, e))?,
-        arbitration: ftlsim_run::parse_arbitration(&arbitration).map_err(|e| to_py(py, e))?,
+        arbitration: arbitration.as_deref().map(ftlsim_run::parse_arbitration).transpose().map_err(|e| to_py(py, e))?,
     };
     let plan = unwound(|| spec.plan())?.map_err(|e| to_py(py, e))?;
     let mut obs = PyObserver { progress, rows: Vec::new(), error: None, stage: "precondition", total: None };
@@ -211,9 +218,16 @@ fn run(
     if let Some(e) = obs.error.take() {
         return Err(e);
     }
-    let outcome = outcome.map_err(|e| to_py(py, e))?;
+    let mut outcome = outcome.map_err(|e| to_py(py, e))?;
+    outcome.commit().map_err(|e| to_py(py, e))?;
     let cfg = serde_json::to_value(&plan.cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((json_to_py(py, &outcome.json)?, rows_to_columns(py, &obs.rows)?, json_to_py(py, &cfg)?))
+    let mut files: Vec<(String, String)> = spec
+        .inputs(&plan)
+        .inputs()
+        .map(|(role, path)| (role.to_string(), path.to_string_lossy().into_owned()))
+        .collect();
+    files.extend(spec.save_state.iter().map(|p| ("save_state".to_string(), p.to_string_lossy().into_owned())));
+    Ok((json_to_py(py, &outcome.json)?, rows_to_columns(py, &obs.rows)?, json_to_py(py, &cfg)?, files))
 }
 
 /// The built-in presets: one dict each (name, geometry, capacities, source, config TOML).
@@ -356,9 +370,14 @@ fn trace_fit(
     if extent_bytes < 4096 || !extent_bytes.is_multiple_of(4096) {
         return Err(PyValueError::new_err(format!("extent_bytes = {extent_bytes} must be a multiple of 4096")));
     }
-    if let Some(out) = &out {
-        refuse_same_file(&path, out, "fitting").map_err(PyValueError::new_err)?;
-    }
+    let target = match &out {
+        Some(out) => {
+            let mut o = Outputs::new();
+            o.input("input trace", &path);
+            Some(o.file("out", out).map_err(|e| to_py(py, SimError::Input(e)))?)
+        }
+        None => None,
+    };
     let opts = ParserOptions::default();
     let w = py
         .detach(|| {
@@ -373,8 +392,8 @@ fn trace_fit(
                 match (update_share, &replay, capacity_bytes) {
                     (Some(target), Some(replay), Some(capacity)) => {
                         let origin = out.as_ref().unwrap_or(&path).display().to_string();
-                        let spec = WorkloadSpec::parse_fitted(&w, &origin, replay)?;
-                        Ok(impose_update_share(&spec, replay, capacity, target, seed)?)
+                        let names = ("replay", "capacity_bytes");
+                        Ok(impose_on_fit(&w, &origin, replay, capacity, target, seed, names)?)
                     }
                     _ => Ok(w),
                 }
@@ -382,8 +401,10 @@ fn trace_fit(
         })?
         .map_err(|e| to_py(py, e))?;
     let text = toml::to_string(&w).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    if let Some(out) = &out {
-        write_atomically(out, |f| std::io::Write::write_all(f, text.as_bytes()))
+    if let Some(target) = &target {
+        target
+            .write(|f| f.write_all(text.as_bytes()))
+            .and_then(|s| s.commit())
             .map_err(|e| to_py(py, SimError::Input(e)))?;
     }
     let v = serde_json::to_value(&w).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -454,6 +475,21 @@ fn fit_check(py: Python<'_>, fit: PathBuf, requests: Option<u64>, seed: u64) -> 
     json_to_py(py, &v)
 }
 
+/// Refuse outputs that would destroy an input or each other (ftlsim_core::outputs): each of
+/// `outputs` (`(role, path)`) is a file a Python writer replaces whole, checked against
+/// `inputs` and the outputs before it by identity. Raises `InputError` naming both.
+#[pyfunction]
+fn check_outputs(py: Python<'_>, inputs: Vec<(String, PathBuf)>, outputs: Vec<(String, PathBuf)>) -> PyResult<()> {
+    let mut o = Outputs::new();
+    for (role, path) in &inputs {
+        o.input(role, path);
+    }
+    for (role, path) in &outputs {
+        o.replaced(role, path).map_err(|e| to_py(py, SimError::Input(e)))?;
+    }
+    Ok(())
+}
+
 /// Panic with `message`, as a broken invariant in the core would: the test that a panic
 /// becomes `ftlsim.InternalError` and the interpreter lives on (python/tests/test_errors.py).
 #[pyfunction]
@@ -475,6 +511,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_locality, m)?)?;
     m.add_function(wrap_pyfunction!(workload_locality, m)?)?;
     m.add_function(wrap_pyfunction!(fit_check, m)?)?;
+    m.add_function(wrap_pyfunction!(check_outputs, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("FtlsimError", py.get_type::<FtlsimError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;

@@ -47,6 +47,8 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
             ));
         }
     }
+    let (_, save) = spec.outputs(p)?;
+    let mut snapshot = None;
     let t = std::time::Instant::now();
     let precondition = match &spec.load_state {
         Some(path) => {
@@ -64,9 +66,12 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         None => {
             sys.precondition(pre, obs)?;
             let pre = serde_json::to_value(pre).expect("preconditioning serialises");
-            if let Some(path) = &spec.save_state {
-                sys.save_state(path, serde_json::json!({ "seed": spec.seed, "precondition": pre }))?;
-                obs.notice(&format!("saved channel-system state to {}", path.display()));
+            if let Some(to) = &save {
+                snapshot = Some(sys.stage_state(to, serde_json::json!({ "seed": spec.seed, "precondition": pre }))?);
+                obs.notice(&format!(
+                    "channel-system state written for {} (kept once the run succeeds)",
+                    to.shown().display()
+                ));
             }
             pre
         }
@@ -118,5 +123,5 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         json["run"]["workload"] = serde_json::Value::Null;
         json["run"]["workload_spec"] = serde_json::Value::Null;
     }
-    Ok(Outcome { report: None, json })
+    Ok(Outcome { report: None, json, snapshot })
 }

@@ -18,11 +18,12 @@ use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::host::Request;
 use ftlsim_core::metrics::Observer;
+use ftlsim_core::outputs::{Outputs, Staged, Target};
 use ftlsim_core::sim::{CutAt, Precondition, QueueArbitration, Replay, Report, RunOptions, Simulator};
 use ftlsim_core::trace::{TraceFormat, TraceOptions, TraceSource};
 use ftlsim_core::workload::{parse_duration_ns, Generator, Limit, WorkloadSpec};
 use ftlsim_ftl::presets;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A trace time window `START..END` (`10s..20s`) in ns after the first request.
 pub fn time_window_ns(w: &str) -> Result<(u64, u64), SimError> {
@@ -152,8 +153,9 @@ pub struct RunSpec {
     /// Tenants, each its own source, submission queue and namespace (`--tenant`); empty:
     /// the one `source`.
     pub tenants: Vec<TenantSpec>,
-    /// How the controller picks among the tenants' queues (`--arbitration`).
-    pub arbitration: QueueArbitration,
+    /// How the controller picks among the tenants' queues (`--arbitration`); `None`: round
+    /// robin. Given without tenants it is refused (it would be ignored).
+    pub arbitration: Option<QueueArbitration>,
 }
 
 impl Default for RunSpec {
@@ -178,7 +180,7 @@ impl Default for RunSpec {
             power_cut: None,
             clean_shutdown: true,
             tenants: Vec::new(),
-            arbitration: RunOptions::default().arbitration,
+            arbitration: None,
         }
     }
 }
@@ -228,6 +230,9 @@ impl RunSpec {
                 ftlsim_ftl::names(|c| c.recovers)
             )));
         }
+        if ftlsim_ftl::info(&cfg.ftl.name)?.capabilities.zoned {
+            self.check_zoned_preconditioning()?;
+        }
         let (workload_text, qd) = match &self.source {
             Source::Synthetic(text) => (text.clone(), None),
             Source::Trace { qd, .. } => (String::new(), Some(*qd)),
@@ -267,12 +272,80 @@ impl RunSpec {
         Ok(RunPlan { cfg, workload, workload_text, precondition, opts, tenant_workloads })
     }
 
+    /// A zoned namespace takes sequential writes from its zones' starts only: preconditioning
+    /// other than a sequential fill from the drive's start is refused before anything runs,
+    /// naming the option (the FTL would refuse it part way).
+    fn check_zoned_preconditioning(&self) -> Result<(), SimError> {
+        let why = "a zoned namespace takes writes only at its zones' write pointers; precondition it with a \
+                   sequential fill from its start (--fill), and write or reset zones in the workload";
+        let given = [
+            ("--steady-state", self.steady_state),
+            ("--fill-offset", self.fill_offset != 0.0),
+            ("--overwrite-span", self.overwrite_span != 0.0),
+            ("--trim-to", self.trim_to.is_some()),
+        ];
+        match given.iter().find(|(_, g)| *g) {
+            Some((flag, _)) => Err(SimError::Input(format!("{flag}: not for the zns FTL: {why}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The files this run reads, each by the option that names it, for the output check
+    /// (docs/configuration.md, "Outputs"): config, trace, fit files, snapshot, tenants' traces
+    /// and scheme files.
+    pub fn inputs(&self, p: &RunPlan) -> Outputs {
+        let mut o = Outputs::new();
+        if let Drive::File(path) = &self.drive {
+            o.input("--config", path);
+        }
+        if let Source::Trace { path, .. } = &self.source {
+            o.input("--trace", path);
+        }
+        if let Some(path) = &self.load_state {
+            o.input("--load-state", path);
+        }
+        for file in p.workload.files() {
+            o.input("--workload file", Path::new(file));
+        }
+        for (t, w) in self.tenants.iter().zip(&p.tenant_workloads) {
+            let role = format!("--tenant {}", t.name);
+            if let Source::Trace { path, .. } = &t.source {
+                o.input(&format!("{role} trace"), path);
+            }
+            if let Some(path) = &t.scheme_file {
+                o.input(&format!("{role} dp_scheme"), path);
+            }
+            for file in w.iter().flat_map(|w| w.files()) {
+                o.input(&format!("{role} file"), Path::new(file));
+            }
+        }
+        o
+    }
+
+    /// The run's outputs checked against its inputs: the check a front claims its own
+    /// outputs on (`--out`'s files), and where the snapshot goes (`--save-state`).
+    pub fn outputs(&self, p: &RunPlan) -> Result<(Outputs, Option<Target>), SimError> {
+        let mut o = self.inputs(p);
+        let save = match &self.save_state {
+            Some(path) => Some(o.file("--save-state", path).map_err(SimError::Input)?),
+            None => None,
+        };
+        Ok((o, save))
+    }
+
     /// The tenants in `opts` and their workloads; a mistake names the tenant and its key.
     fn plan_tenants(&self, cfg: &DriveConfig, opts: &mut RunOptions) -> Result<Vec<Option<WorkloadSpec>>, SimError> {
-        opts.arbitration = self.arbitration;
         if self.tenants.is_empty() {
+            if self.arbitration.is_some() {
+                return Err(SimError::Input(
+                    "--arbitration: only with --tenant (it picks among the tenants' submission queues; a run of one \
+                     source has one queue)"
+                        .into(),
+                ));
+            }
             return Ok(Vec::new());
         }
+        opts.arbitration = self.arbitration.unwrap_or(opts.arbitration);
         tenants::check_tenants(&self.tenants)?;
         tenants::check_placements(&self.tenants, cfg.fdp.as_ref().map(|f| f.handles))?;
         let refuse = |what: &str| Err(SimError::Input(format!("--tenant: {what}")));
@@ -322,6 +395,20 @@ pub struct Outcome {
     pub report: Option<Report>,
     /// results.json: what was run, the report and the wall time by stage.
     pub json: serde_json::Value,
+    /// The snapshot `--save-state` asked for, written and waiting to be renamed into place:
+    /// the front commits it once its own outputs are written ([`Outcome::commit`]), so a run
+    /// that fails anywhere leaves an existing file as it was.
+    pub snapshot: Option<Staged>,
+}
+
+impl Outcome {
+    /// Rename the staged snapshot, if any, into place.
+    pub fn commit(&mut self) -> Result<(), SimError> {
+        match self.snapshot.take() {
+            Some(s) => s.commit().map_err(SimError::Input),
+            None => Ok(()),
+        }
+    }
 }
 
 /// One replay of a spec: the drive built and preconditioned (or loaded), the source
@@ -336,6 +423,8 @@ struct Replayed {
     tenants_run: Option<serde_json::Value>,
     memory_estimate: u64,
     wall: ftlsim_core::sim::WallTimes,
+    /// The snapshot saved after preconditioning, to commit with the run's results.
+    snapshot: Option<Staged>,
 }
 
 /// A power-cut run refuses a snapshot whose pages carry no program stamps.
@@ -363,7 +452,14 @@ fn after_cut(
     Ok((post.host.requests > 0).then_some(post))
 }
 
-fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObserver) -> Result<Replayed, SimError> {
+/// Replay `spec` once; the drive is saved after preconditioning to `save`, if given.
+fn replay(
+    spec: &RunSpec,
+    p: &RunPlan,
+    opts: &RunOptions,
+    save: Option<&Target>,
+    obs: &mut dyn RunObserver,
+) -> Result<Replayed, SimError> {
     let cut = spec.power_cut.is_some();
     let memory_estimate = memory::check_drive(&p.cfg, spec.verify, cut, spec.max_memory)?;
     obs.notice(&format!("memory: about {} (estimate)", memory::bytes(memory_estimate)));
@@ -372,6 +468,7 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
         // Recovery reads program stamps from the spare areas; they are written from the start.
         sim.keep_program_stamps();
     }
+    let mut snapshot = None;
     let precondition = match &spec.load_state {
         Some(path) => {
             let h = sim.load_state(path)?;
@@ -390,9 +487,9 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
             ));
             sim.precondition_observed(pre, obs)?;
             let pre = serde_json::to_value(pre).expect("preconditioning serialises");
-            if let Some(path) = &spec.save_state {
-                sim.save_state(path, serde_json::json!({ "seed": spec.seed, "precondition": pre }))?;
-                obs.notice(&format!("saved drive state to {}", path.display()));
+            if let Some(to) = save {
+                snapshot = Some(sim.stage_state(to, serde_json::json!({ "seed": spec.seed, "precondition": pre }))?);
+                obs.notice(&format!("drive state written for {} (kept once the run succeeds)", to.shown().display()));
             }
             pre
         }
@@ -421,7 +518,7 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
             (report, post, Some(trace_json(&src, options)))
         }
     };
-    if report.host.requests == 0 && report.power_cut.is_none() {
+    if report.host.requests + report.host.refused == 0 && report.power_cut.is_none() {
         return Err(SimError::Input(match &spec.source {
             _ if !spec.tenants.is_empty() => "the tenants' workloads and traces produced no request".into(),
             Source::Trace { path, .. } => format!(
@@ -439,6 +536,7 @@ fn replay(spec: &RunSpec, p: &RunPlan, opts: &RunOptions, obs: &mut dyn RunObser
         tenants_run,
         memory_estimate,
         wall: sim.wall_times().clone(),
+        snapshot,
     })
 }
 
@@ -493,6 +591,24 @@ fn replay_tenants(
         .collect();
     let report = sim.run_tenants(&mut refs, opts, obs)?;
     drop(refs);
+    // A tenant that gave no request is a mistake in its spec (a device its trace lacks, a
+    // window that leaves nothing), not a tenant with a slowdown of 0.
+    for (t, r) in spec.tenants.iter().zip(report.tenants.iter().flatten()) {
+        if r.host.requests + r.host.refused == 0 {
+            let why = match &t.source {
+                Source::Trace { path, options, .. } => format!(
+                    "its trace {} gave none{}",
+                    path.display(),
+                    match options.device {
+                        Some(d) => format!(" of device={d} (trace stats lists the trace's devices)"),
+                        None => String::new(),
+                    }
+                ),
+                Source::Synthetic(_) => "its workload gave none".into(),
+            };
+            return Err(SimError::Input(format!("--tenant {}: no request was replayed: {why}", t.name)));
+        }
+    }
     for (i, o) in opened.iter().enumerate() {
         if let Opened::Trace(src, options) = o {
             run[i]["trace"] = trace_json(src, options);
@@ -617,14 +733,15 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         Some(PowerCut::At(at)) => Some(at),
         _ => None,
     };
-    let r = replay(spec, p, &RunOptions { power_cut: cut_at, ..p.opts.clone() }, obs)?;
+    let (_, save) = spec.outputs(p)?;
+    let mut r = replay(spec, p, &RunOptions { power_cut: cut_at, ..p.opts.clone() }, save.as_ref(), obs)?;
     let mut series = Vec::new();
     if let Some(PowerCut::Random(n)) = spec.power_cut {
         let times = random_cut_times(spec.seed, n, r.report.performance.simulated_time_ns);
         for (i, &t) in times.iter().enumerate() {
             obs.notice(&format!("power cut {} of {n} at {:.3} ms of simulated time", i + 1, t as f64 / 1e6));
             let opts = RunOptions { power_cut: Some(CutAt::TimeNs(t)), ..p.opts.clone() };
-            series.push(replay(spec, p, &opts, obs)?);
+            series.push(replay(spec, p, &opts, None, obs)?);
         }
     }
     let requests = r.report.host.requests;
@@ -634,7 +751,7 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
     let mut json = result_json(p, spec.seed, r.precondition.clone(), &r.report, wall);
     if let Some(run) = &r.tenants_run {
         json["run"]["tenants"] = run.clone();
-        json["run"]["arbitration"] = tenants::arbitration_json(spec.arbitration);
+        json["run"]["arbitration"] = tenants::arbitration_json(p.opts.arbitration);
         json["run"]["workload"] = serde_json::Value::Null;
         json["run"]["workload_spec"] = serde_json::Value::Null;
         json["run"]["replay"] = serde_json::json!({ "tenants": { "device_queue_depth": p.cfg.host.queue_depth } });
@@ -662,7 +779,7 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         }
         None => {}
     }
-    Ok(Outcome { report: Some(r.report), json })
+    Ok(Outcome { report: Some(r.report), json, snapshot: r.snapshot.take() })
 }
 
 #[cfg(test)]

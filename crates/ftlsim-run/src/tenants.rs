@@ -54,6 +54,8 @@ pub struct TenantSpec {
     /// How its writes pick their FDP placement handle (`plids=0:1`, `plid_select=`, ...;
     /// docs/fdp.md); a random rule is seeded when the run is planned.
     pub placement: PlacementRule,
+    /// The `dp_scheme` file its placement was read from, if any (an input of the run).
+    pub scheme_file: Option<PathBuf>,
 }
 
 fn bad(tenant: &str, key: &str, value: &str, rule: &str) -> SimError {
@@ -118,7 +120,16 @@ impl TenantSpec {
                 Source::Synthetic(workload_text)
             }
         };
-        Ok(TenantSpec { text: text.to_string(), name: name.to_string(), source, namespace, class, seed, placement })
+        Ok(TenantSpec {
+            text: text.to_string(),
+            name: name.to_string(),
+            source,
+            namespace,
+            class,
+            seed,
+            placement,
+            scheme_file: get("dp_scheme").map(PathBuf::from),
+        })
     }
 
     /// The namespace on a drive of `logical_pages` pages of `spp` sectors.
@@ -266,6 +277,16 @@ fn parse_namespace(name: &str, v: &str) -> Result<NamespaceSpec, SimError> {
         }
         return Ok(NamespaceSpec::Share(x, y));
     }
+    // A share at one end and a byte count at the other: neither reading holds both.
+    if plain(a).is_some_and(|x| x != 0.0) || plain(b).is_some() {
+        return Err(bad(
+            name,
+            "ns",
+            v,
+            "one end is a share and the other a byte count: give both as shares (0.5..1) or both with a unit \
+             (2GiB..4GiB; a start of 0 may stand alone)",
+        ));
+    }
     let bytes = |s: &str| if s == "0" { Ok(0) } else { parse_bytes("ns", s).map_err(|e| bad(name, "ns", v, &e.rule)) };
     let (x, y) = (bytes(a)?, bytes(b)?);
     if x >= y {
@@ -296,8 +317,13 @@ pub fn parse_arbitration(v: &str) -> Result<QueueArbitration, SimError> {
         "wrr" => true,
         _ => return Err(bad("expected rr or wrr (rr:burst=4, wrr:high=8,medium=4,low=1,burst=2)")),
     };
+    let mut seen: Vec<&str> = Vec::new();
     for item in args.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (k, x) = item.split_once('=').ok_or_else(|| bad(&format!("`{item}`: expected KEY=VALUE")))?;
+        if seen.contains(&k) {
+            return Err(bad(&format!("{k} given twice")));
+        }
+        seen.push(k);
         let count = || {
             x.parse::<u32>().ok().filter(|&n| n >= 1).ok_or_else(|| bad(&format!("{k}: expected a whole number >= 1")))
         };

@@ -210,3 +210,197 @@ fn a_request_past_the_time_limit_is_an_error() {
     let e = sim.run(&mut src, &opts, &mut NoObserver).unwrap_err().to_string();
     assert!(e.contains("its think time"), "{e}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 58: zoned command lines, FlashNet rows at extreme offsets, tenant specs, and power cuts
+// under every scheduling mode, each through the run a user's command takes.
+
+/// A zoned namespace on the small drive: 4 planes of 32 blocks, zones of 64 pages.
+fn zoned_spec(source: Source) -> RunSpec {
+    let mut cfg = DriveConfig::from_toml(SMALL, "tiny").unwrap();
+    ftlsim_ftl::zns::fit_drive(&mut cfg);
+    cfg.ftl.name = "zns".into();
+    RunSpec { drive: Drive::Config(Box::new(cfg)), source, fill: Some(0.0), interval_ns: 0, ..RunSpec::default() }
+}
+
+/// Plan and run `spec`: an error, or a run inside the time limit.
+fn plan_and_run(spec: &RunSpec) {
+    let Ok(plan) = spec.plan() else { return };
+    if let Ok(o) = ftlsim_run::execute(spec, &plan, &mut Quiet) {
+        if let Some(r) = o.report {
+            assert!(r.performance.simulated_time_ns < 2 * SIM_TIME_LIMIT_NS);
+        }
+    }
+}
+
+/// A blkparse line of a zoned command (or a write) with an address and range at the edges.
+fn zoned_line() -> impl Strategy<Value = String> {
+    let rwbs = prop::sample::select(vec!["ZA", "ZR", "ZRA", "ZF", "ZO", "ZC", "WS", "R", "ZAS", "WZ"]);
+    let sector = prop::sample::select(vec!["0", "512", "513", "4096", "65536", "18446744073709551615", "x", ""]);
+    let range =
+        prop::sample::select(vec!["", "+ 0", "+ 8", "+ 512", "+ 4096", "+ 4294967295", "+ -1", "[app]", "+ 8 [app]"]);
+    (rwbs, sector, range).prop_map(|(r, s, g)| format!("D {r} {s} {g}"))
+}
+
+/// A FlashNet replayed row: an offset and size at the edges of 64 bits.
+fn flashnet_row() -> impl Strategy<Value = String> {
+    let offset = prop::sample::select(vec![
+        0u64,
+        4096,
+        (1 << 54) * 512 - 4096,
+        u64::MAX - 4095,
+        u64::MAX - 511,
+        u64::MAX,
+        1 << 63,
+    ]);
+    let size = prop::sample::select(vec![512u64, 4096, 1 << 20, 1 << 31, (1 << 32) - 512, 1 << 32]);
+    (offset, size, 0u8..2).prop_map(|(o, s, op)| format!("1.0,100,{op},{s},{o},1.0,{s}"))
+}
+
+/// A tenant spec of the tenant keys and a workload's, some with junk values.
+fn tenant_spec() -> impl Strategy<Value = String> {
+    let key = prop::sample::select(vec![
+        "ns",
+        "class",
+        "seed",
+        "plids",
+        "plid_select",
+        "plid_sizes",
+        "device",
+        "format",
+        "speed",
+        "overflow",
+        "qd",
+        "read",
+        "size",
+        "requests",
+        "pattern",
+        "arrival",
+    ]);
+    let value = prop::sample::select(vec![
+        "0..0.5",
+        "0.5..1GiB",
+        "1..0",
+        "-1",
+        "0",
+        "1",
+        "high",
+        "urgent",
+        "0:1",
+        "roundrobin",
+        "random",
+        "size",
+        "4k",
+        "1e300",
+        "nan",
+        "2",
+        "poisson:1ns",
+        "",
+        "x",
+    ]);
+    prop::collection::vec((key, value), 0..4).prop_map(|kv| {
+        let mut s = "name=t,requests=5".to_string();
+        for (k, v) in kv {
+            s += &format!(",{k}={v}");
+        }
+        s
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn zoned_command_lines_never_panic(lines in prop::collection::vec(zoned_line(), 1..12)) {
+        let d = scratch();
+        let path = d.path().join("zoned.blkparse");
+        let text: String = lines.iter().enumerate().map(|(i, l)| format!("259,0 0 {i} 0.{i:09} 1 {l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let options = ftlsim_core::trace::TraceOptions {
+            format: Some(TraceFormat::Blkparse),
+            ..Default::default()
+        };
+        plan_and_run(&zoned_spec(Source::Trace { path, options, qd: Some(2) }));
+    }
+
+    #[test]
+    fn flashnet_rows_at_extreme_offsets_never_panic(rows in prop::collection::vec(flashnet_row(), 1..6), overflow in 0u8..3) {
+        let d = scratch();
+        let path = d.path().join("far.flashnet");
+        std::fs::write(&path, rows.iter().map(|r| format!("{r}\n")).collect::<String>()).unwrap();
+        let opts = ParserOptions::default();
+        if let Ok(r) = RecordReader::new(&path, TraceFormat::FlashnetReplayed, &opts, false) {
+            let _ = ftlsim_core::trace::stats(r, 4096);
+        }
+        if let Ok(r) = RecordReader::new(&path, TraceFormat::FlashnetReplayed, &opts, false) {
+            let _ = ftlsim_core::locality::of_trace(r);
+        }
+        if let Ok(r) = RecordReader::new(&path, TraceFormat::FlashnetReplayed, &opts, false) {
+            let _ = ftlsim_core::fitted::fit(r, "far", 1 << 20);
+        }
+        let overflow = [ftlsim_core::trace::Overflow::Error, ftlsim_core::trace::Overflow::Wrap,
+            ftlsim_core::trace::Overflow::Compact][overflow as usize];
+        let options = ftlsim_core::trace::TraceOptions { format: Some(TraceFormat::FlashnetReplayed), overflow, ..Default::default() };
+        let spec = RunSpec {
+            drive: Drive::Config(Box::new(DriveConfig::from_toml(SMALL, "tiny").unwrap())),
+            source: Source::Trace { path, options, qd: Some(2) },
+            fill: Some(0.0),
+            interval_ns: 0,
+            ..RunSpec::default()
+        };
+        plan_and_run(&spec);
+    }
+
+    #[test]
+    fn tenant_specs_never_panic(specs in prop::collection::vec(tenant_spec(), 1..3)) {
+        let tenants: Result<Vec<_>, _> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| ftlsim_run::TenantSpec::parse(&s.replacen("name=t", &format!("name=t{i}"), 1)))
+            .collect();
+        if let Ok(tenants) = tenants {
+            let spec = RunSpec {
+                drive: Drive::Config(Box::new(DriveConfig::from_toml(SMALL, "tiny").unwrap())),
+                tenants,
+                fill: Some(0.5),
+                interval_ns: 0,
+                ..RunSpec::default()
+            };
+            plan_and_run(&spec);
+        }
+    }
+
+    #[test]
+    fn power_cuts_under_every_scheduling_mode_never_panic(
+        mode in 0usize..4,
+        ftl in prop::sample::select(vec!["page", "dftl", "fast", "block", "scftl", "waftl"]),
+        cut in prop::sample::select(vec!["1", "7", "150", "399", "400", "401", "1ms", "30ms", "random:2"]),
+        buffer in any::<bool>(),
+    ) {
+        let mut sets = vec![("ftl.name".to_string(), format!("\"{ftl}\""))];
+        match mode {
+            1 => sets.push(("timing.transaction_order".into(), "\"read_first\"".into())),
+            2 => sets.push(("ftl.gc_preemption".into(), "\"reads\"".into())),
+            3 => {
+                sets.push(("ftl.gc_preemption".into(), "\"writes\"".into()));
+                sets.push(("timing.transaction_order".into(), "\"read_first\"".into()));
+            }
+            _ => {}
+        }
+        if buffer {
+            sets.push(("host.write_buffer_bytes".into(), "65536".into()));
+        }
+        let spec = RunSpec {
+            drive: Drive::Config(Box::new(DriveConfig::from_toml(SMALL, "tiny").unwrap())),
+            sets,
+            source: Source::Synthetic("read=0.5,requests=400".into()),
+            steady_state: true,
+            fill: Some(0.9),
+            verify: true,
+            power_cut: Some(ftlsim_run::PowerCut::parse(cut).unwrap()),
+            interval_ns: 0,
+            ..RunSpec::default()
+        };
+        plan_and_run(&spec);
+    }
+}

@@ -85,6 +85,8 @@ impl ChannelSystem {
             torn_operation: None,
             torn_page_kind: None,
             torn_pages: 0,
+            // A channel system's units run one operation at a time: nothing waits queued.
+            queued_operations_dropped: 0,
             buffer_power_protected: protected,
             buffer_flushed_pages: flushed,
             lost_acknowledged_pages: lost,

@@ -7,7 +7,8 @@
 use super::ChannelSystem;
 use crate::error::SimError;
 use crate::flash::FlashArray;
-use crate::sim::snapshot::{corrupt, header_for, misfit, read_file, unsupported, write_file};
+use crate::outputs::{Staged, Target};
+use crate::sim::snapshot::{commit, corrupt, header_for, misfit, read_file, target, unsupported, write_file};
 use crate::sim::SnapshotHeader;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -39,11 +40,17 @@ struct Body {
 }
 
 impl ChannelSystem {
-    /// Save the channel system to `path`; `precondition` describes how the state was made.
-    /// The write buffer must be empty (it is after preconditioning).
+    /// Save the channel system to `path` at once; `precondition` describes how the state was
+    /// made. The write buffer must be empty (it is after preconditioning).
     pub fn save_state(&self, path: &Path, precondition: serde_json::Value) -> Result<(), SimError> {
+        commit(self.stage_state(&target(path)?, precondition)?, path)
+    }
+
+    /// [`ChannelSystem::save_state`] into `to`, renamed into place when the returned
+    /// [`Staged`] is committed.
+    pub fn stage_state(&self, to: &Target, precondition: serde_json::Value) -> Result<Staged, SimError> {
         if self.buffer.used() > 0 {
-            return Err(unsupported(path, "the write buffer holds pages; save right after preconditioning"));
+            return Err(unsupported(to.shown(), "the write buffer holds pages; save right after preconditioning"));
         }
         let header = header_for(&self.cfg, precondition, self.precondition.clone(), self.oracle.is_some());
         let body = BodyRef {
@@ -51,7 +58,7 @@ impl ChannelSystem {
             next_version: self.next_version,
             oracle: self.oracle.as_deref(),
         };
-        write_file(path, &header, &body)
+        write_file(to, &header, &body)
     }
 
     /// Replace every unit's state with the snapshot at `path`, instead of preconditioning;

@@ -489,6 +489,33 @@ impl Scheduler {
         self.now
     }
 
+    /// The power goes at `at`: deferred work that starts by then is placed (it is under way),
+    /// the rest never runs and is dropped, with the completions of the requests it would have
+    /// completed (they fail at the cut). Returns how many operations were dropped. The
+    /// functional state holds them all the same, as it holds operations placed past the cut
+    /// (docs/power-loss.md, "What a cut finds").
+    pub fn cut_power(&mut self, at: SimTime) -> u64 {
+        if at > self.now {
+            self.set_now(at);
+        }
+        let mut planes = std::mem::take(&mut self.planes_scratch);
+        self.backlog.busy_planes(&mut planes);
+        let mut dropped = 0u64;
+        for &p in &planes {
+            for lane in [Lane::Gc, Lane::Host] {
+                while self.backlog.front(p, lane).is_some() {
+                    self.backlog.pop(p, lane);
+                    dropped += 1;
+                }
+            }
+            self.touch(p);
+        }
+        self.planes_scratch = planes;
+        assert!(self.backlog.is_empty(), "work left queued after a cut");
+        self.completions.clear();
+        dropped
+    }
+
     /// Place every deferred operation (end of a run: busy time then covers all of it).
     pub fn drain_all(&mut self) {
         // A plane whose die's GC goes first may wait for a die-mate drained after it.
@@ -669,10 +696,11 @@ impl Scheduler {
             }
             let mut after_deferred = after.is_some_and(|a| ends[a] == DEFERRED);
             if let (true, Some(a)) = (after_deferred, after) {
-                // Reading first, an operation may wait for deferred work that is not just before
-                // it on its plane (a copy to another plane, a translation write after a data
-                // program): that work's plane goes first, up to its end.
-                if self.read_first && last_deferred != Some((a, plane)) {
+                // An operation may wait for deferred work that is not just before it on its
+                // plane (reading first, a translation write after a data program; with GC
+                // preempted, a copy to another plane, as FAST's merges make): that work's plane
+                // goes first, up to its end.
+                if last_deferred != Some((a, plane)) {
                     let q = self.map.plane_of(ops[a].addr);
                     self.drain_plane_fully(q);
                     ends[a] = self.backlog_last_end[q as usize];

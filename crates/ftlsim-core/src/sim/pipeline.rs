@@ -26,6 +26,16 @@ use crate::host::{pages, IoOp, PageSpan, Request};
 use crate::scheduler::{BatchEnd, Direction, SimTime};
 use crate::write_buffer::Insert;
 
+/// What dispatching a request did.
+pub(super) struct Dispatched {
+    /// Its completion as far as placed.
+    pub done: SimTime,
+    /// Its operations deferred: it completes when the last of them is placed.
+    pub deferred: u32,
+    /// The drive refused it ([`Admission::Refused`]): it completes at once, not as a request.
+    pub refused: bool,
+}
+
 impl Simulator {
     /// Drop `lpn` from the write buffer (a write that bypasses it makes the copy stale).
     pub(super) fn unbuffer(&mut self, lpn: Lpn) {
@@ -261,15 +271,14 @@ impl Simulator {
         self.ftl_trim(lpn, FlashTime::Timed)
     }
 
-    /// Dispatch one request at `t` as replay slot `slot`; returns its completion time as far
-    /// as placed and how many of its operations were deferred (it completes when the last
-    /// of them is placed).
-    pub(super) fn dispatch(&mut self, req: &Request, t: SimTime, slot: u32) -> Result<(SimTime, u32), SimError> {
+    /// Dispatch one request at `t` as replay slot `slot`.
+    pub(super) fn dispatch(&mut self, req: &Request, t: SimTime, slot: u32) -> Result<Dispatched, SimError> {
         self.request = Some(slot);
         self.deferred_ops = 0;
+        let refused_before = self.host.refused;
         let r = self.dispatch_in_slot(req, t);
         self.request = None;
-        Ok((r?, self.deferred_ops))
+        Ok(Dispatched { done: r?, deferred: self.deferred_ops, refused: self.host.refused > refused_before })
     }
 
     pub(super) fn dispatch_in_slot(&mut self, req: &Request, t: SimTime) -> Result<SimTime, SimError> {
@@ -277,9 +286,15 @@ impl Simulator {
         let (op, offset) = match self.ftl.admit(req.op, req.offset_sector, req.sectors)? {
             Admission::Take => (req.op, req.offset_sector),
             Admission::WriteAt(offset) => (IoOp::Write, offset),
-            // Refused as a whole (a zoned namespace's rules), or a change of zone state: it
-            // completes at once, nothing written; the FTL counts it.
-            Admission::Refused(_) | Admission::Done => return Ok(t),
+            // Refused as a whole (a zoned namespace's rules): it completes at once with its
+            // status, nothing done, counted apart from the requests the drive completed.
+            Admission::Refused(r) => {
+                self.host.refused += 1;
+                *self.host.refused_by_status.entry(r.name).or_insert(0) += 1;
+                return Ok(t);
+            }
+            // A change of zone state: it completes at once, nothing written.
+            Admission::Done => return Ok(t),
             Admission::Reset { offset_sector, sectors } => {
                 let spp = u64::from(self.cfg.geometry.sectors_per_page());
                 for lpn in offset_sector / spp..(offset_sector + sectors) / spp {

@@ -70,6 +70,10 @@ pub struct PowerCutReport {
     pub torn_page_kind: Option<&'static str>,
     /// Pages unreadable after the cut (torn programs, every page of a torn erase).
     pub torn_pages: u64,
+    /// Flash operations queued behind others (`read_first`, GC preemption) that had not
+    /// started at the cut and never ran: their requests fail; the FTL's state holds them as it
+    /// holds operations the cut found under way (docs/power-loss.md).
+    pub queued_operations_dropped: u64,
     /// Whether the volatile buffers were power-protected (`host.buffer_power_protected`).
     pub buffer_power_protected: bool,
     /// Pages flushed from the buffers on the hold-up energy.
@@ -121,9 +125,8 @@ impl Simulator {
             in_flight.push(InFlight { op: r.op, offset_sector: r.offset_sector, sectors: r.sectors });
         }
         let unacked = self.unacknowledged_pages(&in_flight);
-        self.dev.sched.drain_all();
+        let mut dropped = self.dev.sched.cut_power(at);
         let now = at.max(self.dev.sched.now());
-        self.dev.sched.set_now(now);
 
         // 1. Hold-up energy flushes the buffers, oldest first.
         let protected = self.cfg.host.buffer_power_protected;
@@ -131,8 +134,9 @@ impl Simulator {
         let flushed = self.flush_buffers(budget)?;
         self.dev.ops.clear();
         let buffered = self.buffered_pages();
-        // 2. The operation under way is torn.
+        // 2. The operation under way is torn; what the torn request queued before it never runs.
         let (torn_op, torn_kind) = self.tear(next.as_ref(), now)?;
+        dropped += self.dev.sched.cut_power(now);
         // 3. The volatile buffers are lost (which of their pages flash lacks is known once
         // the drive has recovered).
         self.lose_buffers();
@@ -152,6 +156,7 @@ impl Simulator {
             torn_operation: torn_op.map(torn_op_name),
             torn_page_kind: torn_kind.filter(|_| torn_op != Some(TornOp::Erase)).map(page_kind_name),
             torn_pages,
+            queued_operations_dropped: dropped,
             buffer_power_protected: protected,
             buffer_flushed_pages: flushed,
             lost_acknowledged_pages: lost,
@@ -235,6 +240,11 @@ impl Simulator {
         let end = self.dev.schedule(now, None).end;
         self.dev.sched.drain_all();
         self.dev.sched.set_now(end.max(now));
+        // An FTL rebuilt by recovery counts its GC from 0: the GC that materializing pages
+        // triggered before the cut is in its counters no more, and nothing is kept apart.
+        if !self.ftl.gc_counts().covers(&self.materialized.gc) {
+            self.materialized.gc = crate::ftl::GcCounts::default();
+        }
         Ok((self.dev.counts.since(&before), end))
     }
 

@@ -111,6 +111,8 @@ struct Pending {
     sectors: u32,
     /// Its deferred operations not yet placed (GC preemption); it completes at 0.
     deferred: u32,
+    /// The drive refused it: it completes, but not as a request (no latency, not counted).
+    refused: bool,
     /// Its completion as far as placed.
     end: SimTime,
 }
@@ -579,8 +581,8 @@ impl ReplayLoop {
                             })?;
                         }
                         if r.op.is_zone_management() && r.op != IoOp::ZoneResetAll {
-                            // One zone, named by its first sector: the length plays no part.
-                            r.sectors = 0;
+                            // One zone, named by its first sector; its length goes to the
+                            // drive, which refuses one that is neither 0 nor the zone's.
                             check_bounds(r.offset_sector, 1, ns.sectors, || self.what(q))?;
                         } else {
                             check_bounds(r.offset_sector, r.sectors, ns.sectors, || self.what(q))?;
@@ -659,6 +661,7 @@ impl ReplayLoop {
             offset_sector: req.offset_sector,
             sectors: req.sectors,
             deferred: 0,
+            refused: false,
             end: t,
         };
         let slot = self.queue.occupy(p);
@@ -668,10 +671,12 @@ impl ReplayLoop {
         sim.dev.placement = 0;
         // A command the drive cannot take (a zoned command on a drive without zones, a zone
         // rule under `on_refused = "stop"`) names its request.
-        let (done, deferred) = dispatched.map_err(|e| match e {
+        let dispatched = dispatched.map_err(|e| match e {
             SimError::Request(m) => SimError::Request(format!("{} ({}): {m}", self.what(q), req.op.name())),
             e => e,
         })?;
+        let (done, deferred) = (dispatched.done, dispatched.deferred);
+        self.queue.slots[slot as usize].refused = dispatched.refused;
         let sq = &mut self.sqs[q];
         sq.outstanding += 1;
         if let (Some(m), Some(before)) = (sq.measured.as_mut(), before) {
@@ -792,18 +797,23 @@ impl ReplayLoop {
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
         self.now = self.now.max(t);
-        let lat = t - p.arrival;
-        self.latency.record(p.op, lat);
         let sq = &mut self.sqs[usize::from(p.queue)];
         sq.outstanding -= 1;
-        if let Some(m) = sq.measured.as_mut() {
-            m.record(p.op, lat);
-        }
-        sim.host.requests += 1;
         self.last_completion = self.last_completion.max(t);
-        self.series.record(sim, (t, self.start.unwrap_or(0)), lat, p, obs)?;
-        if sim.host.requests.is_multiple_of(65_536) {
-            obs.progress(sim.host.requests);
+        // A refused command was counted apart when dispatched (`host.refused`): no response
+        // time, no request.
+        if !p.refused {
+            let lat = t - p.arrival;
+            self.latency.record(p.op, lat);
+            if let Some(m) = sq.measured.as_mut() {
+                m.record(p.op, lat);
+            }
+            sim.host.requests += 1;
+            self.series.record(sim, (t, self.start.unwrap_or(0)), lat, p, obs)?;
+        }
+        let answered = sim.host.requests + sim.host.refused;
+        if answered.is_multiple_of(65_536) {
+            obs.progress(answered);
             if obs.interrupted() {
                 return Err(SimError::Interrupted);
             }
@@ -820,22 +830,31 @@ impl ReplayLoop {
         base: &Baseline,
         obs: &mut dyn Observer,
     ) -> Result<Report, SimError> {
-        obs.progress(sim.host.requests);
+        obs.progress(sim.host.requests + sim.host.refused);
         let origin = self.start.unwrap_or(0);
         let end = match self.cut {
             Some((at, _)) => at.max(origin),
             None => self.last_completion.max(origin),
         };
         self.series.finish(sim, origin, end, obs);
-        // Deferred GC still waiting is placed now, so busy time covers all of it.
-        sim.dev.sched.drain_all();
+        // Deferred work still waiting is placed now, so busy time covers all of it; at a cut,
+        // what had not started never runs.
+        let dropped = match self.cut {
+            Some((at, _)) => sim.dev.sched.cut_power(at),
+            None => {
+                sim.dev.sched.drain_all();
+                0
+            }
+        };
         let mut report = sim.report(self.latency.measured(end - origin), base);
         if let Some((at, next)) = self.cut {
             // Dispatched and not completed: they fail. A request read from the source that
             // had not arrived goes to the next run.
             sim.held = self.sqs[0].pending.take();
             let in_flight = self.queue.in_flight();
-            report.power_cut = Some(sim.power_cut(at, at - origin.min(at), next, in_flight)?);
+            let mut cut = sim.power_cut(at, at - origin.min(at), next, in_flight)?;
+            cut.queued_operations_dropped += dropped;
+            report.power_cut = Some(cut);
         }
         if !opts.tenants.is_empty() {
             report.tenants =

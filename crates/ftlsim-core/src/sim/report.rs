@@ -5,6 +5,7 @@ use crate::ftl::{FlashCounts, GcCounts};
 use crate::metrics::{mean_std, r6, ByTag, LatencyHistogram, LatencyStats, WriteBehindReport, WriteBufferReport};
 use crate::scheduler::{BusyTime, GcContention};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Host-side counters of a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -43,6 +44,12 @@ pub struct HostCounts {
     pub merged_pages: u64,
     /// Reads served from the merge buffer.
     pub merge_buffer_read_hits: u64,
+    /// Commands the drive refused (a zoned namespace's rules, docs/zns.md): they complete
+    /// at once with their status, nothing done, and are not in `requests`, `reads`,
+    /// `writes`, `trims` nor the response times.
+    pub refused: u64,
+    /// `refused` by status (`zone_invalid_write`).
+    pub refused_by_status: BTreeMap<&'static str, u64>,
 }
 
 impl HostCounts {
@@ -65,6 +72,8 @@ impl HostCounts {
             zero_padded_sectors,
             merged_pages,
             merge_buffer_read_hits,
+            refused,
+            refused_by_status,
         } = self;
         *requests += now.requests - before.requests;
         *reads += now.reads - before.reads;
@@ -82,6 +91,15 @@ impl HostCounts {
         *zero_padded_sectors += now.zero_padded_sectors - before.zero_padded_sectors;
         *merged_pages += now.merged_pages - before.merged_pages;
         *merge_buffer_read_hits += now.merge_buffer_read_hits - before.merge_buffer_read_hits;
+        *refused += now.refused - before.refused;
+        if now.refused > before.refused {
+            for (&status, &n) in &now.refused_by_status {
+                let gained = n - before.refused_by_status.get(status).copied().unwrap_or(0);
+                if gained > 0 {
+                    *refused_by_status.entry(status).or_insert(0) += gained;
+                }
+            }
+        }
     }
 }
 

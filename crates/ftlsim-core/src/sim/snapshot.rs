@@ -26,6 +26,7 @@ use super::{PreconditionReport, Simulator};
 use crate::config::DriveConfig;
 use crate::error::{SimError, SnapshotError};
 use crate::flash::FlashArray;
+use crate::outputs::{Outputs, Staged, Target};
 use crate::state;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
@@ -130,11 +131,12 @@ fn state_shaping(cfg: &DriveConfig) -> serde_json::Value {
 }
 
 /// Write a snapshot file: the magic line, `header`, and `body` compressed and checksummed
-/// (module header). Written to a temporary file beside `path` and renamed into place, so a
-/// failed save leaves no partial file. Drives and channel systems share it.
-pub(crate) fn write_file(path: &Path, header: &SnapshotHeader, body: &impl Serialize) -> Result<(), SimError> {
+/// (module header). A file is written to a temporary file beside it, renamed into place when
+/// the returned [`Staged`] is committed, so a failed save or run leaves no partial file and
+/// the old one. Drives and channel systems share it.
+pub(crate) fn write_file(to: &Target, header: &SnapshotHeader, body: &impl Serialize) -> Result<Staged, SimError> {
     let header = serde_json::to_vec_pretty(header).expect("snapshot header serialises");
-    crate::atomic_file::write_atomically(path, |w| {
+    to.write(|w| {
         w.write_all(MAGIC)?;
         w.write_all(&(header.len() as u32).to_le_bytes())?;
         w.write_all(&crc32fast::hash(&header).to_le_bytes())?;
@@ -148,8 +150,19 @@ pub(crate) fn write_file(path: &Path, header: &SnapshotHeader, body: &impl Seria
         let crc = buffered.into_inner().map_err(|e| e.into_error())?.finish()?.crc.finalize();
         w.write_all(&crc.to_le_bytes())
     })
-    .map_err(|reason| SnapshotError::Io { file: path.display().to_string(), reason })?;
-    Ok(())
+    .map_err(|reason| SnapshotError::Io { file: to.shown().display().to_string(), reason }.into())
+}
+
+/// Commit a staged snapshot at `path`, the error naming it.
+pub(crate) fn commit(staged: Staged, path: &Path) -> Result<(), SimError> {
+    staged.commit().map_err(|reason| SnapshotError::Io { file: path.display().to_string(), reason }.into())
+}
+
+/// `path` as a snapshot's output, checked against no input.
+pub(crate) fn target(path: &Path) -> Result<Target, SimError> {
+    Outputs::new()
+        .file("snapshot", path)
+        .map_err(|reason| SnapshotError::Io { file: path.display().to_string(), reason }.into())
 }
 
 /// A snapshot header for `cfg`'s state now (`precondition`: how it was made).
@@ -229,10 +242,19 @@ pub(crate) fn unsupported(path: &Path, reason: &str) -> SimError {
 }
 
 impl Simulator {
-    /// Save the drive to `path` ([`write_file`]). `precondition` describes how the state was
-    /// made, for the header. The host buffers must be empty (they are after preconditioning).
+    /// Save the drive to `path` ([`write_file`]) at once. `precondition` describes how the
+    /// state was made, for the header. The host buffers must be empty (they are after
+    /// preconditioning).
     pub fn save_state(&mut self, path: &Path, precondition: serde_json::Value) -> Result<(), SimError> {
+        let staged = self.stage_state(&target(path)?, precondition)?;
+        commit(staged, path)
+    }
+
+    /// [`Simulator::save_state`] into `to`, a checked output, renamed into place when the
+    /// returned [`Staged`] is committed (a run commits it once it succeeded).
+    pub fn stage_state(&mut self, to: &Target, precondition: serde_json::Value) -> Result<Staged, SimError> {
         let t0 = Instant::now();
+        let path = to.shown();
         if self.wbuf.as_ref().is_some_and(|w| !w.is_empty()) || self.merge.as_ref().is_some_and(|m| !m.is_empty()) {
             return Err(unsupported(
                 path,
@@ -248,9 +270,9 @@ impl Simulator {
             trimmed: &self.trimmed,
             oracle: self.oracle.as_deref(),
         };
-        write_file(path, &header, &body)?;
+        let staged = write_file(to, &header, &body)?;
         self.wall.save_state_s += t0.elapsed().as_secs_f64();
-        Ok(())
+        Ok(staged)
     }
 
     /// Read the header of the snapshot at `path`, checking its magic and checksum.

@@ -10,7 +10,12 @@ pub const WRITABLE: [TraceFormat; 3] = [TraceFormat::MqSim, TraceFormat::SsdSim,
 
 /// Write one record as a line of `format`; times are relative to `t0_ns`. Trims have no
 /// representation in these formats and are skipped (`Ok(false)`).
-pub fn write_line(out: &mut impl Write, format: TraceFormat, r: &TraceRecord, t0_ns: u64) -> io::Result<bool> {
+pub fn write_line(
+    out: &mut (impl Write + ?Sized),
+    format: TraceFormat,
+    r: &TraceRecord,
+    t0_ns: u64,
+) -> io::Result<bool> {
     let t = r.time_ns.saturating_sub(t0_ns);
     let read = match r.op {
         IoOp::Read => 1,

@@ -6,11 +6,13 @@
 //! Formats and their field meanings: docs/traces.md.
 
 mod convert;
+mod coverage;
 mod formats;
 mod reader;
 mod stats;
 
 pub use convert::{write_line, WRITABLE};
+pub use coverage::PageRuns;
 pub use formats::parser;
 pub use reader::{detect, open, Overflow, RecordReader, ReplayInfo, TraceOptions, TraceSource};
 pub use stats::{stats, TraceStats};

@@ -19,6 +19,21 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+/// The error of a request on `line` of `sectors` sectors, more than the drive's
+/// `logical_sectors`: no overflow rule places it.
+fn larger_than_drive(path: &Path, line: u64, sectors: u32, logical_sectors: u64) -> TraceError {
+    TraceError {
+        file: path.display().to_string(),
+        line,
+        field: "size".into(),
+        text: format!("{sectors} sectors ({} bytes)", u64::from(sectors) * 512),
+        rule: format!(
+            "larger than the drive's whole logical space of {logical_sectors} sectors, so no --overflow mode places \
+             it; use a drive of at least this size"
+        ),
+    }
+}
+
 fn file_error(path: &Path, text: impl Into<String>, rule: impl Into<String>) -> TraceError {
     TraceError { file: path.display().to_string(), line: 0, field: "file".into(), text: text.into(), rule: rule.into() }
 }
@@ -118,6 +133,12 @@ impl RecordReader {
         self.parser.recorded_latency_ns()
     }
 
+    /// The error refusing the record returned last: its file and line, `field` and what it
+    /// holds, and the rule it breaks.
+    pub fn refuse(&self, field: &str, text: &str, rule: &str) -> TraceError {
+        self.error(field, text, rule)
+    }
+
     fn error(&self, field: &str, text: &str, rule: &str) -> TraceError {
         TraceError {
             file: self.path.display().to_string(),
@@ -164,6 +185,9 @@ impl Iterator for RecordReader {
             };
             match self.parser.parse(text) {
                 Ok(Some(r)) => {
+                    // Every parser refuses a request ending past 2^64 sectors: address
+                    // arithmetic downstream adds a request's length to its start.
+                    debug_assert!(r.offset_sector.checked_add(u64::from(r.sectors)).is_some(), "{r:?}");
                     self.records += 1;
                     return Some(Ok((self.line, r)));
                 }
@@ -427,7 +451,7 @@ impl TraceSource {
         if need_pass {
             let mut pages = (opts.overflow == Overflow::Compact).then(std::collections::BTreeSet::new);
             for rec in RecordReader::new(path, format, &opts.parser, opts.skip_bad_lines)? {
-                let (_, r) = rec?;
+                let (line, r) = rec?;
                 if opts.device.is_some_and(|d| d != r.device) {
                     continue;
                 }
@@ -435,9 +459,26 @@ impl TraceSource {
                 let e = extents.entry(r.device).or_insert(0);
                 *e = (*e).max(end);
                 if let Some(set) = pages.as_mut() {
+                    if u64::from(r.sectors) > logical_sectors {
+                        return Err(larger_than_drive(path, line, r.sectors, logical_sectors));
+                    }
                     // Keyed by device first so devices stay apart after compaction.
                     for p in r.offset_sector / spp..end.div_ceil(spp) {
                         set.insert((u64::from(r.device) << 44) | p);
+                    }
+                    // The set never holds more than the drive: past it, the trace is refused
+                    // here, its memory bounded by the drive's pages.
+                    if set.len() as u64 * spp > logical_sectors {
+                        return Err(TraceError {
+                            file: path.display().to_string(),
+                            line,
+                            field: "offset".into(),
+                            text: format!("{} pages touched by this line", set.len()),
+                            rule: format!(
+                                "the trace's footprint passes the drive's {} pages even compacted; use a bigger drive",
+                                logical_sectors / spp
+                            ),
+                        });
                     }
                 }
             }
@@ -447,18 +488,18 @@ impl TraceSource {
         let mut next = 0u64;
         for (&d, &end) in &extents {
             device_offsets.insert(d, next);
-            next += end.div_ceil(spp) * spp;
+            next = end.div_ceil(spp).checked_mul(spp).and_then(|e| next.checked_add(e)).ok_or_else(|| {
+                file_error(
+                    path,
+                    format!("device {d} ends at sector {end}"),
+                    "the devices laid side by side pass sector 2^64; replay one with --device N",
+                )
+            })?;
         }
         let compact =
             touched.map(|set| set.into_iter().enumerate().map(|(i, p)| (p, i as u64)).collect::<HashMap<_, _>>());
         let compacted_pages = compact.as_ref().map_or(0, |c| c.len() as u64);
-        if compacted_pages * spp > logical_sectors {
-            return Err(file_error(
-                path,
-                format!("footprint of {compacted_pages} pages"),
-                format!("exceeds the drive's {} pages even compacted; use a bigger drive", logical_sectors / spp),
-            ));
-        }
+        assert!(compacted_pages * spp <= logical_sectors, "the first pass stops at the drive's pages");
         let reader = RecordReader::new(path, format, &opts.parser, opts.skip_bad_lines)?;
         let info = ReplayInfo {
             file: path.display().to_string(),
@@ -610,8 +651,11 @@ impl TraceSource {
             None => base + r.offset_sector,
         };
         let cap = self.logical_sectors;
-        if offset + len <= cap {
+        if offset.checked_add(len).is_some_and(|end| end <= cap) {
             return Ok(offset);
+        }
+        if len > cap {
+            return Err(larger_than_drive(&self.path, line, r.sectors, cap));
         }
         match self.opts.overflow {
             Overflow::Wrap if len <= cap => {
@@ -621,7 +665,7 @@ impl TraceSource {
             _ => Err(self.err(
                 line,
                 "offset",
-                format!("sectors [{offset}, {})", offset + len),
+                format!("sectors [{offset}, {})", offset.saturating_add(len)),
                 format!(
                     "beyond the drive's {cap} logical sectors; use --overflow wrap or compact, --device N, or a bigger drive"
                 ),

@@ -2,7 +2,7 @@
 //! proportional to the footprint (one counter per distinct page touched), not to the
 //! number of requests.
 
-use super::{RecordReader, TraceFormat, TraceRecord};
+use super::{PageRuns, RecordReader, TraceFormat, TraceRecord};
 use crate::error::TraceError;
 use crate::host::IoOp;
 use crate::metrics::{r6, LatencyHistogram, LatencyStats};
@@ -119,8 +119,8 @@ struct Summary {
     lat: [LatencyHistogram; 3],
     with_latency: u64,
     incomplete: u64,
-    /// Accesses per (device, page).
-    pages: HashMap<(u32, u64), u32>,
+    /// Accesses per (device, page), as runs: memory follows the requests, not their sizes.
+    pages: PageRuns,
     /// Per device, the sector after its last request.
     last_end: HashMap<u32, u64>,
     sequential: u64,
@@ -169,7 +169,7 @@ impl Summary {
             lat: [LatencyHistogram::default(), LatencyHistogram::default(), LatencyHistogram::default()],
             with_latency: 0,
             incomplete: 0,
-            pages: HashMap::new(),
+            pages: PageRuns::new(),
             last_end: HashMap::new(),
             sequential: 0,
             gaps: LatencyHistogram::default(),
@@ -231,9 +231,7 @@ impl Summary {
         if self.last_end.insert(r.device, end) == Some(r.offset_sector) {
             self.sequential += 1;
         }
-        for p in r.offset_sector / self.spp..end.div_ceil(self.spp) {
-            *self.pages.entry((r.device, p)).or_insert(0) += 1;
-        }
+        self.pages.add(r.device, r.offset_sector / self.spp, end.div_ceil(self.spp));
     }
 
     /// A request's time `t`: the gap from the last, the order and the busiest millisecond.
@@ -269,22 +267,15 @@ impl Summary {
                 write: self.lat[2].stats(),
             });
         }
-        s.footprint_pages = self.pages.len() as u64;
-        s.footprint_bytes = s.footprint_pages * self.spp * 512;
+        s.footprint_pages = self.pages.pages();
+        s.footprint_bytes = s.footprint_pages.saturating_mul(self.spp * 512);
         if s.requests > 0 {
             s.sequential_share = r6(self.sequential as f64 / s.requests as f64);
             s.duration_ns = self.max_t - self.min_t;
             s.mean_iops = if s.duration_ns > 0 { r6(s.requests as f64 / (s.duration_ns as f64 / 1e9)) } else { 0.0 };
             s.inter_arrival = self.gaps.stats();
-            let mut counts: Vec<u32> = self.pages.into_values().collect();
-            counts.sort_unstable_by(|a, b| b.cmp(a));
-            let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
-            let top = |share: f64| {
-                let n = ((counts.len() as f64 * share).ceil() as usize).max(1);
-                r6(counts[..n].iter().map(|&c| u64::from(c)).sum::<u64>() as f64 / total as f64)
-            };
-            s.top_1pct_pages_access_share = top(0.01);
-            s.top_10pct_pages_access_share = top(0.10);
+            s.top_1pct_pages_access_share = r6(self.pages.top_access_share(0.01));
+            s.top_10pct_pages_access_share = r6(self.pages.top_access_share(0.10));
         }
         self.s
     }

@@ -249,23 +249,48 @@ impl LineParser for Blkparse {
 
         // `sector + count`, or no range at all: nothing, `[process]`, `(elapsed)`, or a
         // number directly followed by `[process]` / `(cdb)` (zero-length or passthrough).
-        let Some(sector_text) = it.next() else { return Ok(None) };
-        if sector_text.starts_with('[') || sector_text.starts_with('(') {
-            return Ok(None);
-        }
+        let sector_text = it.next().filter(|t| !t.starts_with('[') && !t.starts_with('('));
+        let Some(sector_text) = sector_text else {
+            return match op {
+                // Select All names no zone: whatever address it has plays no part.
+                IoOp::ZoneResetAll => Ok(Some(TraceRecord { time_ns, device, offset_sector: 0, sectors: 0, op })),
+                // Any other zoned command acts on a zone it must name (an append, on its data).
+                _ if op.is_zoned() => Err(FieldError::new(
+                    "sector",
+                    rwbs,
+                    "a zoned command names its zone by its first sector (`ZR 524288 + 0`; an append, `ZA 0 + 64`): \
+                     this line has no range",
+                )),
+                // A request without data (a flush, a passthrough command).
+                _ => Ok(None),
+            };
+        };
         let offset_sector: u64 = number("sector", sector_text, "a sector number")?;
         let zone_command = TraceRecord { time_ns, device, offset_sector, sectors: 0, op };
+        // A zone append without data is no append: refused, not dropped.
+        let no_append = || {
+            Err(FieldError::new(
+                "count",
+                sector_text,
+                "a zone append carries data: `ZA sector + count` with a count of at least 1",
+            ))
+        };
         match it.next() {
             Some("+") => {}
             None if no_data => return Ok(Some(zone_command)),
+            Some(t) if no_data && (t.starts_with('[') || t.starts_with('(')) => return Ok(Some(zone_command)),
+            None | Some(_) if op == IoOp::ZoneAppend => return no_append(),
             None => return Ok(None),
-            Some(t) if t.starts_with('[') || t.starts_with('(') => return Ok(no_data.then_some(zone_command)),
+            Some(t) if t.starts_with('[') || t.starts_with('(') => return Ok(None),
             Some(t) => return Err(FieldError::new("+", t, "`+ count` after the sector")),
         }
         let count_text = next_field(&mut it, "count")?;
         let sectors: u32 = number("count", count_text, "a sector count below 2^32")?;
         if sectors == 0 {
-            return Ok(no_data.then_some(zone_command));
+            return match op {
+                IoOp::ZoneAppend => no_append(),
+                _ => Ok(no_data.then_some(zone_command)),
+            };
         }
         range_end_ok("sector", sector_text, offset_sector, sectors)?;
         Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
@@ -561,9 +586,17 @@ mod tests {
         assert_eq!(at("ZF 524288 [blkzone]"), rec(t, dev, 524_288, 0, IoOp::ZoneFinish));
         assert_eq!(at("ZO 524288"), rec(t, dev, 524_288, 0, IoOp::ZoneOpen));
         assert_eq!(at("ZC 524288 + 0 [blkzone]"), rec(t, dev, 524_288, 0, IoOp::ZoneClose));
-        // Write zeroes is a write, not a zoned command; a zero-length append is no request.
+        // A reset of all zones names none: taken without a range (issue 58).
+        assert_eq!(at("ZRA [blkzone]"), rec(t, dev, 0, 0, IoOp::ZoneResetAll));
+        assert_eq!(at("ZRA"), rec(t, dev, 0, 0, IoOp::ZoneResetAll));
+        // Write zeroes is a write, not a zoned command.
         assert_eq!(at("WZ 8 + 8 [x]"), rec(t, dev, 8, 8, IoOp::Write));
-        assert_eq!(at("ZA 8 + 0 [x]"), None);
+        // A zone append without data, and any other zoned command without its zone, are bad
+        // lines, never dropped.
+        for bad in ["ZA 8 + 0 [x]", "ZA 8 [x]", "ZR [x]", "ZO", "ZF (12)"] {
+            let e = p.parse(&format!("259,1 0 1 2.0 9 D {bad}")).unwrap_err();
+            assert!(e.field == "count" || e.field == "sector", "{bad}: {e:?}");
+        }
     }
 
     #[test]
