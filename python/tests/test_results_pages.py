@@ -42,3 +42,22 @@ def test_results_page_regenerates_as_committed(script, doc_var, out_var, page, t
     if got != want:
         diff = [f"- {a}\n+ {b}" for a, b in zip(want.splitlines(), got.splitlines()) if a != b]
         pytest.fail(f"{page} differs from what {script} writes now:\n" + "\n".join(diff[:10]))
+
+
+#: A Python replacement field left in a page's text: `{name}`, `{a.b[0]:,}`, `{lbns * SCALE:,}` (a
+#: string piece of a script that lost its `f` prefix, issue 58).
+_FIELD = re.compile(r"\{[A-Za-z_][\w.]*(\[[^\]{}]*\])*(\s*[-+*/%]\s*[\w.]+)*(![rsa])?(:[^{}]*)?\}")
+
+
+@pytest.mark.parametrize("page", sorted((REPO / "docs" / "results").glob("*.md")), ids=lambda p: p.name)
+def test_no_results_page_holds_an_unformatted_field(page):
+    # Code spans may show braces on purpose (`compare.{csv,json}`).
+    text = re.sub(r"`[^`\n]*`", "", page.read_text())
+    fields = [m.group(0) for m in _FIELD.finditer(text)]
+    assert not fields, f"{page.name} holds text its script did not format: {fields[:5]}"
+
+
+def test_the_field_pattern_finds_a_lost_f_prefix():
+    assert _FIELD.search("a full-size drive ({lbns * SCALE:,} logical blocks a channel)")
+    assert _FIELD.search("rcFTL at {pe} ({x:.3f})")
+    assert not _FIELD.search("JSON {\"a\": 1} and sets {1, 2}")
