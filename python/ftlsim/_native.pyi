@@ -86,3 +86,8 @@ def fit_check(fit: str, requests: Optional[int] = None, seed: int = 1) -> dict[s
 def _panic_for_test(message: str) -> None: ...
 def check_outputs(inputs: list[tuple[str, str]], outputs: list[tuple[str, str]]) -> None:
     """Raise InputError if an output (role, path), replaced whole, is an input or another output."""
+def state_shaping(text: str) -> str:
+    """The config parts that shape a drive's state (what a snapshot must match), as JSON."""
+def tenant_keys() -> list[str]: ...
+def run_defaults() -> dict[str, Any]:
+    """RunSpec::default() by Python's argument names."""

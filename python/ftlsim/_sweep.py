@@ -47,8 +47,6 @@ _SWEEP_MANAGED = ("load_state", "save_state", "progress")
 #: signature, so an option added there is a sweep key too), less those the sweep manages, and
 #: ``tag``, any JSON value kept in the row as ``param.tag`` (a label, an index) and not run.
 RUN_KEYS = (*(k for k in inspect.signature(run_one).parameters if k not in _SWEEP_MANAGED), "tag")
-#: Config sections that shape a drive's state: runs agreeing on them can share a snapshot.
-_STATE_SHAPING = ("geometry", "overprovisioning", "nand", "ftl", "reliability")
 #: Seconds between rewrites of the Parquet file while the sweep runs.
 _SAVE_EVERY_S = 10.0
 #: The Parquet metadata key that marks a file the sweep wrote (value: JSON with the format).
@@ -169,7 +167,7 @@ def _plain(v: Any) -> Any:
     return item() if callable(item) else str(v)
 
 
-def _effective_config(run: Mapping[str, Any]) -> dict[str, Any]:
+def _effective_config(run: Mapping[str, Any]) -> Config:
     """The config a run will use (preset or file, overrides, FTL), checked."""
     cfg = run.get("config")
     if isinstance(cfg, Config):
@@ -181,11 +179,21 @@ def _effective_config(run: Mapping[str, Any]) -> dict[str, Any]:
     ov = dict(run.get("overrides") or {})
     if run.get("ftl"):
         ov["ftl.name"] = run["ftl"]
-    return c.with_overrides(ov).to_dict() if ov else c.to_dict()
+    return c.with_overrides(ov) if ov else c
 
 
 def _snapshot_key(run: Mapping[str, Any]) -> Optional[str]:
-    """Runs with the same key leave preconditioning in the same state; None when the run
+    """Runs with the same key leave preconditioning in the same state (:func:`_snapshot_fields`,
+    hashed); None when the run preconditions nothing worth sharing."""
+    fields = _snapshot_fields(run)
+    if fields is None:
+        return None
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _snapshot_fields(run: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+    """What a run's preconditioning depends on: the config's parts a snapshot must match (as
+    the core checks them), the preconditioning, the seed, the build; None when the run
     preconditions nothing worth sharing: a sequential fill alone is redone faster than a
     snapshot is saved and loaded (12 M pages/s against about 1 s for 8 GiB; python/bench.py),
     so only steady-state preconditioning is shared."""
@@ -196,11 +204,12 @@ def _snapshot_key(run: Mapping[str, Any]) -> Optional[str]:
     except Exception:  # a bad point: it runs alone and its row says why
         return None
     fill = run.get("fill")
-    fill = float(cfg["precondition"]["fill"] if fill is None else fill)
+    fill = float(cfg.to_dict()["precondition"]["fill"] if fill is None else fill)
     if fill <= 0.0:
         return None
-    key = {
-        "config": {k: cfg.get(k) for k in _STATE_SHAPING},
+    return {
+        # What a snapshot must match, as the core checks it when loading one.
+        "config": json.loads(_native.state_shaping(cfg.to_toml())),
         "fill": fill,
         "fill_offset": float(run.get("fill_offset", 0.0)),
         "steady_state": bool(run.get("steady_state", False)),
@@ -213,7 +222,6 @@ def _snapshot_key(run: Mapping[str, Any]) -> Optional[str]:
         "program_stamps": run.get("power_cut") is not None,
         "build": build_id(),
     }
-    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _prepare(run: Mapping[str, Any], path: str) -> Optional[str]:

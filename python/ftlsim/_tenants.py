@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 import pandas as pd
 
+from . import _native
+
 if TYPE_CHECKING:
     from ._run import Result
 
@@ -15,9 +17,9 @@ if TYPE_CHECKING:
 #: workload spec, ``ns`` a ``(start, end)`` pair or ``"0..0.5"``).
 TenantLike = Union[str, Mapping[str, Any]]
 
-#: The keys a tenant dict takes, besides ``workload``.
-_KEYS = ("name", "ns", "class", "seed", "plids", "plid_select", "dp_scheme", "plid_sizes", "trace", "device",
-         "format", "speed", "overflow", "qd")
+#: The keys a tenant dict takes, besides ``workload``: the core's tenant keys (from Rust, so
+#: the two never part) and ``qd``, a trace tenant's queue depth (a workload's own key else).
+_KEYS = (*_native.tenant_keys(), "qd")
 
 
 def tenant_text(t: TenantLike) -> str:

@@ -313,23 +313,14 @@ fn run(a: &RunArgs) -> Result<(), SimError> {
     Ok(())
 }
 
-/// `ftlsim ftls`: every registered FTL with what it can do (`recovers`: `--power-cut`;
-/// `channels`: a unit of a `[multichannel]` drive; `reliability`: needs `[reliability]`;
-/// `placement`: honours `[fdp]`; `zoned`: a zoned namespace).
+/// `ftlsim ftls`: every registered FTL with what it can do, by the names Python gives them
+/// (`recovers`: `--power-cut`; `channel_unit`: a unit of a `[multichannel]` drive;
+/// `needs_reliability`: needs `[reliability]`; `placement`: honours `[fdp]`; `zoned`: a zoned
+/// namespace).
 fn list_ftls() {
     for f in ftlsim_ftl::FTLS {
         let c = &f.capabilities;
-        let can: Vec<&str> = [
-            (c.recovers, "recovers"),
-            (c.channel_unit, "channels"),
-            (c.needs_reliability, "needs reliability"),
-            (c.placement, "placement"),
-            (c.zoned, "zoned"),
-        ]
-        .iter()
-        .filter(|(yes, _)| *yes)
-        .map(|(_, what)| *what)
-        .collect();
+        let can: Vec<&str> = c.flags().iter().filter(|(_, yes)| *yes).map(|(name, _)| *name).collect();
         let sections: Vec<String> = c.sections.iter().map(|s| format!("[ftl.{s}]")).collect();
         let sections = if sections.is_empty() { String::new() } else { format!("  options {}", sections.join(" ")) };
         println!("{:<14} {}  [{}]  ({}){sections}", f.name, f.description, f.source, can.join(", "));
@@ -463,6 +454,24 @@ mod tests {
         assert_eq!((a.traces.len(), a.jobs, a.baseline.as_str()), (0, None, "page"));
         assert!(parse(&["compare", "--jobs", "0"]).is_err());
         assert!(parse(&["run", "--trace", "a", "--trace", "b"]).is_err(), "run takes one trace");
+    }
+
+    #[test]
+    fn run_without_flags_is_runspec_default() {
+        // Issue 59: a flag's default may not drift from RunSpec::default().
+        let Cmd::Run(a) = parse(&["run"]).unwrap().cmd else { panic!("not run") };
+        let (s, d) = (a.spec().unwrap(), RunSpec::default());
+        assert!(matches!((&s.drive, &d.drive), (Drive::Preset(x), Drive::Preset(y)) if x == y));
+        assert!(matches!((&s.source, &d.source), (Source::Synthetic(x), Source::Synthetic(y)) if x == y));
+        assert_eq!(
+            (s.seed, s.fill, s.fill_offset, s.steady_state, s.overwrite_span, s.trim_to),
+            (d.seed, d.fill, d.fill_offset, d.steady_state, d.overwrite_span, d.trim_to)
+        );
+        assert_eq!(
+            (s.interval_ns, s.verify, s.max_memory, s.power_cut, s.clean_shutdown, s.arbitration),
+            (d.interval_ns, d.verify, d.max_memory, d.power_cut, d.clean_shutdown, d.arbitration)
+        );
+        assert!(s.sets.is_empty() && s.ftl.is_none() && s.tenants.is_empty());
     }
 
     #[test]

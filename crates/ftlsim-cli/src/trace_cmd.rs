@@ -1,6 +1,6 @@
 //! Trace options of `ftlsim run --trace`, and the `ftlsim trace` subcommands.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::fitted::FittedWorkload;
 use ftlsim_core::locality::{Locality, LocalityDistance};
@@ -9,17 +9,6 @@ use ftlsim_core::trace::{
     detect, stats, write_line, Overflow, ParserOptions, RecordReader, TraceFormat, TraceOptions, TraceStats, WRITABLE,
 };
 use std::path::PathBuf;
-
-/// How addresses beyond the drive are handled.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum OverflowArg {
-    /// Stop with an error naming the line.
-    Error,
-    /// Wrap modulo the logical capacity.
-    Wrap,
-    /// Remap the touched pages densely (changes spatial locality).
-    Compact,
-}
 
 /// Trace replay flags of `ftlsim run`: each but `--trace` is refused without it
 /// ([`TraceArgs::given_without_trace`]).
@@ -34,9 +23,10 @@ pub struct TraceArgs {
     /// Replay only this device (disk, ASU, LUN, volume); default lays devices side by side.
     #[arg(long)]
     pub device: Option<u32>,
-    /// Addresses beyond the drive's logical capacity.
-    #[arg(long, value_enum, default_value = "error")]
-    pub overflow: OverflowArg,
+    /// Addresses beyond the drive's logical capacity: error (stop, naming the line), wrap
+    /// (modulo the logical capacity) or compact (the touched pages remapped densely).
+    #[arg(long, default_value = "error", value_parser = |s: &str| s.parse::<Overflow>())]
+    pub overflow: Overflow,
     /// Replay speed: 2.0 halves inter-arrival times.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub speed: f64,
@@ -68,12 +58,7 @@ pub struct TraceArgs {
 
 /// Parse a `--format` name.
 pub fn parse_format(s: &str) -> Result<TraceFormat, String> {
-    TraceFormat::from_name(s).ok_or_else(|| {
-        format!(
-            "unknown trace format `{s}` (one of {})",
-            TraceFormat::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
-        )
-    })
+    s.parse()
 }
 
 impl TraceArgs {
@@ -86,7 +71,7 @@ impl TraceArgs {
         [
             ("--format", self.format.is_some()),
             ("--device", self.device.is_some()),
-            ("--overflow", !matches!(self.overflow, OverflowArg::Error)),
+            ("--overflow", self.overflow != Overflow::Error),
             ("--speed", self.speed != 1.0),
             ("--qd", self.qd.is_some()),
             ("--reorder-window", self.reorder_window != 4096),
@@ -108,11 +93,7 @@ impl TraceArgs {
             format: self.format,
             parser: ParserOptions { blkparse_event: if self.blkparse_queue { b'Q' } else { b'D' } },
             device: self.device,
-            overflow: match self.overflow {
-                OverflowArg::Error => Overflow::Error,
-                OverflowArg::Wrap => Overflow::Wrap,
-                OverflowArg::Compact => Overflow::Compact,
-            },
+            overflow: self.overflow,
             speed: self.speed,
             reorder_window: self.reorder_window,
             skip: self.skip,

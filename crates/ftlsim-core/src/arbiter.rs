@@ -33,6 +33,20 @@ pub enum PriorityClass {
 }
 
 impl PriorityClass {
+    /// Every class, urgent first.
+    pub const ALL: [PriorityClass; 4] =
+        [PriorityClass::Urgent, PriorityClass::High, PriorityClass::Medium, PriorityClass::Low];
+
+    /// Its name in tenant specs and results.json.
+    pub fn name(self) -> &'static str {
+        match self {
+            PriorityClass::Urgent => "urgent",
+            PriorityClass::High => "high",
+            PriorityClass::Medium => "medium",
+            PriorityClass::Low => "low",
+        }
+    }
+
     /// Index of a weighted class (high 0, medium 1, low 2); None for urgent.
     fn weighted(self) -> Option<usize> {
         match self {
@@ -180,6 +194,16 @@ enum Eligible {
     Class(usize),
     /// A weighted class's with credit left.
     WithCredit,
+}
+
+impl std::str::FromStr for PriorityClass {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PriorityClass, String> {
+        PriorityClass::ALL.iter().copied().find(|c| c.name() == s).ok_or_else(|| {
+            format!("expected {}", PriorityClass::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", "))
+        })
+    }
 }
 
 #[cfg(test)]

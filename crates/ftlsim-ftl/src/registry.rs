@@ -51,6 +51,20 @@ pub struct Capabilities {
     pub fit_drive: fn(&mut DriveConfig),
 }
 
+impl Capabilities {
+    /// The yes-or-no capabilities by the names the CLI (`ftlsim ftls`) and Python
+    /// (`ftlsim.ftls()`) both give them.
+    pub fn flags(&self) -> [(&'static str, bool); 5] {
+        [
+            ("recovers", self.recovers),
+            ("channel_unit", self.channel_unit),
+            ("needs_reliability", self.needs_reliability),
+            ("placement", self.placement),
+            ("zoned", self.zoned),
+        ]
+    }
+}
+
 /// A registered FTL.
 #[derive(Debug, Clone, Copy)]
 pub struct FtlInfo {

@@ -123,26 +123,15 @@ pub fn parse_trace_options(py: Python<'_>, d: Option<&Bound<'_, PyDict>>) -> PyR
         }
     }
     if let Some(f) = get::<String>(d, "format")? {
-        o.format = Some(TraceFormat::from_name(&f).ok_or_else(|| {
-            let names: Vec<_> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
-            PyValueError::new_err(format!(
-                "trace_options[\"format\"]: unknown format `{f}` (one of {})",
-                names.join(", ")
-            ))
-        })?);
+        o.format = Some(
+            f.parse::<TraceFormat>().map_err(|e| PyValueError::new_err(format!("trace_options[\"format\"]: {e}")))?,
+        );
     }
     o.device = get(d, "device")?;
     if let Some(ov) = get::<String>(d, "overflow")? {
-        o.overflow = match ov.as_str() {
-            "error" => Overflow::Error,
-            "wrap" => Overflow::Wrap,
-            "compact" => Overflow::Compact,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "trace_options[\"overflow\"]: `{ov}` is not error, wrap or compact"
-                )))
-            }
-        };
+        o.overflow = ov
+            .parse::<Overflow>()
+            .map_err(|e| PyValueError::new_err(format!("trace_options[\"overflow\"]: `{ov}`: {e}")))?;
     }
     o.speed = get(d, "speed")?.unwrap_or(o.speed);
     o.reorder_window = get(d, "reorder_window")?.unwrap_or(o.reorder_window);

@@ -266,17 +266,50 @@ fn ftls(py: Python<'_>) -> PyResult<Py<PyList>> {
         item.set_item("name", f.name)?;
         item.set_item("description", f.description)?;
         item.set_item("source", f.source)?;
-        item.set_item("recovers", c.recovers)?;
-        item.set_item("channel_unit", c.channel_unit)?;
-        item.set_item("needs_reliability", c.needs_reliability)?;
-        item.set_item("placement", c.placement)?;
-        item.set_item("zoned", c.zoned)?;
+        for (name, yes) in c.flags() {
+            item.set_item(name, yes)?;
+        }
         item.set_item("sections", c.sections.to_vec())?;
         let tracking: Vec<String> = c.invalid_tracking.iter().map(|t| format!("{t:?}").to_lowercase()).collect();
         item.set_item("invalid_tracking", tracking)?;
         out.append(item)?;
     }
     Ok(out.unbind())
+}
+
+/// The parts of the config `text` (resolved as a run resolves it) that shape a drive's
+/// state, as JSON text: what a snapshot must match, so runs agreeing on it share one
+/// (`ftlsim.sweep`'s snapshot key).
+#[pyfunction]
+fn state_shaping(py: Python<'_>, text: &str) -> PyResult<String> {
+    let c = unwound(|| DriveConfig::from_toml(text, "config").and_then(ftlsim_ftl::resolve))?
+        .map_err(|e| to_py(py, e.into()))?;
+    Ok(ftlsim_core::sim::state_shaping(&c).to_string())
+}
+
+/// The keys a tenant takes besides its workload's (`--tenant`, docs/tenants.md).
+#[pyfunction]
+fn tenant_keys() -> Vec<&'static str> {
+    ftlsim_run::tenants::TENANT_KEYS.to_vec()
+}
+
+/// A run's defaults as `RunSpec::default()` has them, by Python's argument names: what
+/// `ftlsim.run` and `_native.run` must default to (python/tests/test_run_options.py).
+#[pyfunction]
+fn run_defaults(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    let d = RunSpec::default();
+    let Drive::Preset(preset) = &d.drive else { unreachable!("the default run names a preset") };
+    let v = serde_json::json!({
+        "preset": preset,
+        "seed": d.seed,
+        "fill_offset": d.fill_offset,
+        "steady_state": d.steady_state,
+        "overwrite_span": d.overwrite_span,
+        "interval_ns": d.interval_ns,
+        "verify": d.verify,
+        "clean_shutdown": d.clean_shutdown,
+    });
+    json_to_py(py, &v)
 }
 
 /// A preset's config as TOML text.
@@ -324,12 +357,7 @@ fn trace_stats(
         .detach(|| {
             unwound(|| -> Result<serde_json::Value, SimError> {
                 let format = match &format {
-                    Some(f) => TraceFormat::from_name(f).ok_or_else(|| {
-                        SimError::Input(format!(
-                            "unknown trace format `{f}` (one of {})",
-                            TraceFormat::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
-                        ))
-                    })?,
+                    Some(f) => f.parse::<TraceFormat>().map_err(SimError::Input)?,
                     None => detect(&path, &opts)?,
                 };
                 let reader = RecordReader::new(&path, format, &opts, skip_bad_lines)?;
@@ -383,8 +411,7 @@ fn trace_fit(
         .detach(|| {
             unwound(|| -> Result<ftlsim_core::fitted::FittedWorkload, SimError> {
                 let format = match &format {
-                    Some(f) => TraceFormat::from_name(f)
-                        .ok_or_else(|| SimError::Input(format!("unknown trace format `{f}`")))?,
+                    Some(f) => f.parse::<TraceFormat>().map_err(SimError::Input)?,
                     None => detect(&path, &opts)?,
                 };
                 let reader = RecordReader::new(&path, format, &opts, false)?;
@@ -420,8 +447,7 @@ fn trace_locality(py: Python<'_>, path: PathBuf, format: Option<String>) -> PyRe
         .detach(|| {
             unwound(|| -> Result<serde_json::Value, SimError> {
                 let format = match &format {
-                    Some(f) => TraceFormat::from_name(f)
-                        .ok_or_else(|| SimError::Input(format!("unknown trace format `{f}`")))?,
+                    Some(f) => f.parse::<TraceFormat>().map_err(SimError::Input)?,
                     None => detect(&path, &opts)?,
                 };
                 let l = ftlsim_core::locality::of_trace(RecordReader::new(&path, format, &opts, false)?)?;
@@ -512,6 +538,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_locality, m)?)?;
     m.add_function(wrap_pyfunction!(fit_check, m)?)?;
     m.add_function(wrap_pyfunction!(check_outputs, m)?)?;
+    m.add_function(wrap_pyfunction!(state_shaping, m)?)?;
+    m.add_function(wrap_pyfunction!(tenant_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(run_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("FtlsimError", py.get_type::<FtlsimError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;

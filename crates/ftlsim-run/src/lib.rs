@@ -562,7 +562,7 @@ fn replay_tenants(
         run.push(serde_json::json!({
             "name": t.name,
             "spec": t.text,
-            "class": ftlsim_core::sim::class_name(t.class),
+            "class": t.class.name(),
             "namespace": tenant.namespace,
             "seed": seed,
             "placement": placement::describe(&t.placement),

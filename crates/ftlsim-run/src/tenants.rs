@@ -100,7 +100,7 @@ impl TenantSpec {
         };
         let class = match get("class") {
             None => PriorityClass::Medium,
-            Some(v) => parse_class(v).ok_or_else(|| bad(name, "class", v, "expected urgent, high, medium or low"))?,
+            Some(v) => v.parse::<PriorityClass>().map_err(|rule| bad(name, "class", v, &rule))?,
         };
         let seed = match get("seed") {
             None => None,
@@ -226,25 +226,10 @@ fn trace_source<'a>(
         options.device = Some(v.parse().map_err(|_| bad(name, "device", v, "expected a device number"))?);
     }
     if let Some(v) = get("format") {
-        options.format = Some(TraceFormat::from_name(v).ok_or_else(|| {
-            bad(
-                name,
-                "format",
-                v,
-                &format!(
-                    "unknown trace format (formats: {})",
-                    TraceFormat::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
-                ),
-            )
-        })?);
+        options.format = Some(v.parse::<TraceFormat>().map_err(|rule| bad(name, "format", v, &rule))?);
     }
     if let Some(v) = get("overflow") {
-        options.overflow = match v {
-            "error" => Overflow::Error,
-            "wrap" => Overflow::Wrap,
-            "compact" => Overflow::Compact,
-            _ => return Err(bad(name, "overflow", v, "expected error, wrap or compact")),
-        };
+        options.overflow = v.parse::<Overflow>().map_err(|rule| bad(name, "overflow", v, &rule))?;
     }
     if let Some(v) = get("speed") {
         options.speed = v
@@ -293,16 +278,6 @@ fn parse_namespace(name: &str, v: &str) -> Result<NamespaceSpec, SimError> {
         return Err(bad(name, "ns", v, "END must be after START"));
     }
     Ok(NamespaceSpec::Bytes(x, y))
-}
-
-fn parse_class(v: &str) -> Option<PriorityClass> {
-    Some(match v {
-        "urgent" => PriorityClass::Urgent,
-        "high" => PriorityClass::High,
-        "medium" => PriorityClass::Medium,
-        "low" => PriorityClass::Low,
-        _ => return None,
-    })
 }
 
 /// Parse `--arbitration`: `rr`, `rr:burst=4`, `wrr:high=8,medium=4,low=1,burst=2` (weights

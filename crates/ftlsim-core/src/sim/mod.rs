@@ -34,8 +34,8 @@ pub use report::{
     Channels, DriveSummary, FlashSummary, GcSummary, Histograms, HostCounts, Idle, Performance, Planes, Report,
     ResponseTimes, Waf, Wear,
 };
-pub use snapshot::{SnapshotHeader, FORMAT_VERSION};
-pub use tenants::{class_name, Namespace, QueueArbitration, Tenant, TenantReport, MAX_TENANTS};
+pub use snapshot::{state_shaping, SnapshotHeader, FORMAT_VERSION};
+pub use tenants::{Namespace, QueueArbitration, Tenant, TenantReport, MAX_TENANTS};
 
 use crate::config::{Derived, DriveConfig, PartialWrite, WriteBufferPolicy};
 use crate::error::SimError;

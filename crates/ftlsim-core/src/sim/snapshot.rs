@@ -114,8 +114,9 @@ fn first_difference(prefix: &str, a: &serde_json::Value, b: &serde_json::Value) 
     }
 }
 
-/// The parts of a drive config that shape its state, as JSON (those a snapshot must match).
-fn state_shaping(cfg: &DriveConfig) -> serde_json::Value {
+/// The parts of a drive config that shape its state, as JSON (those a snapshot must match): a
+/// sweep shares one snapshot among runs that agree on them (Python's `_snapshot_key`).
+pub fn state_shaping(cfg: &DriveConfig) -> serde_json::Value {
     serde_json::json!({
         "geometry": cfg.geometry,
         "overprovisioning": cfg.overprovisioning,

@@ -259,7 +259,7 @@ pub(super) fn tenant_reports(
             let [all, read, write, trim] = &m.latency;
             TenantReport {
                 name: t.name.clone(),
-                class: class_name(t.class),
+                class: t.class.name(),
                 namespace: t.namespace,
                 performance: performance(&m.host, sim_ns),
                 response_time: ResponseTimes {
@@ -277,14 +277,4 @@ pub(super) fn tenant_reports(
             }
         })
         .collect()
-}
-
-/// A priority class as results.json and the tenant option name it.
-pub fn class_name(c: PriorityClass) -> &'static str {
-    match c {
-        PriorityClass::Urgent => "urgent",
-        PriorityClass::High => "high",
-        PriorityClass::Medium => "medium",
-        PriorityClass::Low => "low",
-    }
 }

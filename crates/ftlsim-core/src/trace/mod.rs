@@ -117,6 +117,20 @@ impl TraceFormat {
     }
 }
 
+impl std::str::FromStr for TraceFormat {
+    type Err = String;
+
+    /// A format by its name; the error lists every name, the one message every front gives.
+    fn from_str(s: &str) -> Result<TraceFormat, String> {
+        TraceFormat::from_name(s).ok_or_else(|| {
+            format!(
+                "unknown trace format `{s}` (one of {})",
+                TraceFormat::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+}
+
 impl fmt::Display for TraceFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

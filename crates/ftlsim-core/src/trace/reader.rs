@@ -307,6 +307,30 @@ pub enum Overflow {
     Compact,
 }
 
+impl Overflow {
+    /// Every rule, in the order the docs give them.
+    pub const ALL: [Overflow; 3] = [Overflow::Error, Overflow::Wrap, Overflow::Compact];
+
+    /// Its name on the command line, in tenant specs and in Python.
+    pub fn name(self) -> &'static str {
+        match self {
+            Overflow::Error => "error",
+            Overflow::Wrap => "wrap",
+            Overflow::Compact => "compact",
+        }
+    }
+}
+
+impl std::str::FromStr for Overflow {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Overflow, String> {
+        Overflow::ALL.iter().copied().find(|o| o.name() == s).ok_or_else(|| {
+            format!("expected {}", Overflow::ALL.iter().map(|o| o.name()).collect::<Vec<_>>().join(", "))
+        })
+    }
+}
+
 /// Replay options of a trace.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TraceOptions {
