@@ -20,7 +20,8 @@ run: build
 	$(FTLSIM) run --steady-state --out out
 
 # The suite CI runs: Rust unit, property, integration and CLI tests, then the Python
-# package's tests (pytest; the report test drives a headless Chromium). About 12 minutes on a
+# package's tests (pytest; the report test drives a headless Chromium), then both again
+# without the real sample traces. About 12 minutes on a
 # fresh clone on 2 cores (docs/performance.md; the machine's speed varies by the hour); the
 # results pages' regenerations are `make results`.
 PYTEST := FTLSIM_BIN=$(CURDIR)/target/debug/ftlsim FTLSIM_PYTHON=$(CURDIR)/$(VPY) $(VPY) -m pytest -q python/tests
@@ -42,6 +43,10 @@ SUITE_NATIVE := target/debug/lib_native.so
 # with PYTHONDONTWRITEBYTECODE set (CI sets it) each sweep worker otherwise compiled pandas and
 # distributed from source, 3.3 s for `import distributed` against 1.2 s, and pytest took 9 min.
 PYTEST_TIMEOUT := --timeout 300 --timeout-method thread
+# The suite runs a second time with the real sample traces (../shared/traces, outside the
+# repository) set to an empty directory: a clone without them must pass too, its tests that
+# want a sample skipped with a line saying which (issue 59). About 3 minutes more.
+NO_SAMPLES := $(CURDIR)/target/no-samples
 test: $(VENV)/.tools browser
 	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(VPY) -r pyproject.toml --extra test
 	$(SUITE_BUILD) $(CARGO) test --workspace --locked
@@ -49,6 +54,9 @@ test: $(VENV)/.tools browser
 	cp $(SUITE_NATIVE) python/ftlsim/_native.abi3.so
 	echo $(CURDIR)/python > "$$($(VPY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/ftlsim.pth"
 	$(PYTEST) -m "not slow" $(PYTEST_TIMEOUT)
+	rm -rf $(NO_SAMPLES) && mkdir -p $(NO_SAMPLES)
+	FTLSIM_TRACES=$(NO_SAMPLES) $(SUITE_BUILD) $(CARGO) test --workspace --locked -q
+	FTLSIM_TRACES=$(NO_SAMPLES) $(PYTEST) -m "not slow" -rs $(PYTEST_TIMEOUT)
 
 # Every docs/results page regenerated from its script and compared with the committed page
 # (pytest -m slow): about 40 minutes on 2 cores. Run it before committing a change that may

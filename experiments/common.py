@@ -28,6 +28,23 @@ from typing import Any, Iterable, Optional, Sequence
 ROOT = Path(__file__).resolve().parents[1]
 #: The shared directory beside it (traces, seeds); FTLSIM_SHARED overrides.
 SHARED = Path(os.environ.get("FTLSIM_SHARED", ROOT.parent / "shared"))
+#: The real sample traces, kept outside the repository: FTLSIM_TRACES, else SHARED/traces.
+TRACES = Path(os.environ.get("FTLSIM_TRACES") or SHARED / "traces")
+
+
+def trace(name: str) -> Path:
+    """The real sample trace `name`. An experiment that wants one it cannot find is skipped:
+    it says which trace is missing and where the samples come from, and exits without error
+    and without writing its page (so that `make results` goes on in a clone without them)."""
+    path = TRACES / name
+    if not path.is_file():
+        script = Path(sys.argv[0]).resolve()
+        where = script.parent.name if script.name == "run" else script.name
+        print(f"skipped: experiments/{where} needs the real sample trace {name}, which is not in {TRACES} "
+              "(the samples of ../shared/traces, not part of the repository; set FTLSIM_TRACES to their "
+              "directory)", file=sys.stderr)
+        sys.exit(0)
+    return path
 
 
 def use_project_python(script: str) -> None:

@@ -1,4 +1,5 @@
-"""Shared fixtures: a small drive (fast runs), the CLI binary, the sample traces."""
+"""Shared fixtures: a small drive (fast runs), the CLI binary, the repository's small traces and
+the real samples (skipped, with a line, when they are not beside the repository)."""
 
 import os
 import subprocess
@@ -10,7 +11,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 #: The default drive with 128 blocks per plane (4 GiB raw): full runs in well under a second.
 SMALL = {"geometry.blocks_per_plane": 128}
-TRACES = REPO.parent / "shared" / "traces"
+#: The real sample traces, kept outside the repository: FTLSIM_TRACES, else ../shared/traces.
+TRACES = Path(os.environ.get("FTLSIM_TRACES") or REPO.parent / "shared" / "traces")
+#: The repository's own small traces, one per format (tools/make-test-traces).
+SMALL_TRACES = REPO / "tests" / "traces"
 
 
 @pytest.fixture(scope="session")
@@ -22,11 +26,14 @@ def cli() -> Path:
     pytest.fail("no ftlsim binary: run `cargo build` (make test does) or set FTLSIM_BIN")
 
 
-@pytest.fixture(scope="session")
-def traces() -> Path:
-    if not TRACES.is_dir():
-        pytest.fail(f"{TRACES} is missing: CI checks the project out with ../shared beside it")
-    return TRACES
+def real_sample(name: str) -> Path:
+    """The real sample trace `name`; the calling test is skipped, saying where the samples come
+    from, when it is absent."""
+    path = TRACES / name
+    if not path.is_file():
+        pytest.skip(f"the real sample trace {name} is not in {TRACES} (the samples of ../shared/traces, "
+                    "not part of the repository; set FTLSIM_TRACES to their directory)")
+    return path
 
 
 def run_cli(cli: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:

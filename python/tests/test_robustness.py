@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import ftlsim
-from conftest import SMALL, TRACES
+from conftest import SMALL, SMALL_TRACES
 
-TRACE = TRACES / "msr-hm0-first1k.csv"
+TRACE = SMALL_TRACES / "small.msr.csv"
 
 
 def test_trace_fit_never_writes_over_its_input(tmp_path):
@@ -28,7 +28,7 @@ def test_trace_fit_never_writes_over_its_input(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hard.trace", "link.trace", "mix.trace"]
     fitted = ftlsim.trace_fit(src, tmp_path / "W.toml")
     assert (tmp_path / "W.toml").read_text().startswith("version = ")
-    assert fitted["requests"] == 1000
+    assert fitted["requests"] == 300
 
 
 def test_a_panic_in_the_core_is_an_exception_and_the_interpreter_lives_on():

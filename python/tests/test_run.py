@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import ftlsim
-from conftest import SMALL, run_cli
+from conftest import SMALL, SMALL_TRACES, real_sample, run_cli
 
 
 def small_run(**kw):
@@ -73,8 +73,8 @@ def test_matches_the_cli_byte_for_byte(cli, tmp_path):
     pd.testing.assert_frame_equal(got.timeseries.drop(columns="t_end_s"), ts, check_dtype=False)
 
 
-def test_trace_run_and_trace_stats_match_the_cli(cli, traces, tmp_path):
-    trace = traces / "msr-hm0-first1k.csv"
+def test_trace_run_and_trace_stats_match_the_cli(cli, tmp_path):
+    trace = SMALL_TRACES / "small.msr.csv"
     run_cli(cli, "run", "--trace", str(trace), "--set", "geometry.blocks_per_plane=128", "--max-requests", "500",
             "--overflow", "wrap", "--out", str(tmp_path), "--quiet")
     want = json.loads((tmp_path / "results.json").read_text())
@@ -187,10 +187,10 @@ def test_ctrl_c_interrupts_a_run(stage):
     assert sent and time.time() - sent[0] < 1.0, "the interrupt took effect within a second"
 
 
-def test_trace_fit_replays_the_trace_shape(traces, tmp_path):
+def test_trace_fit_replays_the_trace_shape(tmp_path):
     out = tmp_path / "w.toml"
-    w = ftlsim.trace_fit(traces / "msr-hm0-first1k.csv", out)
-    assert w["requests"] == 1000 and 0.4 < w["read_share"] < 0.6 and out.exists()
+    w = ftlsim.trace_fit(SMALL_TRACES / "small.msr.csv", out)
+    assert w["requests"] == 300 and w["read_share"] == pytest.approx(0.3) and out.exists()
     r = ftlsim.run(workload=f"file:{out},requests=3000", overrides=SMALL, fill=0.5)
     assert r.summary["run"]["workload"]["pattern"]["fitted"]["file"] == str(out)
     reads = r.report["host"]["reads"] / 3000
@@ -199,17 +199,18 @@ def test_trace_fit_replays_the_trace_shape(traces, tmp_path):
         ftlsim.run(workload="rate=10", overrides=SMALL)
 
 
-def test_locality_of_a_trace_its_fit_and_a_workload(traces, tmp_path):
+def test_locality_of_a_trace_its_fit_and_a_workload(tmp_path):
     """Issue 36: the trace's locality as the fit keeps it, the fit's replay against it, a
     synthetic workload's, and an update share imposed on a replay."""
-    loc = ftlsim.trace_locality(traces / "financial1-first10k.ssdsim.ascii")
+    financial1 = real_sample("financial1-first10k.ssdsim.ascii")
+    loc = ftlsim.trace_locality(financial1)
     assert loc["requests"] == 10000 and 0.6 < loc["update_share"] < 0.8
     curve = loc["miss_ratio_curve"]
     assert curve[0]["cache_bytes"] == 1 << 20 and curve[-1]["cache_bytes"] == 4 << 30
     hits = [p["write_hit_ratio"] for p in curve]
     assert hits == sorted(hits) and hits[-1] == pytest.approx(loc["update_share"], abs=1e-6)
     out = tmp_path / "w.toml"
-    w = ftlsim.trace_fit(traces / "financial1-first10k.ssdsim.ascii", out)
+    w = ftlsim.trace_fit(financial1, out)
     assert w["locality"]["update_share"] == loc["update_share"]
     check = ftlsim.fit_check(out, seed=3)
     assert check["requests"] == 10000 and check["trace"]["update_share"] == loc["update_share"]
@@ -217,12 +218,12 @@ def test_locality_of_a_trace_its_fit_and_a_workload(traces, tmp_path):
     # A uniform workload over a span much larger than what it writes rewrites almost nothing.
     u = ftlsim.workload_locality("requests=2000,read=0,pattern=uniform", 1 << 30, seed=1)
     assert u["page_writes"] == 2000 and u["update_share"] < 0.01
-    imposed = ftlsim.trace_fit(traces / "financial1-first10k.ssdsim.ascii", tmp_path / "i.toml", update_share=0.5,
+    imposed = ftlsim.trace_fit(financial1, tmp_path / "i.toml", update_share=0.5,
                                replay="requests=20000,read=0.2", capacity_bytes=1 << 30, seed=2)
     assert imposed["imposed"]["update_share"] == 0.5 and abs(imposed["imposed"]["reached"] - 0.5) < 0.03
     for alone in [{"update_share": 0.5}, {"replay": "requests=10"}, {"capacity_bytes": 1 << 30}]:
         with pytest.raises(ValueError, match="go together"):
-            ftlsim.trace_fit(traces / "financial1-first10k.ssdsim.ascii", **alone)
+            ftlsim.trace_fit(financial1, **alone)
 
 
 def test_a_power_cut_run_recovers_verifies_and_goes_on():

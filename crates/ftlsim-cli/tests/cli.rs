@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use common::{ftlsim, shared_trace, tmp, SMALL};
+use common::{ftlsim, shared_trace, small_trace, tmp, SMALL};
 use std::process::Output;
 
 fn small_config(dir: &std::path::Path, text: &str) -> String {
@@ -165,7 +165,7 @@ fn run_replays_a_trace_and_records_how() {
         "--config",
         &cfg,
         "--trace",
-        &shared_trace("msr-hm0-first1k.csv"),
+        &small_trace("small.msr.csv"),
         "--overflow",
         "compact",
         "--repeat",
@@ -178,7 +178,7 @@ fn run_replays_a_trace_and_records_how() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["report"]["host"]["requests"], 2000);
+    assert_eq!(v["report"]["host"]["requests"], 600);
     assert_eq!(v["run"]["trace"]["format"], "msr");
     assert_eq!(v["run"]["trace"]["detected"], true);
     assert_eq!(v["run"]["trace"]["options"]["overflow"], "compact");
@@ -203,25 +203,26 @@ fn bad_trace_lines_name_file_line_and_field() {
 #[test]
 fn trace_stats_and_convert_round_trip() {
     let d = tmp("trace-tools");
-    let o = ftlsim(&["trace", "stats", &shared_trace("tpcc-small.mqsim.trace"), "--json"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    // awk 'END {print NR}' -> 6999; awk '$5==1' | wc -l -> 4381 (as asserted in the parser tests).
-    assert_eq!((s["requests"].as_u64(), s["reads"].as_u64()), (Some(6999), Some(4381)));
-    assert_eq!(s["requests_per_device"].as_object().unwrap().len(), 16, "TPC-C spans 16 devices");
+    if let Some(tpcc) = shared_trace("tpcc-small.mqsim.trace") {
+        let o = ftlsim(&["trace", "stats", &tpcc, "--json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        // awk 'END {print NR}' -> 6999; awk '$5==1' | wc -l -> 4381 (as asserted in the parser tests).
+        assert_eq!((s["requests"].as_u64(), s["reads"].as_u64()), (Some(6999), Some(4381)));
+        assert_eq!(s["requests_per_device"].as_object().unwrap().len(), 16, "TPC-C spans 16 devices");
+    }
     // Convert MSR to DiskSim, read it back: same requests.
     let out = d.join("msr.disksim");
-    let o =
-        ftlsim(&["trace", "convert", &shared_trace("msr-hm0-first1k.csv"), out.to_str().unwrap(), "--to", "disksim"]);
+    let o = ftlsim(&["trace", "convert", &small_trace("small.msr.csv"), out.to_str().unwrap(), "--to", "disksim"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let a = ftlsim(&["trace", "stats", &shared_trace("msr-hm0-first1k.csv"), "--json"]);
+    let a = ftlsim(&["trace", "stats", &small_trace("small.msr.csv"), "--json"]);
     let b = ftlsim(&["trace", "stats", out.to_str().unwrap(), "--format", "disksim", "--json"]);
     let (a, b): (serde_json::Value, serde_json::Value) =
         (serde_json::from_slice(&a.stdout).unwrap(), serde_json::from_slice(&b.stdout).unwrap());
     for k in ["requests", "reads", "bytes_read", "bytes_written", "footprint_pages", "sequential_share"] {
         assert_eq!(a[k], b[k], "{k}");
     }
-    let o = ftlsim(&["trace", "convert", &shared_trace("msr-hm0-first1k.csv"), out.to_str().unwrap(), "--to", "msr"]);
+    let o = ftlsim(&["trace", "convert", &small_trace("small.msr.csv"), out.to_str().unwrap(), "--to", "msr"]);
     assert_eq!(o.status.code(), Some(1));
 }
 
@@ -272,7 +273,11 @@ fn close(a: f64, b: f64) -> bool {
 fn compare_over_several_traces_gives_per_trace_nt_and_its_geomean() {
     let d = tmp("compare-multi");
     let cfg = small_config(&d, &SMALL.replace("blocks_per_plane = 64", "blocks_per_plane = 2048"));
-    let traces = [shared_trace("msr-hm0-first1k.csv"), shared_trace("tpcc-small.mqsim.trace")];
+    // Copied under names of their own: a trace's label is its file name up to the first dot.
+    let traces = [("small.msr.csv", "msr-small.csv"), ("small.mqsim.trace", "mqsim-small.trace")].map(|(from, to)| {
+        std::fs::copy(small_trace(from), d.join(to)).unwrap();
+        d.join(to).to_str().unwrap().to_owned()
+    });
     let mut tables = Vec::new();
     for jobs in ["1", "2"] {
         let out = d.join(format!("cmp{jobs}"));
@@ -289,7 +294,7 @@ fn compare_over_several_traces_gives_per_trace_nt_and_its_geomean() {
             "--overflow",
             "compact",
             "--max-requests",
-            "600",
+            "200",
             "--jobs",
             jobs,
             "--quiet",
@@ -298,7 +303,7 @@ fn compare_over_several_traces_gives_per_trace_nt_and_its_geomean() {
         ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let text = String::from_utf8_lossy(&o.stdout);
-        for want in ["msr-hm0-first1k (NT relative to page)", "tpcc-small (NT", "geometric mean of NT over 2 traces"] {
+        for want in ["msr-small (NT relative to page)", "mqsim-small (NT", "geometric mean of NT over 2 traces"] {
             assert!(text.contains(want), "missing {want} in\n{text}");
         }
         let t: serde_json::Value =
@@ -316,7 +321,7 @@ fn compare_over_several_traces_gives_per_trace_nt_and_its_geomean() {
             };
             let want = mean_ns(ftl) / mean_ns("page");
             assert!(close(f64_of(&r["normalized_response_time"]), want), "{trace}/{ftl}: {r} vs {want}");
-            assert_eq!(r["requests"], 600, "{trace}/{ftl}");
+            assert_eq!(r["requests"], 200, "{trace}/{ftl}");
         }
         // The summary is the geometric mean of the per-trace NT rows.
         for s in t["summary"].as_array().unwrap() {
@@ -366,11 +371,10 @@ fn compare_rejects_bad_input_before_simulating() {
     assert!(e.contains("nosuch") && e.contains("unknown FTL"), "{e}");
     let e = run(&["--ftl", "dftl,fast", "--baseline", "page"]);
     assert!(e.contains("--baseline = `page`") && e.contains("must be one of --ftl dftl,fast"), "{e}");
-    let e =
-        run(&["--ftl", "page,dftl", "--trace", &shared_trace("msr-hm0-first1k.csv"), "--trace", "/nonexistent/t.csv"]);
+    let e = run(&["--ftl", "page,dftl", "--trace", &small_trace("small.msr.csv"), "--trace", "/nonexistent/t.csv"]);
     assert!(e.contains("trace /nonexistent/t.csv") && e.contains("check the path"), "{e}");
-    let e = run(&["--trace", &shared_trace("msr-hm0-first1k.csv"), "--trace", &shared_trace("msr-hm0-first1k.csv")]);
-    assert!(e.contains("label `msr-hm0-first1k`"), "{e}");
+    let e = run(&["--trace", &small_trace("small.msr.csv"), "--trace", &small_trace("small.msr.csv")]);
+    assert!(e.contains("label `small`"), "{e}");
     let e = run(&["--ftl", "page,page"]);
     assert!(e.contains("lists `page` twice"), "{e}");
     let e = run(&["--jobs", "0"]);
@@ -588,12 +592,16 @@ fn a_flashnet_replayed_trace_is_detected_and_its_latency_summarised() {
 /// every distribution, and a write buffer of 4 GiB absorbs every rewrite of a small trace.
 #[test]
 fn trace_locality_prints_the_update_share_and_the_miss_ratio_curve() {
-    let t = shared_trace("financial1-first10k.ssdsim.ascii");
+    if let Some(t) = shared_trace("financial1-first10k.ssdsim.ascii") {
+        let o = ftlsim(&["trace", "locality", &t]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("update share   69.9% of page writes"));
+    }
+    let t = small_trace("small.mqsim.trace");
     let o = ftlsim(&["trace", "locality", &t]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("update share   69.9% of page writes"), "{text}");
-    assert!(text.contains("1 MiB") && text.contains("4 GiB"), "{text}");
+    assert!(text.contains("update share") && text.contains("1 MiB") && text.contains("4 GiB"), "{text}");
     let o = ftlsim(&["trace", "locality", &t, "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     for k in ["stack_distance", "write_stack_distance", "request_distance"] {

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{ftlsim, shared_trace, tmp, SMALL};
+use common::{ftlsim, shared_trace, small_trace, tmp, SMALL};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -29,7 +29,7 @@ fn assert_bad_input(o: &Output, needle: &str) {
 fn convert_refuses_its_own_input_and_never_leaves_a_partial_file() {
     let d = tmp("convert");
     let input = d.join("in.csv");
-    std::fs::copy(shared_trace("msr-hm0-first1k.csv"), &input).unwrap();
+    std::fs::copy(small_trace("small.msr.csv"), &input).unwrap();
     let size = std::fs::metadata(&input).unwrap().len();
     std::os::unix::fs::symlink(&input, d.join("link.csv")).unwrap();
     std::fs::hard_link(&input, d.join("hard.csv")).unwrap();
@@ -38,9 +38,9 @@ fn convert_refuses_its_own_input_and_never_leaves_a_partial_file() {
         assert_bad_input(&o, "is the input trace");
         assert_eq!(std::fs::metadata(&input).unwrap().len(), size, "the input is untouched");
     }
-    // A convert that fails half way (a bad line after 3,000 good ones) leaves nothing behind.
-    let text = std::fs::read_to_string(shared_trace("disksim-validate.ascii")).unwrap();
-    let mut bad: String = text.lines().take(3000).map(|l| format!("{l}\n")).collect();
+    // A convert that fails half way (a bad line after 200 good ones) leaves nothing behind.
+    let text = std::fs::read_to_string(small_trace("small.disksim.ascii")).unwrap();
+    let mut bad: String = text.lines().take(200).map(|l| format!("{l}\n")).collect();
     bad += "garbage line\n";
     std::fs::write(d.join("bad.ascii"), bad).unwrap();
     let before = files_in(&d);
@@ -55,7 +55,7 @@ fn convert_refuses_its_own_input_and_never_leaves_a_partial_file() {
         "--format",
         "disksim",
     ]);
-    assert_bad_input(&o, "bad.ascii:3001");
+    assert_bad_input(&o, "bad.ascii:201");
     assert_eq!(files_in(&d), before, "no output and no temporary file");
 }
 
@@ -118,7 +118,7 @@ fn a_failed_run_leaves_the_previous_results_untouched() {
 fn a_closed_pipe_ends_the_program_quietly() {
     use std::os::unix::process::ExitStatusExt;
     let mut child = Command::new(env!("CARGO_BIN_EXE_ftlsim"))
-        .args(["trace", "stats", &shared_trace("disksim-validate.ascii"), "--json"])
+        .args(["trace", "stats", &small_trace("small.disksim.ascii"), "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -192,7 +192,7 @@ fn a_trace_without_requests_is_an_error_that_says_why() {
         d.join("o").to_str().unwrap(),
     ]);
     assert_bad_input(&o, "no requests in 0 lines");
-    let blk = std::fs::read_to_string(shared_trace("ycsb-f2fs.blkparse.txt")).unwrap();
+    let blk = std::fs::read_to_string(small_trace("small.blkparse.txt")).unwrap();
     let completions: String =
         blk.lines().filter(|l| l.split_whitespace().nth(5) == Some("C")).map(|l| format!("{l}\n")).collect();
     assert!(!completions.is_empty());
@@ -219,7 +219,7 @@ fn a_trace_without_requests_is_an_error_that_says_why() {
     let o = ftlsim(&[
         "run",
         "--trace",
-        &shared_trace("msr-hm0-first1k.csv"),
+        &small_trace("small.msr.csv"),
         "--skip",
         "5000",
         "--fill",
@@ -234,15 +234,25 @@ fn a_trace_without_requests_is_an_error_that_says_why() {
 
 #[test]
 fn byte_unit_traces_are_read_as_bytes_and_ambiguous_samples_are_refused() {
-    let o = ftlsim(&["trace", "stats", &shared_trace("msr-slice-bytes.trace"), "--json"]);
+    // The repository's own: 90 reads and 210 writes of 4 to 64 KiB (tools/make-test-traces).
+    let o = ftlsim(&["trace", "stats", &small_trace("small.linnos.trace"), "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["format"], "linnos");
     assert_eq!(v["units"], "time ms, offset and size bytes");
-    assert_eq!((v["reads"].as_u64(), v["writes"].as_u64()), (Some(2020), Some(7980)), "the README's counts");
-    // About 50 MB in all (README), not 512 times that.
+    assert_eq!((v["reads"].as_u64(), v["writes"].as_u64()), (Some(90), Some(210)));
     let total = v["bytes_read"].as_f64().unwrap() + v["bytes_written"].as_f64().unwrap();
-    assert!((40e6..70e6).contains(&total), "{total}");
+    assert!((300.0 * 4096.0..300.0 * 65536.0).contains(&total), "{total}: bytes, not sectors");
+    if let Some(slice) = shared_trace("msr-slice-bytes.trace") {
+        let o = ftlsim(&["trace", "stats", &slice, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["format"], "linnos");
+        assert_eq!((v["reads"].as_u64(), v["writes"].as_u64()), (Some(2020), Some(7980)), "the README's counts");
+        // About 50 MB in all (README), not 512 times that.
+        let total = v["bytes_read"].as_f64().unwrap() + v["bytes_written"].as_f64().unwrap();
+        assert!((40e6..70e6).contains(&total), "{total}");
+    }
     // Sizes that are multiples of 512 with offsets that are not: neither reading is plausible.
     let d = tmp("ambiguous");
     let f = d.join("amb.trace");
@@ -253,7 +263,7 @@ fn byte_unit_traces_are_read_as_bytes_and_ambiguous_samples_are_refused() {
     let o = ftlsim(&["trace", "stats", f.to_str().unwrap(), "--format", "disksim"]);
     assert!(o.status.success(), "{}", stderr(&o));
     // Sector-unit traces stay what they were.
-    let o = ftlsim(&["trace", "stats", &shared_trace("disksim-validate.ascii")]);
+    let o = ftlsim(&["trace", "stats", &small_trace("small.disksim.ascii")]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("format         disksim"), "{}", stderr(&o));
 }
 
@@ -278,7 +288,7 @@ fn flags_name_the_rule_they_break() {
     let o = ftlsim(&[
         "run",
         "--trace",
-        &shared_trace("msr-hm0-first1k.csv"),
+        &small_trace("small.msr.csv"),
         "--workload",
         "read=0.5",
         "--out",
@@ -292,7 +302,7 @@ fn flags_name_the_rule_they_break() {
     let o = ftlsim(&[
         "run",
         "--trace",
-        &shared_trace("msr-hm0-first1k.csv"),
+        &small_trace("small.msr.csv"),
         "--speed",
         "inf",
         "--fill",
@@ -400,7 +410,7 @@ fn issue_14_page_ftl_keeps_a_block_for_gc_on_a_drive_without_slack() {
 /// A fit of the MSR sample in `d`, its path.
 fn fit_file(d: &Path) -> std::path::PathBuf {
     let w = d.join("W.toml");
-    let o = ftlsim(&["trace", "fit", &shared_trace("msr-hm0-first1k.csv"), "-o", w.to_str().unwrap()]);
+    let o = ftlsim(&["trace", "fit", &small_trace("small.msr.csv"), "-o", w.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     w
 }
@@ -421,7 +431,7 @@ fn run_small(d: &Path, args: &[&str]) -> Output {
 fn issue_31_trace_fit_never_writes_over_its_input() {
     let d = tmp("fit-same");
     let input = d.join("mix.trace");
-    std::fs::copy(shared_trace("msr-hm0-first1k.csv"), &input).unwrap();
+    std::fs::copy(small_trace("small.msr.csv"), &input).unwrap();
     let before = std::fs::read(&input).unwrap();
     std::os::unix::fs::symlink(&input, d.join("link.trace")).unwrap();
     std::fs::hard_link(&input, d.join("hard.trace")).unwrap();
@@ -463,9 +473,8 @@ fn issue_31_timing_out_of_range_is_refused_before_replay_never_an_abort() {
     let o = run_small(&d, &["--workload", &format!("file:{},requests=1000", d.join("inf.toml").display())]);
     assert_bad_input(&o, "arrival.mean_ns = inf");
     // A trace replayed so slowly that it passes the limit: the line that does is named.
-    let o =
-        run_small(&d, &["--trace", &shared_trace("msr-hm0-first1k.csv"), "--speed", "1e-300", "--overflow", "wrap"]);
-    assert_bad_input(&o, "msr-hm0-first1k.csv:2: field time");
+    let o = run_small(&d, &["--trace", &small_trace("small.msr.csv"), "--speed", "1e-300", "--overflow", "wrap"]);
+    assert_bad_input(&o, "small.msr.csv:2: field time");
     assert!(stderr(&o).contains("past the simulated-time limit"), "{}", stderr(&o));
     // Far apart but inside the limit, without a time series: it runs, and the clock says so.
     let o = run_small(&d, &["--workload", "requests=3,arrival=fixed:1000000s,read=0", "--interval", "0", "--json"]);
@@ -519,7 +528,7 @@ fn issue_31_hand_edited_fit_files_are_checked_strictly() {
     let weights = text.lines().find(|l| l.starts_with("weights")).unwrap().to_string();
     let zero_weights = format!("weights = [{}]", vec!["0"; weights.matches(',').count() + 1].join(", "));
     let values = text.lines().find(|l| l.starts_with("values")).unwrap().to_string();
-    let huge = values.replacen("[512,", "[1099511627776,", 1);
+    let huge = values.replacen("[4096,", "[1099511627776,", 1);
     for (from, to, needle) in [
         (line("mean_ns"), "mean_ns = -1".to_string(), "arrival.mean_ns = -1"),
         (line("mean_ns"), "mean_ns = nan".to_string(), "arrival.mean_ns = NaN"),

@@ -1,6 +1,7 @@
 //! Issue 14: a trace fitted by `ftlsim trace fit` and replayed by the generator keeps the
 //! trace's shape: the same mix, request sizes, sequential share and skew within a documented
-//! tolerance (docs/workloads.md, "Trace-shaped workloads"), on every shared trace sample.
+//! tolerance (docs/workloads.md, "Trace-shaped workloads"), on every real trace sample (when
+//! the samples are there: ftlsim_core::trace::samples).
 
 use ftlsim_core::fitted::{fit, FittedWorkload};
 use ftlsim_core::host::IoOp;
@@ -9,8 +10,9 @@ use ftlsim_core::workload::{Generator, WorkloadSpec};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-fn shared(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(name)
+/// A real sample, or `None`, said, when the samples are not beside the repository.
+fn shared(name: &str) -> Option<PathBuf> {
+    ftlsim_core::trace::samples::find_or_say(name)
 }
 
 /// What the round trip compares: read share, mean size, sequential share, top-10% extent
@@ -41,7 +43,7 @@ fn fitted_traces_replay_with_their_shape() {
         "websearch-small.mqsim.trace",
         "systor17-sample.csv",
     ] {
-        let path = shared(name);
+        let Some(path) = shared(name) else { continue };
         let opts = ParserOptions::default();
         let format = detect(&path, &opts).unwrap();
         let w = fit(RecordReader::new(&path, format, &opts, false).unwrap(), name, 1 << 20).unwrap();
@@ -160,7 +162,7 @@ fn fitted_long_traces_keep_their_locality() {
         // where the trace's tile its footprint.
         ("ycsb-f2fs.blkparse.txt", 0.30, 0.45),
     ] {
-        let path = shared(name);
+        let Some(path) = shared(name) else { continue };
         let opts = ParserOptions::default();
         let format = detect(&path, &opts).unwrap();
         let w = fit(RecordReader::new(&path, format, &opts, false).unwrap(), name, 1 << 20).unwrap();
@@ -190,7 +192,7 @@ fn fitted_long_traces_keep_their_locality() {
 #[test]
 fn an_imposed_update_share_holds_for_its_replay() {
     let name = "financial1-first10k.ssdsim.ascii";
-    let path = shared(name);
+    let Some(path) = shared(name) else { return };
     let opts = ParserOptions::default();
     let format = detect(&path, &opts).unwrap();
     let w = fit(RecordReader::new(&path, format, &opts, false).unwrap(), name, 1 << 20).unwrap();

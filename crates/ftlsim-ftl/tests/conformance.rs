@@ -215,7 +215,7 @@ fn every_ftl_keeps_the_data_oracle_under_heavy_gc_on_every_drive() {
 
 #[test]
 fn every_ftl_replays_a_real_trace_with_the_oracle_on_a_full_drive() {
-    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/financial1-first10k.ssdsim.ascii");
+    let Some(trace) = ftlsim_core::trace::samples::find_or_say("financial1-first10k.ssdsim.ascii") else { return };
     each(&registered(|_| true), |f| {
         let mut cfg = drive_for(f, 64, 32, small_cache(f));
         cfg.host.queue_depth = 8;
@@ -223,7 +223,7 @@ fn every_ftl_replays_a_real_trace_with_the_oracle_on_a_full_drive() {
         sim.precondition(&Precondition { fill: 1.0, ..Precondition::default() }).map_err(|e| e.to_string())?;
         let opts = TraceOptions { overflow: Overflow::Wrap, repeat: 3, ..TraceOptions::default() };
         let mut src =
-            TraceSource::open(trace.as_ref(), opts, sim.derived().logical_bytes / 512, 8).map_err(|e| e.to_string())?;
+            TraceSource::open(&trace, opts, sim.derived().logical_bytes / 512, 8).map_err(|e| e.to_string())?;
         let run = RunOptions {
             replay: Replay::Closed { queue_depth: 8 },
             interval_ns: 0,

@@ -167,8 +167,7 @@ fn translation_pages_gc_moved_among_data_do_not_force_a_full_scan() {
     sim.keep_program_stamps();
     sim.precondition(&Precondition { fill: 1.0, steady_state: true, seed: 1, ..Precondition::default() }).unwrap();
     sim.clean_shutdown().unwrap();
-    let path =
-        std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/msr-hm0-first1k.csv"));
+    let Some(path) = ftlsim_core::trace::samples::find_or_say("msr-hm0-first1k.csv") else { return };
     let opts = TraceOptions { overflow: Overflow::Wrap, reorder_window: 65_536, ..TraceOptions::default() };
     let mut src = TraceSource::open(&path, opts, sim.derived().logical_bytes / 512, 32).unwrap();
     let run = RunOptions {

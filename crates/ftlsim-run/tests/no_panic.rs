@@ -42,13 +42,13 @@ fn scratch() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("ftlsim-run-no-panic-").tempdir().unwrap()
 }
 
-/// The fit of the MSR sample, as TOML.
+/// The fit of the repository's small MSR trace, as TOML.
 fn fit_text() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
     TEXT.get_or_init(|| {
-        let path = format!("{}/../../../shared/traces/msr-hm0-first1k.csv", env!("CARGO_MANIFEST_DIR"));
-        let reader = RecordReader::new(path.as_ref(), TraceFormat::Msr, &ParserOptions::default(), false).unwrap();
-        toml::to_string(&ftlsim_core::fitted::fit(reader, &path, 1 << 20).unwrap()).unwrap()
+        let path = ftlsim_core::trace::samples::small("small.msr.csv");
+        let reader = RecordReader::new(&path, TraceFormat::Msr, &ParserOptions::default(), false).unwrap();
+        toml::to_string(&ftlsim_core::fitted::fit(reader, path.to_str().unwrap(), 1 << 20).unwrap()).unwrap()
     })
 }
 

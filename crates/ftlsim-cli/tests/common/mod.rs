@@ -24,9 +24,16 @@ impl std::ops::Deref for Scratch {
     }
 }
 
-/// A sample trace of ../shared/traces.
-pub fn shared_trace(name: &str) -> String {
-    format!("{}/../../../shared/traces/{name}", env!("CARGO_MANIFEST_DIR"))
+/// One of the repository's own small traces (tests/traces, one per format).
+pub fn small_trace(name: &str) -> String {
+    ftlsim_core::trace::samples::small(name).to_str().unwrap().to_owned()
+}
+
+/// A real sample trace (ftlsim_core::trace::samples), or `None`, said on stderr, when the
+/// samples are not beside the repository.
+#[allow(dead_code)] // not every test file wants the real samples
+pub fn shared_trace(name: &str) -> Option<String> {
+    Some(ftlsim_core::trace::samples::find_or_say(name)?.to_str().unwrap().to_owned())
 }
 
 /// A small drive: 2 channels x 2 planes x 64 blocks x 32 pages.

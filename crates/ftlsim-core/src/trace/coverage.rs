@@ -60,7 +60,7 @@ impl PageRuns {
         if total == 0 {
             return 0.0;
         }
-        runs.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        runs.sort_unstable_by_key(|b| std::cmp::Reverse(b.0));
         let mut want = ((pages as f64 * share).ceil() as u64).max(1);
         let mut top: u128 = 0;
         for (c, n) in runs {

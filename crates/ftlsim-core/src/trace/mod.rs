@@ -9,6 +9,7 @@ mod convert;
 mod coverage;
 mod formats;
 mod reader;
+pub mod samples;
 mod stats;
 
 pub use convert::{write_line, WRITABLE};

@@ -25,18 +25,18 @@ pub fn r(time_ns: u64, device: u32, offset_sector: u64, sectors: u32, op: IoOp) 
     TraceRecord { time_ns, device, offset_sector, sectors, op }
 }
 
-/// The text of a sample in ../shared/traces.
-pub fn sample(file: &str) -> String {
-    let path = format!("{}/../../../shared/traces/{file}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+/// The text of a real sample (crate::trace::samples), or `None`, said, when it is absent.
+pub fn sample(file: &str) -> Option<String> {
+    let path = crate::trace::samples::find_or_say(file)?;
+    Some(std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
 }
 
-/// Requests, reads, bytes (sectors * 512) and skipped lines of a sample trace, each line
-/// asserted to parse.
-pub fn tally(format: TraceFormat, file: &str) -> (u64, u64, u64, u64) {
+/// Requests, reads, bytes (sectors * 512) and skipped lines of a real sample, each line
+/// asserted to parse; `None` when the sample is absent.
+pub fn tally(format: TraceFormat, file: &str) -> Option<(u64, u64, u64, u64)> {
     let mut parser = p(format);
     let (mut n, mut reads, mut bytes, mut skipped) = (0, 0, 0, 0);
-    for (i, line) in sample(file).lines().enumerate() {
+    for (i, line) in sample(file)?.lines().enumerate() {
         match parser.parse(line) {
             Ok(Some(rec)) => {
                 n += 1;
@@ -47,5 +47,12 @@ pub fn tally(format: TraceFormat, file: &str) -> (u64, u64, u64, u64) {
             Err(e) => panic!("{file}:{}: {e:?}", i + 1),
         }
     }
-    (n, reads, bytes, skipped)
+    Some((n, reads, bytes, skipped))
+}
+
+/// Assert the tally of real sample `file` is `want`, when the sample is there.
+pub fn expect_tally(format: TraceFormat, file: &str, want: (u64, u64, u64, u64)) {
+    if let Some(got) = tally(format, file) {
+        assert_eq!(got, want, "{file}");
+    }
 }

@@ -711,11 +711,7 @@ mod tests {
 
     #[test]
     fn blkparse_real_sample() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/traces/ycsb-f2fs.blkparse.txt"
-        ))
-        .expect("read ../shared/traces/ycsb-f2fs.blkparse.txt");
+        let Some(text) = super::super::testing::sample("ycsb-f2fs.blkparse.txt") else { return };
         let d = parse_all(&mut *blk(b'D'), &text);
         let q = parse_all(&mut *blk(b'Q'), &text);
 
@@ -806,11 +802,7 @@ mod tests {
 
     #[test]
     fn fiu_real_sample() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/traces/fiu-homes-first10k.txt"
-        ))
-        .expect("read ../shared/traces/fiu-homes-first10k.txt");
+        let Some(text) = super::super::testing::sample("fiu-homes-first10k.txt") else { return };
         let recs = parse_all(&mut *fiu(), &text);
         // awk 'END {print NR}' fiu-homes-first10k.txt                                   -> 9998
         assert_eq!(recs.len(), 9998);
