@@ -139,7 +139,7 @@ fn sources(c: &CompareArgs) -> Result<Vec<Source>, SimError> {
 /// bad input fails before any simulation starts.
 fn check_trace(path: &Path, spec: &RunSpec, p: &RunPlan) -> Result<(), SimError> {
     let ftlsim_run::Source::Trace { options: topts, .. } = &spec.source else { return Ok(()) };
-    let d = p.cfg.derive()?;
+    let d = p.cfg.derived();
     TraceSource::open(path, topts.clone(), d.logical_bytes / 512, p.cfg.geometry.sectors_per_page())?;
     Ok(())
 }

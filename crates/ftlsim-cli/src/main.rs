@@ -333,10 +333,10 @@ fn list_presets() {
         "name", "ch", "chips", "dies", "planes", "blocks", "pages", "page", "raw", "logical"
     );
     for name in presets::names() {
-        match presets::load(&name) {
+        match presets::load(&name).and_then(ftlsim_core::config::Resolved::validate) {
             Ok(c) => {
                 let g = &c.geometry;
-                let d = c.derive().expect("presets are valid");
+                let d = c.derived();
                 println!(
                     "{:<10} {:>4} {:>5} {:>4} {:>6} {:>7} {:>6} {:>6} {:>10} {:>10}  {}",
                     name,

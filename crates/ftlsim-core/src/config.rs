@@ -12,6 +12,7 @@
 
 use crate::error::{invalid, ConfigError};
 use crate::geometry::Geometry;
+pub use crate::resolved::Resolved;
 use serde::{Deserialize, Serialize};
 
 /// A whole drive: hardware, FTL policy and host interface.
@@ -848,38 +849,48 @@ pub fn transfer_ns(bytes: u64, mb_per_s: f64) -> u64 {
 }
 
 impl DriveConfig {
-    /// Parse TOML text; `origin` names the file or preset in errors.
+    /// Parse TOML text; `origin` names the file or preset in errors. Parsing checks the
+    /// keys and their types; the rules on the whole config are checked once, when it is
+    /// final ([`Resolved::validate`], through `ftlsim_ftl::resolve`).
     pub fn from_toml(text: &str, origin: &str) -> Result<DriveConfig, ConfigError> {
-        let cfg: DriveConfig = toml::from_str(text)
-            .map_err(|e| ConfigError::Parse { file: origin.to_string(), message: e.to_string() })?;
-        cfg.derive()?;
-        Ok(cfg)
+        toml::from_str(text).map_err(|e| ConfigError::Parse { file: origin.to_string(), message: e.to_string() })
     }
 
     /// This config with `KEY=VALUE` overrides applied (`--set ftl.gc_victim=fifo`, Python's
-    /// `overrides`), validated exactly as a TOML file is: the config is written out as TOML,
-    /// each dotted key set (tables created as needed), and the result parsed and validated,
-    /// so an unknown key, a wrong type or a broken rule is the same error, naming the key.
-    /// VALUE is read as a TOML value (`0.1`, `true`, `"x"`, `[1, 2]`), else as a string
-    /// (`fifo`); an empty VALUE removes the key (e.g. to switch over-provisioning convention).
-    pub fn with_overrides(&self, sets: &[(String, String)]) -> Result<DriveConfig, ConfigError> {
-        let e = match self.apply_overrides(sets) {
+    /// `overrides`), then `check`ed (`ftlsim_ftl::resolve`, or [`Resolved::validate`]): the
+    /// config is written out as TOML, each dotted key set (tables created as needed), and the
+    /// result parsed, so an unknown key, a wrong type or a broken rule is the same error as in
+    /// a file, naming the key, and the override to blame ([`ConfigError::Override`]). VALUE is
+    /// read as a TOML value (`0.1`, `true`, `"x"`, `[1, 2]`), else as a string (`fifo`); an
+    /// empty VALUE removes the key (e.g. to switch over-provisioning convention).
+    pub fn with_overrides<T>(
+        &self,
+        sets: &[(String, String)],
+        check: impl Fn(DriveConfig) -> Result<T, ConfigError>,
+    ) -> Result<T, ConfigError> {
+        let attempt = |sets: &[(String, String)]| self.apply_overrides(sets).and_then(&check);
+        let e = match attempt(sets) {
             Ok(c) => return Ok(c),
             Err(e) => e,
         };
-        // Name the override to blame: the one without which the others load (the parser's
-        // message names the field, not which of several `--set`s gave it).
+        if sets.is_empty() {
+            return Err(e);
+        }
+        // Name the override to blame: the one without which the others load (the message
+        // names the field or rule, not which of several `--set`s gave it); none when the
+        // config fails without it too. This is the error path only: a config that loads is
+        // checked once.
         for (i, (key, value)) in sets.iter().enumerate() {
             let others: Vec<(String, String)> =
                 sets.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, s)| s.clone()).collect();
-            if sets.len() == 1 || self.apply_overrides(&others).is_ok() {
+            if attempt(&others).is_ok() {
                 return Err(ConfigError::Override { key: key.clone(), value: value.clone(), reason: e.to_string() });
             }
         }
         Err(e)
     }
 
-    /// [`DriveConfig::with_overrides`] without naming the override to blame.
+    /// The overrides of [`DriveConfig::with_overrides`] applied and parsed, unchecked.
     fn apply_overrides(&self, sets: &[(String, String)]) -> Result<DriveConfig, ConfigError> {
         if sets.is_empty() {
             return Ok(self.clone());
@@ -1044,8 +1055,9 @@ impl DriveConfig {
     }
 
     /// Validate and compute derived quantities. Every rule names its key; the sections are
-    /// checked in a fixed order, so the first rule broken is the error.
-    pub fn derive(&self) -> Result<Derived, ConfigError> {
+    /// checked in a fixed order, so the first rule broken is the error. Called once per
+    /// config, by [`Resolved::validate`].
+    pub(crate) fn derive(&self) -> Result<Derived, ConfigError> {
         if let Some(r) = &self.reliability {
             crate::reliability::ReliabilityModel::new(r)?;
         }
@@ -1471,7 +1483,11 @@ t_bers_ns = 1500000
 
     fn set(pairs: &[(&str, &str)]) -> Result<DriveConfig, String> {
         let sets: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        DriveConfig::from_toml(&tiny_toml(), "tiny").unwrap().with_overrides(&sets).map_err(|e| e.to_string())
+        DriveConfig::from_toml(&tiny_toml(), "tiny")
+            .unwrap()
+            .with_overrides(&sets, Resolved::validate)
+            .map(Resolved::into_cfg)
+            .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -1510,14 +1526,14 @@ t_bers_ns = 1500000
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        match DriveConfig::from_toml(&tiny_toml(), "t").unwrap().with_overrides(&sets) {
+        match DriveConfig::from_toml(&tiny_toml(), "t").unwrap().with_overrides(&sets, Resolved::validate) {
             Err(ConfigError::Override { key, .. }) => assert_eq!(key, "geometry.pages_per_block"),
             other => panic!("{other:?}"),
         }
     }
 
     fn err_of(text: &str) -> String {
-        DriveConfig::from_toml(text, "t.toml").unwrap_err().to_string()
+        DriveConfig::from_toml(text, "t.toml").and_then(Resolved::validate).unwrap_err().to_string()
     }
 
     #[test]
@@ -1537,7 +1553,9 @@ t_bers_ns = 1500000
         assert!(e.contains("lower the logical space to 3776 pages"), "{e}");
         let e = err_of(&(tiny_toml().replace("share = 0.125", "share = 0.07") + "[ftl]\ngc_threshold_blocks = 3\n"));
         assert!(e.contains("leave at most 2 free blocks per plane; lower the logical space to 3712 pages"), "{e}");
-        assert!(DriveConfig::from_toml(&tiny_toml().replace("share = 0.125", "share = 0.08"), "t").is_ok());
+        assert!(DriveConfig::from_toml(&tiny_toml().replace("share = 0.125", "share = 0.08"), "t")
+            .and_then(Resolved::validate)
+            .is_ok());
         let e = err_of(&tiny_toml().replace("t_r_ns = 25000", "t_r_ns = 0"));
         assert_eq!(e, "invalid config: timing.t_r_ns = 0 (must be >= 1)");
         let e = err_of(&tiny_toml().replace("channel_mb_per_s = 80.0", "channel_mb_per_s = -1.0"));

@@ -596,5 +596,5 @@ pub trait Recovery {
     /// entries). It reads what it must through `ctx` (counted and timed like any
     /// operation), re-validates the live pages and finishes what the cut interrupted. Each
     /// FTL documents the pages it reads (docs/power-loss.md).
-    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &crate::config::DriveConfig) -> Result<(), SimError>;
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &crate::config::Resolved) -> Result<(), SimError>;
 }

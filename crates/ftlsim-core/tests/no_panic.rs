@@ -53,9 +53,7 @@ proptest! {
                 out + "\n"
             })
             .collect();
-        if let Ok(cfg) = DriveConfig::from_toml(&text, "junk") {
-            let _ = cfg.derive();
-        }
+        let _ = DriveConfig::from_toml(&text, "junk").and_then(ftlsim_core::config::Resolved::validate);
     }
 
     #[test]

@@ -53,7 +53,7 @@
 pub(crate) mod pools;
 pub(crate) mod recovery;
 
-use ftlsim_core::config::{DriveConfig, GcScope};
+use ftlsim_core::config::{GcScope, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, Recovery};
@@ -79,8 +79,8 @@ pub struct BlockFtl {
 
 impl BlockFtl {
     /// Build for a validated config.
-    pub fn new(cfg: &DriveConfig) -> Result<BlockFtl, ConfigError> {
-        let d = cfg.derive()?;
+    pub fn new(cfg: &Resolved) -> Result<BlockFtl, ConfigError> {
+        let d = cfg.derived();
         let g = &cfg.geometry;
         let ppb = g.pages_per_block;
         let lbns = d.logical_pages.div_ceil(ppb);
@@ -291,7 +291,7 @@ impl Recovery for BlockFtl {
     /// Full scan and merge of what a cut left spread (`block::recovery`): the map holds one
     /// block per logical block, so a rewrite cut part-way leaves its logical block in two
     /// blocks, merged into a third. Worst case m + n pages read.
-    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &Resolved) -> Result<(), SimError> {
         *self = BlockFtl::new(cfg)?;
         self.data = recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages, 0)?.data;
         Ok(())

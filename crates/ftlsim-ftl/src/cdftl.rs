@@ -22,10 +22,10 @@
 //! Departures: the first level is the DFTL's segmented LRU rather than plain LRU.
 
 use crate::dftl::Dftl;
-use ftlsim_core::config::DriveConfig;
+use ftlsim_core::config::Resolved;
 use ftlsim_core::error::ConfigError;
 
 /// Build CDFTL for a validated config.
-pub fn new(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
+pub fn new(cfg: &Resolved) -> Result<Dftl, ConfigError> {
     Dftl::cdftl(cfg)
 }

@@ -26,7 +26,7 @@
 
 use crate::fdp::Fdp;
 use crate::ilog::on_flash::IlogOnFlash;
-use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope, InvalidTracking};
+use ftlsim_core::config::{Allocation, ForegroundGc, GcCopy, GcScope, InvalidTracking, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, GcCounts, OpRef};
@@ -241,7 +241,7 @@ macro_rules! demand_ftl_parts {
             fn recover(
                 &mut self,
                 ctx: &mut ::ftlsim_core::ftl::FlashCtx,
-                cfg: &::ftlsim_core::config::DriveConfig,
+                cfg: &::ftlsim_core::config::Resolved,
             ) -> Result<(), ::ftlsim_core::error::SimError> {
                 if self.st.fdp.is_some() {
                     // Which handle a page belongs to is controller memory the cut takes.
@@ -294,27 +294,27 @@ pub(crate) struct GcMode {
 impl GcMode {
     /// Per-plane GC with the shared policy keys (`ftl.gc_copy`, `ftl.gc_scope`,
     /// `ftl.background_gc`), pages moved within their plane.
-    pub fn per_plane(cfg: &DriveConfig) -> Result<GcMode, ConfigError> {
+    pub fn per_plane(cfg: &Resolved) -> Result<GcMode, ConfigError> {
         Ok(GcMode {
             scope: cfg.ftl.gc_scope.unwrap_or(GcScope::Plane),
             copyback: cfg.ftl.gc_copy == Some(GcCopy::Copyback),
             waste_for_parity: false,
             per_chip: false,
             never_ending: NeverEnding::Stop,
-            background_threshold: background_threshold(cfg)?,
+            background_threshold: background_threshold(cfg),
         })
     }
 
     /// The conventional GC of PCFTL's DFTL baseline (seed 000 Sec. 3.3, Fig. 7a): one active
     /// block per chip, pages moved through the controller, all host I/O held (unless
     /// `ftl.gc_copy` / `ftl.gc_scope` say otherwise).
-    pub fn conventional(cfg: &DriveConfig) -> Result<GcMode, ConfigError> {
+    pub fn conventional(cfg: &Resolved) -> Result<GcMode, ConfigError> {
         Ok(GcMode { scope: cfg.ftl.gc_scope.unwrap_or(GcScope::Device), per_chip: true, ..GcMode::per_plane(cfg)? })
     }
 
     /// Plane-level GC (PGC, seed 000 Sec. 3.3-3.4): one plane collected, pages moved by
     /// copy-back within it, parity kept by wasting pages, other planes serving the host.
-    pub fn plane_level(cfg: &DriveConfig, never_ending: NeverEnding) -> Result<GcMode, ConfigError> {
+    pub fn plane_level(cfg: &Resolved, never_ending: NeverEnding) -> Result<GcMode, ConfigError> {
         Ok(GcMode {
             copyback: cfg.ftl.gc_copy.unwrap_or(GcCopy::Copyback) == GcCopy::Copyback,
             waste_for_parity: true,
@@ -325,8 +325,12 @@ impl GcMode {
 }
 
 /// The idle-time GC threshold, 0 when `ftl.background_gc` is off.
-pub(crate) fn background_threshold(cfg: &DriveConfig) -> Result<u32, ConfigError> {
-    Ok(if cfg.ftl.background_gc { cfg.derive()?.background_gc_threshold_blocks } else { 0 })
+pub(crate) fn background_threshold(cfg: &Resolved) -> u32 {
+    if cfg.ftl.background_gc {
+        cfg.derived().background_gc_threshold_blocks
+    } else {
+        0
+    }
 }
 
 /// GC page moves by kind, and the collections that freed no page.
@@ -461,12 +465,12 @@ impl DemandState {
     /// State for a validated config; `name` is the FTL's, for errors; `allocation` the host
     /// page placement when the config leaves it to the FTL.
     pub fn new(
-        cfg: &DriveConfig,
+        cfg: &Resolved,
         name: &'static str,
         mode: GcMode,
         allocation: Allocation,
     ) -> Result<DemandState, ConfigError> {
-        let d = cfg.derive()?;
+        let d = cfg.derived();
         let g = &cfg.geometry;
         let per_tp = g.page_size_bytes / 4;
         let allocation = cfg.ftl.allocation.unwrap_or(allocation);
@@ -870,7 +874,7 @@ impl DemandState {
 /// A demand-based FTL: its cache, over the shared [`DemandState`].
 pub(crate) trait DemandFtl {
     /// The same FTL built anew from `cfg` (recovery starts from it).
-    fn built_anew(&self, cfg: &DriveConfig) -> Result<Self, ConfigError>
+    fn built_anew(&self, cfg: &Resolved) -> Result<Self, ConfigError>
     where
         Self: Sized;
     /// After a snapshot loaded into a copy, take back what snapshots do not hold (the

@@ -40,7 +40,7 @@
 use crate::demand::{demand_ftl_methods, demand_ftl_parts, CacheCounts, DemandFtl, DemandState, GcMode};
 use crate::options::Options;
 use crate::slot_chains::SlotChains;
-use ftlsim_core::config::{Allocation, DriveConfig, GcPreemption};
+use ftlsim_core::config::{Allocation, DriveConfig, GcPreemption, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{FlashCtx, Ftl};
@@ -297,7 +297,7 @@ impl Options for CdftlOptions {
 }
 
 /// A flavour's constructor.
-pub(crate) type Remake = fn(&DriveConfig) -> Result<Dftl, ConfigError>;
+pub(crate) type Remake = fn(&Resolved) -> Result<Dftl, ConfigError>;
 
 /// What an FTL built on the DFTL engine changes: CDFTL its cache, DLOOP and PCFTL their
 /// placement and GC (seed 000), PCFTL its write cache. The mapping-table model is the same.
@@ -320,17 +320,17 @@ const PLANE_INFO_ENTRY_BYTES: u64 = 9;
 
 impl Dftl {
     /// DFTL for a validated config; `[ftl.dftl] gc` picks its GC mode.
-    pub fn new(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
+    pub fn new(cfg: &Resolved) -> Result<Dftl, ConfigError> {
         Dftl::build(cfg, Flavour { name: "dftl", remake: Dftl::new, ..Dftl::plain(cfg)? })
     }
 
     /// CDFTL for a validated config: the DFTL engine with a second-level cache of whole
     /// translation pages (see `cdftl.rs`).
-    pub fn cdftl(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
+    pub fn cdftl(cfg: &Resolved) -> Result<Dftl, ConfigError> {
         Dftl::build(cfg, Flavour { name: "cdftl", second_level: true, remake: Dftl::cdftl, ..Dftl::plain(cfg)? })
     }
 
-    fn plain(cfg: &DriveConfig) -> Result<Flavour, ConfigError> {
+    fn plain(cfg: &Resolved) -> Result<Flavour, ConfigError> {
         // PCFTL's DFTL baseline places pages by LPN (seed 000 Sec. 3.1, L74: "distributed based
         // on their LPNs", the unevenness PCFTL removes; its SDWPP is DLOOP's within 2-3%,
         // Sec. 5.3), the rest of the drive round-robin.
@@ -341,7 +341,7 @@ impl Dftl {
         Ok(Flavour { name: "dftl", second_level: false, gc, allocation, plane_info: false, remake: Dftl::new })
     }
 
-    pub(crate) fn build(cfg: &DriveConfig, f: Flavour) -> Result<Dftl, ConfigError> {
+    pub(crate) fn build(cfg: &Resolved, f: Flavour) -> Result<Dftl, ConfigError> {
         let (name, second_level) = (f.name, f.second_level);
         let st = DemandState::new(cfg, name, f.gc, f.allocation)?;
         let page = u64::from(cfg.geometry.page_size_bytes);
@@ -486,7 +486,7 @@ impl Dftl {
 }
 
 impl DemandFtl for Dftl {
-    fn built_anew(&self, cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
+    fn built_anew(&self, cfg: &Resolved) -> Result<Dftl, ConfigError> {
         (self.remake.expect("a Dftl knows its flavour's constructor"))(cfg)
     }
 

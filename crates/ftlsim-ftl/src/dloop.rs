@@ -23,11 +23,11 @@
 
 use crate::demand::{GcMode, NeverEnding};
 use crate::dftl::{Dftl, Flavour};
-use ftlsim_core::config::{Allocation, DriveConfig};
+use ftlsim_core::config::{Allocation, Resolved};
 use ftlsim_core::error::ConfigError;
 
 /// Build DLOOP for a validated config.
-pub fn new(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
+pub fn new(cfg: &Resolved) -> Result<Dftl, ConfigError> {
     Dftl::build(
         cfg,
         Flavour {

@@ -87,7 +87,7 @@
 
 use crate::block::pools::{retire, skip_to, FreePools};
 use crate::block::{block_map_sram_bytes, free_bitmap_sram_bytes};
-use ftlsim_core::config::{DriveConfig, GcScope};
+use ftlsim_core::config::{DriveConfig, GcScope, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, GcNext, ManagedGc, Recovery};
@@ -184,8 +184,8 @@ impl crate::options::Options for FastOptions {
 
 impl FastFtl {
     /// Build for a validated config (`ftl.fast.log_blocks_percent` sets the log area).
-    pub fn new(cfg: &DriveConfig) -> Result<FastFtl, ConfigError> {
-        let d = cfg.derive()?;
+    pub fn new(cfg: &Resolved) -> Result<FastFtl, ConfigError> {
+        let d = cfg.derived();
         let g = &cfg.geometry;
         let ppb = g.pages_per_block;
         let lbns = d.logical_pages.div_ceil(ppb);
@@ -703,7 +703,7 @@ impl Recovery for FastFtl {
     /// Full scan (`block::recovery`): the random log blocks and their log page map come back
     /// from the spare areas; a logical block spread over its data block and the SW block (or
     /// a merge cut part-way) is merged. Worst case m + n pages read.
-    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &Resolved) -> Result<(), SimError> {
         *self = FastFtl::new(cfg)?;
         let r =
             crate::block::recovery::rebuild_block_map(ctx, &mut self.pools, self.logical_pages, self.max_rw as usize)?;

@@ -13,7 +13,7 @@
 
 use crate::options::Options;
 use crate::page::{GcDestination, MovePlan, PageFtl};
-use ftlsim_core::config::DriveConfig;
+use ftlsim_core::config::Resolved;
 use ftlsim_core::error::ConfigError;
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::geometry::{BlockId, Ppn};
@@ -83,16 +83,12 @@ impl GcDestination for PerPageLimit {
 }
 
 /// FastGC on `cfg`'s drive (the registry makes sure it has the reliability model).
-pub fn build(cfg: &DriveConfig) -> Result<PageFtl<PerPageLimit>, ConfigError> {
+pub fn build(cfg: &Resolved) -> Result<PageFtl<PerPageLimit>, ConfigError> {
     limited(cfg, "fastgc", Limit::WorstCase)
 }
 
 /// The page FTL named `name` with copy-backs limited per page by `limit`.
-pub(crate) fn limited(
-    cfg: &DriveConfig,
-    name: &'static str,
-    limit: Limit,
-) -> Result<PageFtl<PerPageLimit>, ConfigError> {
+pub(crate) fn limited(cfg: &Resolved, name: &'static str, limit: Limit) -> Result<PageFtl<PerPageLimit>, ConfigError> {
     let table_pages = CopybackTableOptions::of(cfg)?.pages;
     PageFtl::with_destination(cfg, name, PerPageLimit { limit, table_pages })
 }

@@ -25,7 +25,7 @@
 
 use crate::options::{invalid, Options};
 use ftlsim_core::big_array;
-use ftlsim_core::config::{DriveConfig, GcCopy};
+use ftlsim_core::config::{DriveConfig, GcCopy, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, Recovery, SeriesKind, SeriesValue};
@@ -132,14 +132,14 @@ impl Relocate for Mover<'_> {
 }
 
 /// The hot/cold FTL on `cfg`'s drive.
-pub fn build(cfg: &DriveConfig) -> Result<HotCold, ConfigError> {
+pub fn build(cfg: &Resolved) -> Result<HotCold, ConfigError> {
     HotCold::new(cfg)
 }
 
 impl HotCold {
     /// Build for a resolved config (`[ftl.hotcold]`).
-    pub fn new(cfg: &DriveConfig) -> Result<HotCold, ConfigError> {
-        let d = cfg.derive()?;
+    pub fn new(cfg: &Resolved) -> Result<HotCold, ConfigError> {
+        let d = cfg.derived();
         let o = HotColdOptions::of(cfg)?;
         // Three open blocks per plane beside the GC reserve.
         cfg.gc_room(&d).check("hotcold", STREAMS, 0)?;
@@ -317,7 +317,7 @@ impl Recovery for HotCold {
     /// The page FTL's full scan: every written page's spare area, the newest copy of each
     /// logical page kept, then the blocks' states. The update counters were in DRAM: they
     /// restart at zero, so every page is cold until written again.
-    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &Resolved) -> Result<(), SimError> {
         *self = HotCold::new(cfg)?;
         let map = &mut self.map;
         recovery::scan_blocks(ctx, 0..self.geo.blocks(), |flash, ppn, oob| recovery::keep_newest(map, flash, ppn, oob));

@@ -36,7 +36,7 @@ pub mod zns;
 /// The small drive of this crate's module tests: 2 channels x 2 planes x 32 blocks x 16
 /// pages, a quarter over-provisioned, with `ftl` as its `[ftl]` table's lines.
 #[cfg(test)]
-pub(crate) fn unit_drive(ftl: &str) -> ftlsim_core::config::DriveConfig {
+pub(crate) fn unit_drive(ftl: &str) -> ftlsim_core::config::Resolved {
     let text = format!(
         r#"
 name = "unit"
@@ -63,7 +63,10 @@ t_bers_ns = 1500000
 {ftl}
 "#
     );
-    ftlsim_core::config::DriveConfig::from_toml(&text, "unit").unwrap()
+    resolve(ftlsim_core::config::DriveConfig::from_toml(&text, "unit").unwrap()).unwrap()
 }
 
-pub use registry::{build, info, memory_estimate, names, resolve, simulator, Capabilities, FtlInfo, FTLS, SECTIONS};
+pub use registry::{
+    build, build_for, info, memory_estimate, names, resolve, simulator, simulator_for, Capabilities, FtlInfo, FTLS,
+    SECTIONS,
+};

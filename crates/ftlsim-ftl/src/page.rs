@@ -31,7 +31,7 @@
 
 use crate::fdp::Fdp;
 use ftlsim_core::big_array;
-use ftlsim_core::config::{Allocation, DriveConfig, ForegroundGc, GcCopy, GcScope};
+use ftlsim_core::config::{Allocation, ForegroundGc, GcCopy, GcScope, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, GcNext, ManagedGc, PrefetchStage, Recovery, SeriesValue};
@@ -239,15 +239,15 @@ impl<D: GcDestination> Relocate for PlaneMover<'_, D> {
 
 impl PageFtl {
     /// Build for a validated config: the plain page FTL (`page`).
-    pub fn new(cfg: &DriveConfig) -> Result<PageFtl, ConfigError> {
+    pub fn new(cfg: &Resolved) -> Result<PageFtl, ConfigError> {
         PageFtl::with_destination(cfg, "page", PlainGc { copyback: cfg.ftl.gc_copy == Some(GcCopy::Copyback) })
     }
 }
 
 impl<D: GcDestination> PageFtl<D> {
     /// The page FTL registered as `name`, its GC's destinations and copies decided by `dest`.
-    pub fn with_destination(cfg: &DriveConfig, name: &'static str, dest: D) -> Result<PageFtl<D>, ConfigError> {
-        let d = cfg.derive()?;
+    pub fn with_destination(cfg: &Resolved, name: &'static str, dest: D) -> Result<PageFtl<D>, ConfigError> {
+        let d = cfg.derived();
         let g = &cfg.geometry;
         let fdp = cfg.fdp.as_ref().map(|f| Fdp::new(f.handles, f.handle_type, g.blocks(), d.logical_pages));
         if fdp.is_some() && dest.gc_streams() > 1 {
@@ -792,7 +792,7 @@ impl<D: GcDestination> Recovery for PageFtl<D> {
     /// the newest copy of each logical page kept, then the blocks' states. Worst case: the
     /// thesis's m + n, every page of the drive plus one per block (the erased page that ends a
     /// block that is not full).
-    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &Resolved) -> Result<(), SimError> {
         if self.fdp.is_some() {
             // Which handle a page belongs to is controller memory the cut takes.
             return Err(SimError::Input("power-loss recovery under [fdp] is not supported".into()));

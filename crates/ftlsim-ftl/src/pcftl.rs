@@ -33,7 +33,7 @@
 use crate::demand::{GcMode, NeverEnding};
 use crate::dftl::{Dftl, Flavour};
 use crate::options::Options;
-use ftlsim_core::config::{Allocation, DriveConfig};
+use ftlsim_core::config::{Allocation, Resolved};
 use ftlsim_core::error::ConfigError;
 use serde::{Deserialize, Serialize};
 
@@ -61,7 +61,7 @@ impl Options for PcftlOptions {
 }
 
 /// Build PCFTL for a validated config.
-pub fn new(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
+pub fn new(cfg: &Resolved) -> Result<Dftl, ConfigError> {
     let never_ending =
         if PcftlOptions::of(cfg)?.never_ending_gc_fallback { NeverEnding::Fallback } else { NeverEnding::Stop };
     Dftl::build(

@@ -12,10 +12,10 @@
 
 use crate::fastgc::{limited, Limit, PerPageLimit};
 use crate::page::PageFtl;
-use ftlsim_core::config::DriveConfig;
+use ftlsim_core::config::Resolved;
 use ftlsim_core::error::ConfigError;
 
 /// rcFTL with per-page quotas on `cfg`'s drive.
-pub fn build(cfg: &DriveConfig) -> Result<PageFtl<PerPageLimit>, ConfigError> {
+pub fn build(cfg: &Resolved) -> Result<PageFtl<PerPageLimit>, ConfigError> {
     limited(cfg, "rcftl-per-page", Limit::Quota)
 }

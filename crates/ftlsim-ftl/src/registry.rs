@@ -9,7 +9,7 @@
 use crate::options::{section, Section};
 use crate::{block, cdftl, dftl, dloop, fast, fastgc, hotcold, page, pcftl, rcftl, rcftl_per_page, scftl, threedftl};
 use crate::{ilog, waftl, zns};
-use ftlsim_core::config::{DriveConfig, InvalidTracking};
+use ftlsim_core::config::{DriveConfig, InvalidTracking, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::ftl::Ftl;
 use ftlsim_core::sim::Simulator;
@@ -75,7 +75,7 @@ pub struct FtlInfo {
     /// Where it comes from.
     pub source: &'static str,
     /// Its constructor, for a config the registry resolved ([`resolve`]).
-    pub build: fn(&DriveConfig) -> Result<Box<dyn Ftl>, ConfigError>,
+    pub build: fn(&Resolved) -> Result<Box<dyn Ftl>, ConfigError>,
     /// What it can do and needs.
     pub capabilities: Capabilities,
     /// Simulator memory per logical page for the FTL's own per-page state (maps, cache
@@ -351,8 +351,9 @@ pub fn names(keep: impl Fn(&Capabilities) -> bool) -> String {
 /// its defaults (the FTL's own sections always present), the FTL's write buffer when the host
 /// sets none; refused where the FTL cannot run it (an invalid-tracking mode it lacks, no
 /// reliability model for an FTL that needs one, a channel system of FTLs that cannot be its
-/// units, a section no FTL owns).
-pub fn resolve(mut cfg: DriveConfig) -> Result<DriveConfig, ConfigError> {
+/// units, a section no FTL owns); then checked against every rule and derived, once
+/// ([`Resolved::validate`]): what every constructor takes.
+pub fn resolve(mut cfg: DriveConfig) -> Result<Resolved, ConfigError> {
     if cfg.ftl.name.is_empty() {
         cfg.ftl.name = FTLS[0].name.to_string();
     }
@@ -418,14 +419,17 @@ pub fn resolve(mut cfg: DriveConfig) -> Result<DriveConfig, ConfigError> {
     if cfg.host.write_buffer_bytes.is_none() && caps.default_write_buffer_bytes > 0 {
         cfg.host.write_buffer_bytes = Some(caps.default_write_buffer_bytes);
     }
-    cfg.derive()?;
-    Ok(cfg)
+    Resolved::validate(cfg)
 }
 
 /// Build the FTL `cfg` names, on the config [`resolve`] makes of it.
 pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
-    let cfg = resolve(cfg.clone())?;
-    (info(&cfg.ftl.name)?.build)(&cfg)
+    build_for(&resolve(cfg.clone())?)
+}
+
+/// Build the FTL a resolved config names.
+pub fn build_for(cfg: &Resolved) -> Result<Box<dyn Ftl>, ConfigError> {
+    (info(&cfg.ftl.name)?.build)(cfg)
 }
 
 /// Simulator memory a config needs, bytes, before any of it is allocated: the flash array
@@ -438,9 +442,8 @@ pub fn build(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
 /// program, histograms and I/O buffers. It is the resident set of a full drive, a little
 /// above the measured one (docs/configuration.md; tested against measured peak RSS); a
 /// trace's `--overflow compact` first pass adds its map of touched pages on top.
-pub fn memory_estimate(cfg: &DriveConfig, verify: bool) -> Result<u64, ConfigError> {
-    let cfg = resolve(cfg.clone())?;
-    let d = cfg.derive()?;
+pub fn memory_estimate(cfg: &Resolved, verify: bool) -> Result<u64, ConfigError> {
+    let d = cfg.derived();
     let ftl = info(&cfg.ftl.name)?;
     let physical = u64::from(d.physical_pages);
     let logical = u64::from(d.logical_pages);
@@ -456,10 +459,14 @@ pub fn memory_estimate(cfg: &DriveConfig, verify: bool) -> Result<u64, ConfigErr
     Ok(flash + block_manager + host + ftl_state + buffer + (16 << 20))
 }
 
-/// A simulator of `cfg` (resolved: [`resolve`]) with its configured FTL.
+/// A simulator of `cfg`, resolved ([`resolve`]), with its FTL.
 pub fn simulator(cfg: DriveConfig, verify: bool) -> Result<Simulator, SimError> {
+    simulator_for(resolve(cfg)?, verify)
+}
+
+/// A simulator of a resolved config with its FTL.
+pub fn simulator_for(cfg: Resolved, verify: bool) -> Result<Simulator, SimError> {
     let t0 = std::time::Instant::now();
-    let cfg = resolve(cfg)?;
     let ftl = (info(&cfg.ftl.name)?.build)(&cfg)?;
     let ftl_s = t0.elapsed().as_secs_f64();
     let mut sim = Simulator::new(cfg, ftl, verify)?;

@@ -39,7 +39,7 @@
 mod recovery;
 
 use crate::options::Options;
-use ftlsim_core::config::{DriveConfig, PartialWrite, UnmappedRead};
+use ftlsim_core::config::{DriveConfig, PartialWrite, Resolved, UnmappedRead};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{Admission, FlashCtx, Ftl, GcCounts, Recovery, Refusal};
@@ -201,8 +201,8 @@ pub struct ZnsFtl {
 
 impl ZnsFtl {
     /// Build for a validated config: its logical space must be whole zones.
-    pub fn new(cfg: &DriveConfig) -> Result<ZnsFtl, ConfigError> {
-        let d = cfg.derive()?;
+    pub fn new(cfg: &Resolved) -> Result<ZnsFtl, ConfigError> {
+        let d = cfg.derived();
         let g = &cfg.geometry;
         let opts = ZnsOptions::of(cfg)?;
         let size = g.planes() * g.pages_per_block;

@@ -104,7 +104,7 @@ struct Rig<F: Ftl> {
 
 impl<F: Ftl> Rig<F> {
     fn new(cfg: &DriveConfig, ftl: F) -> Rig<F> {
-        let logical = cfg.derive().unwrap().logical_pages;
+        let logical = util::resolved(&cfg).derived().clone().logical_pages;
         Rig {
             flash: FlashArray::new(&cfg.geometry, false),
             ops: Vec::new(),
@@ -184,7 +184,7 @@ fn fast(log_percent: Option<f64>) -> Rig<FastFtl> {
     if let Some(p) = log_percent {
         util::set(&mut c, "ftl.fast.log_blocks_percent", &format!("{p:?}"));
     }
-    let f = FastFtl::new(&c).unwrap();
+    let f = FastFtl::new(&util::resolved(&c)).unwrap();
     Rig::new(&c, f)
 }
 
@@ -353,7 +353,7 @@ fn fast_sw_block_with_a_hole_is_full_merged_and_broken_sequences_merge_it() {
 #[test]
 fn block_ftl_programs_in_place_and_rewrites_on_updates() {
     let c = small_config(24, PPB, 0.25, "[ftl]\nname = \"block\"\n");
-    let mut r = Rig::new(&c, BlockFtl::new(&c).unwrap());
+    let mut r = Rig::new(&c, BlockFtl::new(&util::resolved(&c)).unwrap());
     let free = r.ftl.free_blocks();
     r.write(lpn(2, 0));
     r.write(lpn(2, 3));
@@ -379,7 +379,7 @@ fn block_ftl_programs_in_place_and_rewrites_on_updates() {
 #[test]
 fn block_ftl_rewrites_a_logical_block_once_per_run() {
     let c = small_config(24, PPB, 0.25, "[ftl]\nname = \"block\"\n");
-    let mut r = Rig::new(&c, BlockFtl::new(&c).unwrap());
+    let mut r = Rig::new(&c, BlockFtl::new(&util::resolved(&c)).unwrap());
     r.write_run(lpn(2, 0), PPB);
     assert_eq!(r.ftl.extra_metrics()["block_in_place_writes"], u64::from(PPB));
     // Offsets 2..5 of a written block: one rewrite, copying the five other pages.
@@ -429,10 +429,10 @@ fn a_host_request_rewrites_a_block_once_for_its_whole_pages() {
 fn over_provisioning_must_hold_the_log_area() {
     let mut c = cfg();
     util::set(&mut c, "ftl.fast.log_blocks_percent", "30.0");
-    let e = FastFtl::new(&c).err().expect("28 log blocks do not fit in 24 spare blocks").to_string();
+    let e = FastFtl::new(&util::resolved(&c)).err().expect("28 log blocks do not fit in 24 spare blocks").to_string();
     assert!(e.contains("ftl.fast.log_blocks_percent = 30") && e.contains("28 log blocks"), "{e}");
     util::set(&mut c, "ftl.fast.log_blocks_percent", "20.0");
-    assert!(FastFtl::new(&c).is_ok());
+    assert!(FastFtl::new(&util::resolved(&c)).is_ok());
 }
 
 /// Table 5.3 (seed 001): BFTL 16.00 KB of map and 0.50 KB of GC metadata; FAST with "3%"
@@ -442,25 +442,25 @@ fn sram_reproduces_thesis_table_5_3() {
     const KB: u64 = 1024;
     let gc_bytes = |m: serde_json::Map<String, serde_json::Value>| m["sram_gc_metadata_bytes"].as_u64().unwrap();
     let mut thesis = ftlsim_ftl::presets::load("thesis").unwrap();
-    let b = BlockFtl::new(&thesis).unwrap();
+    let b = BlockFtl::new(&util::resolved(&thesis)).unwrap();
     assert_eq!(b.mapping_sram_bytes(), 16 * KB);
     assert_eq!(gc_bytes(b.extra_metrics()), KB / 2);
     // The preset's default 3%: floor(0.03 x 4,096) = 122 log blocks of 256 pages, 8 B each.
-    let f = FastFtl::new(&thesis).unwrap();
+    let f = FastFtl::new(&util::resolved(&thesis)).unwrap();
     assert_eq!(f.log_blocks(), 122);
     assert_eq!(f.mapping_sram_bytes(), 16 * KB + 122 * 2 * KB);
     assert_eq!(gc_bytes(f.extra_metrics()), KB / 2 + 122 * 32);
     // 128 log blocks need one block more than the preset's 128 spare blocks (the merge block).
     util::set(&mut thesis, "ftl.fast.log_blocks_percent", "3.125");
-    let e = FastFtl::new(&thesis).err().expect("no room for the merge block").to_string();
+    let e = FastFtl::new(&util::resolved(&thesis)).err().expect("no room for the merge block").to_string();
     assert!(e.contains("ftl.fast.log_blocks_percent = 3.125") && e.contains("128 log blocks"), "{e}");
     thesis.overprovisioning.share = Some(0.0315);
-    let f = FastFtl::new(&thesis).unwrap();
+    let f = FastFtl::new(&util::resolved(&thesis)).unwrap();
     assert_eq!(f.log_blocks(), 128);
     assert_eq!(f.mapping_sram_bytes(), 272 * KB);
     assert_eq!(gc_bytes(f.extra_metrics()), 4 * KB + KB / 2);
     // The small drive: 96 blocks of 8 pages, 2 log blocks.
-    let f = FastFtl::new(&cfg()).unwrap();
+    let f = FastFtl::new(&util::resolved(&cfg())).unwrap();
     assert_eq!(f.mapping_sram_bytes(), 96 * 4 + 2 * u64::from(PPB) * 8);
 }
 

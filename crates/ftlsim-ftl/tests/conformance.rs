@@ -20,7 +20,7 @@
 use crate::crash;
 use crate::util;
 
-use ftlsim_core::config::{DriveConfig, GcPreemption, InvalidTracking, PlaneConcurrency, TransactionOrder};
+use ftlsim_core::config::{DriveConfig, GcPreemption, InvalidTracking, PlaneConcurrency, Resolved, TransactionOrder};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, PrefetchStage, SeriesValue};
@@ -307,7 +307,7 @@ fn every_ftl_resumes_from_a_snapshot_as_from_its_preconditioning() {
 /// and the memory estimate of the drive, bytes.
 fn heap_and_estimate(f: &FtlInfo, blocks: u32) -> Result<(i64, i64), String> {
     let cfg = drive_for(f, blocks, 64, "");
-    let estimate = ftlsim_ftl::memory_estimate(&cfg, true).map_err(|e| e.to_string())?;
+    let estimate = ftlsim_ftl::memory_estimate(&util::resolved(&cfg), true).map_err(|e| e.to_string())?;
     let (run, peak) = heap_peak_of(|| -> Result<(), String> {
         let mut sim = simulator(f, &cfg, true)?;
         sim.precondition(&Precondition { fill: 1.0, ..Precondition::default() }).map_err(|e| e.to_string())?;
@@ -476,18 +476,20 @@ fn every_channel_unit_keeps_the_oracle_in_a_channel_system() {
     use ftlsim_core::multichannel::{ChannelSystem, McOptions};
     each(&registered(|c| c.channel_unit), |f| {
         for mode in ["fi", "cf"] {
-            let mut cfg = drive_for(f, 48, 16, "");
-            cfg.geometry.chips_per_channel = 1;
-            cfg.geometry.dies_per_chip = 1;
-            cfg = cfg
-                .with_overrides(&[
-                    ("multichannel.mode".into(), format!("\"{mode}\"")),
-                    ("multichannel.spare_threshold".into(), "8".into()),
-                    ("host.write_buffer_bytes".into(), "65536".into()),
-                    ("host.write_buffer_policy".into(), "\"fifo\"".into()),
-                ])
+            let mut base = drive_for(f, 48, 16, "");
+            base.geometry.chips_per_channel = 1;
+            base.geometry.dies_per_chip = 1;
+            let cfg = base
+                .with_overrides(
+                    &[
+                        ("multichannel.mode".into(), format!("\"{mode}\"")),
+                        ("multichannel.spare_threshold".into(), "8".into()),
+                        ("host.write_buffer_bytes".into(), "65536".into()),
+                        ("host.write_buffer_policy".into(), "\"fifo\"".into()),
+                    ],
+                    ftlsim_ftl::resolve,
+                )
                 .map_err(|e| e.to_string())?;
-            let cfg = ftlsim_ftl::resolve(cfg).map_err(|e| e.to_string())?;
             let mut sys = ChannelSystem::new(&cfg, &f.build, true).map_err(|e| e.to_string())?;
             sys.precondition(
                 &ftlsim_core::sim::Precondition { fill: 1.0, seed: 5, ..Default::default() },
@@ -587,8 +589,8 @@ impl Ftl for ForgetsTrims {
     }
 }
 
-fn forgets_trims(cfg: &DriveConfig) -> Result<Box<dyn Ftl>, ConfigError> {
-    Ok(Box::new(ForgetsTrims(ftlsim_ftl::build(cfg)?)))
+fn forgets_trims(cfg: &Resolved) -> Result<Box<dyn Ftl>, ConfigError> {
+    Ok(Box::new(ForgetsTrims(ftlsim_ftl::build_for(cfg)?)))
 }
 
 #[test]

@@ -59,7 +59,7 @@ fn sram_matches_thesis_table_5_2() {
     // total 18.50 KB without GC metadata, 146.50 KB with 128 KB of GC metadata.
     let mut cfg = presets::load("thesis").unwrap();
     cfg.ftl.name = "dftl".into();
-    let f = Dftl::new(&cfg).unwrap();
+    let f = Dftl::new(&util::resolved(&cfg)).unwrap();
     assert_eq!(f.sram_components(), (2048, 16_896, 0, 131_072));
     assert_eq!(f.mapping_sram_bytes(), 18_944, "18.50 KB");
     let (g, c, t, m) = f.sram_components();
@@ -70,7 +70,7 @@ fn sram_matches_thesis_table_5_2() {
 fn cache_classes_are_counted() {
     let cfg = small_config(32, 16, 0.25, "[ftl]\nname = \"dftl\"\nmapping_cache_bytes = 17");
     let mut flash = FlashArray::new(&cfg.geometry, false);
-    let mut f = Dftl::new(&cfg).unwrap();
+    let mut f = Dftl::new(&util::resolved(&cfg)).unwrap();
     let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
     let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed);
     // Two entries fit. Writes of never-mapped LPNs: misses without penalty (no translation page yet).
@@ -97,7 +97,7 @@ fn cdftl_sram_matches_thesis_table_5_2() {
     // Table 5.2: GTD 2.19 KB, CMT 2.06 KB (256 entries), CTP 16 KB (2 x 8 KB): 20.25 KB.
     let mut cfg = presets::load("thesis").unwrap();
     cfg.ftl.name = "cdftl".into();
-    let f = ftlsim_ftl::cdftl::new(&cfg).unwrap();
+    let f = ftlsim_ftl::cdftl::new(&util::resolved(&cfg)).unwrap();
     assert_eq!(f.sram_components(), (2_240, 2_112, 16_384, 131_072));
     assert_eq!(f.mapping_sram_bytes(), 20_736, "20.25 KB");
 }
@@ -106,7 +106,7 @@ fn cdftl_sram_matches_thesis_table_5_2() {
 fn cdftl_serves_neighbours_from_the_cached_translation_page() {
     let mut cfg = small_config(32, 16, 0.25, "[ftl]\nname = \"cdftl\"\nmapping_cache_bytes = 4130");
     cfg.geometry.page_size_bytes = 512;
-    let f0 = ftlsim_ftl::cdftl::new(&cfg).unwrap();
+    let f0 = ftlsim_ftl::cdftl::new(&util::resolved(&cfg)).unwrap();
     // 4130 B split 8:1: floor(3671 / 512) = 7 pages, and (4130 - 3584) / 8.25 = 66 entries.
     assert_eq!(f0.sram_components().2, 7 * 512);
     assert_eq!(f0.sram_components().1, 545, "66 entries of 8.25 B, rounded up");
@@ -156,7 +156,7 @@ fn dispatch_by_token_with_updates_in_plane_or_by_lpn() {
     let plane_of_writes = |allocation: &str, lpns: &[u32]| -> Vec<u32> {
         let cfg = small_config(32, 16, 0.25, &format!("[ftl]\nname = \"dftl\"\nallocation = \"{allocation}\""));
         let mut flash = FlashArray::new(&cfg.geometry, false);
-        let mut f = Dftl::new(&cfg).unwrap();
+        let mut f = Dftl::new(&util::resolved(&cfg)).unwrap();
         let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
         let mut planes = Vec::new();
         for (v, &lpn) in lpns.iter().enumerate() {

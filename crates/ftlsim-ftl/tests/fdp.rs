@@ -71,7 +71,7 @@ fn run_on(ftl: &str, handles: u16, kind: &str, cases: &[Case], seed: u64) -> (Si
         drive_for(ftlsim_ftl::info(ftl).unwrap(), 40, 16, &format!("\n{fdp}[host]\nwrite_buffer_bytes = 0\n"))
     };
     let cfg = ftlsim_ftl::resolve(cfg).unwrap_or_else(|e| panic!("{ftl}: {e}"));
-    let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
+    let mut sim = ftlsim_ftl::simulator_for(cfg, true).unwrap();
     sim.precondition(&Precondition { fill: 1.0, seed, ..Precondition::default() }).unwrap();
     let d = sim.derived().clone();
     let (pages, spp) = (u64::from(d.logical_pages), d.logical_bytes / u64::from(d.logical_pages) / 512);
@@ -210,7 +210,7 @@ fn pages_given_contents_off_the_clock_are_not_the_handles_writes() {
     // Half the drive never written and reads over all of it: each read of a never-written page
     // writes it off the clock first (host.unmapped_read = "flash"), which neither the drive's
     // counters nor the handles' count.
-    let cfg = ftlsim_ftl::resolve(small_config(40, 16, 0.3, "[fdp]\nhandles = 2\n")).unwrap();
+    let cfg = small_config(40, 16, 0.3, "[fdp]\nhandles = 2\n");
     let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
     sim.precondition(&Precondition { fill: 0.5, seed: 2, ..Precondition::default() }).unwrap();
     let w = WorkloadSpec::parse("read=0.6,qd=4,requests=3000").unwrap();

@@ -76,7 +76,7 @@ fn pre(fill: f64, steady: bool, seed: u64) -> Precondition {
 }
 
 fn system(cfg: &DriveConfig) -> ChannelSystem {
-    ChannelSystem::new(cfg, &ftlsim_ftl::build, true).unwrap_or_else(|e| panic!("{e}"))
+    ChannelSystem::new(&crate::util::resolved(cfg), &ftlsim_ftl::build_for, true).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn run(cfg: &DriveConfig, n: usize, seed: u64) -> McReport {
@@ -224,13 +224,18 @@ fn partitioned_buffer_waits_on_one_full_share() {
 #[test]
 fn impossible_configs_name_their_key() {
     let bad = |cfg: DriveConfig, key: &str| {
-        let e = ChannelSystem::new(&cfg, &ftlsim_ftl::build, false).err().expect("refused").to_string();
+        let e = ftlsim_ftl::resolve(cfg)
+            .map_err(SimError::from)
+            .and_then(|c| ChannelSystem::new(&c, &ftlsim_ftl::build_for, false))
+            .err()
+            .expect("refused")
+            .to_string();
         assert!(e.contains(key), "{e}");
     };
     let refused = |f: &dyn Fn(&mut DriveConfig), key: &str| {
         let mut cfg = config("fi", "page", 1, 32768, "");
         f(&mut cfg);
-        let e = cfg.derive().expect_err("refused").to_string();
+        let e = ftlsim_core::config::Resolved::validate(cfg).expect_err("refused").to_string();
         assert!(e.contains(key), "{e}");
     };
     refused(
@@ -260,7 +265,9 @@ fn impossible_configs_name_their_key() {
     bad(chips, "geometry.chips_per_channel");
     bad(config("sync", "page", 2, 4096, ""), "host.write_buffer_bytes");
     let text = "[multichannel]\nmode = \"turbo\"";
-    let e = config("fi", "page", 1, 0, "").with_overrides(&[("multichannel.mode".into(), "turbo".into())]).unwrap_err();
+    let e = config("fi", "page", 1, 0, "")
+        .with_overrides(&[("multichannel.mode".into(), "turbo".into())], ftlsim_ftl::resolve)
+        .unwrap_err();
     assert!(e.to_string().contains("multichannel.mode"), "{e} {text}");
 }
 

@@ -75,7 +75,7 @@ fn one_plane(blocks: u32, share: f64, ftl: &str) -> Result<ftlsim_core::sim::Sim
     );
     cfg.geometry.channels = 1;
     cfg.geometry.planes_per_die = 1;
-    let d = cfg.derive().map_err(|e| e.to_string())?;
+    let d = ftlsim_ftl::resolve(cfg.clone()).map_err(|e| e.to_string())?.derived().clone();
     assert_eq!(d.logical_pages, 44);
     ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())
 }
@@ -152,7 +152,7 @@ fn reads_beside_gc(ftl: &str, allocation: &str) -> (Report, u64) {
          [nand]\ncopyback_same_parity = true\n[host]\nqueue_depth = 64\nwrite_buffer_bytes = 0"
     );
     let cfg = small_config(64, 16, 0.3, &lines);
-    let logical = cfg.derive().unwrap().logical_pages;
+    let logical = util::resolved(&cfg).derived().clone().logical_pages;
     let reads = |n: u64, gap: u64| {
         (0..n).map(move |i| {
             let lpn = 4 * (i as u32 % (logical / 4)) + 1;

@@ -119,11 +119,11 @@ fn runs_are_deterministic_and_the_limits_need_the_model() {
     );
     assert_eq!(metric(&r.unwrap().1, "rcftl_quota_levels"), 26);
     for (bad, says) in [("most", "expected a count of levels or \"all\""), ("-3", "expected a count of levels")] {
-        let e = cfg.with_overrides(&[("ftl.rcftl.quota_levels".into(), bad.into())]).and_then(ftlsim_ftl::resolve);
+        let e = cfg.with_overrides(&[("ftl.rcftl.quota_levels".into(), bad.into())], ftlsim_ftl::resolve);
         let e = e.expect_err(bad).to_string();
         assert!(e.contains(says), "{bad}: {e}");
     }
-    let e = cfg.with_overrides(&[("ftl.rcftl.quota_levels".into(), "1".into())]).and_then(ftlsim_ftl::resolve);
+    let e = cfg.with_overrides(&[("ftl.rcftl.quota_levels".into(), "1".into())], ftlsim_ftl::resolve);
     let e = e.expect_err("refused").to_string();
     assert!(e.contains("ftl.rcftl.quota_levels = 1"), "{e}");
     let cfg = small_config(48, 16, 0.25, "[ftl]\nname = \"fastgc\"");
@@ -261,8 +261,8 @@ fn per_block_quotas_keep_the_per_page_quotas_throughput() {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        let cfg = ftlsim_ftl::presets::load("rcftl").unwrap().with_overrides(&sets).unwrap();
-        let mut sim = ftlsim_ftl::simulator(cfg, false).unwrap();
+        let cfg = ftlsim_ftl::presets::load("rcftl").unwrap().with_overrides(&sets, ftlsim_ftl::resolve).unwrap();
+        let mut sim = ftlsim_ftl::simulator_for(cfg, false).unwrap();
         sim.precondition(&Precondition { fill: 0.86, steady_state: true, seed: 1, ..Precondition::default() }).unwrap();
         let spec = WorkloadSpec::parse(
             "pattern=hotcold:0.8:0.2,read=0.05,size=16k,span=0.86,align=16k,arrival=closed:32,requests=60000",

@@ -63,7 +63,7 @@ fn sram_matches_thesis_table_5_2() {
     let mut cfg = presets::load("thesis").unwrap();
     cfg.ftl.name = "scftl".into();
     cfg.ftl.mapping_cache_bytes = Some(18_432);
-    let f = Scftl::new(&cfg).unwrap();
+    let f = Scftl::new(&util::resolved(&cfg)).unwrap();
     assert_eq!(f.sram_components(), (2304, 18_432, 131_072));
     assert_eq!(f.cmt_entries(), 2048);
     assert_eq!(f.mapping_sram_bytes(), 20_736, "20.25 KB");
@@ -71,14 +71,14 @@ fn sram_matches_thesis_table_5_2() {
     assert_eq!(t + c + m, 151_808, "148.25 KB");
     // The default cache is the thesis's.
     cfg.ftl.mapping_cache_bytes = None;
-    assert_eq!(Scftl::new(&cfg).unwrap().cmt_entries(), 2048);
+    assert_eq!(Scftl::new(&util::resolved(&cfg)).unwrap().cmt_entries(), 2048);
 }
 
 #[test]
 fn cache_classes_are_counted() {
     let cfg = small_config(32, 16, 0.25, "[ftl]\nname = \"scftl\"\nmapping_cache_bytes = 18");
     let mut flash = FlashArray::new(&cfg.geometry, false);
-    let mut f = Scftl::new(&cfg).unwrap();
+    let mut f = Scftl::new(&util::resolved(&cfg)).unwrap();
     let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
     let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed);
     // Two entries fit. Writes of never-mapped LPNs: misses without penalty (no translation page yet).
@@ -108,7 +108,7 @@ fn sequential_writes_re_merge_and_reads_hit_spatially() {
     cfg.geometry.channels = 1;
     cfg.geometry.planes_per_die = 1;
     let mut flash = FlashArray::new(&cfg.geometry, false);
-    let mut f = Scftl::new(&cfg).unwrap();
+    let mut f = Scftl::new(&util::resolved(&cfg)).unwrap();
     let (mut ops, mut counts) = (Vec::new(), FlashCounts::default());
     let mut ctx = FlashCtx::new(&mut flash, &mut ops, &mut counts, FlashTime::Timed);
     for l in 0..40 {

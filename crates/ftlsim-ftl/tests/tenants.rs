@@ -228,7 +228,7 @@ fn every_read_returns_the_newest_version_under_tenants_of_every_ftl() {
     // A zoned namespace refuses random writes by design (tests/zns.rs).
     for f in ftlsim_ftl::FTLS.iter().filter(|f| !f.capabilities.zoned) {
         let cfg = ftlsim_ftl::resolve(drive_for(f, 32, 16, "")).unwrap_or_else(|e| panic!("{}: {e}", f.name));
-        let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        let mut sim = ftlsim_ftl::simulator_for(cfg, true).unwrap_or_else(|e| panic!("{}: {e}", f.name));
         sim.precondition(&Precondition {
             fill: 0.9,
             steady_state: true,

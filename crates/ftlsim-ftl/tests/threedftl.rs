@@ -224,7 +224,7 @@ fn recover_and_check(
     let (mut ops, mut counts) = (Vec::new(), ftlsim_core::ftl::FlashCounts::default());
     {
         let mut ctx = ftlsim_core::ftl::FlashCtx::new(flash, &mut ops, &mut counts, FlashTime::Functional);
-        ftl.recovery().expect("recovers").recover(&mut ctx, cfg).unwrap();
+        ftl.recovery().expect("recovers").recover(&mut ctx, &crate::util::resolved(cfg)).unwrap();
     }
     let reads: u64 = counts.reads.iter().sum();
     ftl.check_invariants(flash);
@@ -246,7 +246,7 @@ fn recovery_reads_within_the_thesis_bounds() {
     let cfg = threedftl(48, 0.25, 4);
     let g = cfg.geometry.clone();
     let m = u64::from(g.blocks());
-    let logical = cfg.derive().unwrap().logical_pages;
+    let logical = util::resolved(&cfg).derived().clone().logical_pages;
     let mut flash = ftlsim_core::flash::FlashArray::new(&g, false);
     flash.keep_program_stamps();
     let mut ftl = ftlsim_ftl::build(&cfg).unwrap();
@@ -301,7 +301,7 @@ fn recovery_with_ilog_reads_within_the_thesis_bounds() {
             }
             let g = cfg.geometry.clone();
             let (m, ppb) = (u64::from(g.blocks()), u64::from(g.pages_per_block));
-            let logical = cfg.derive().unwrap().logical_pages;
+            let logical = util::resolved(&cfg).derived().clone().logical_pages;
             let mut flash = ftlsim_core::flash::FlashArray::new(&g, false);
             flash.keep_program_stamps();
             let mut ftl_box = ftlsim_ftl::build(&cfg).unwrap();
@@ -351,7 +351,8 @@ fn spare_only_lookups_read_the_same_pages_in_less_time() {
         a.response_time.read.mean_ns
     );
     let bad = threedftl(48, 0.25, 4)
-        .with_overrides(&[("ftl.threedftl.lookup_transfer".into(), "\"bits\"".into())])
-        .and_then(|c| ftlsim_ftl::build(&c).map(|_| ()));
+        .with_overrides(&[("ftl.threedftl.lookup_transfer".into(), "\"bits\"".into())], |c| {
+            ftlsim_ftl::build(&c).map(|_| ())
+        });
     assert!(bad.is_err_and(|e| e.to_string().contains("ftl.threedftl")));
 }

@@ -1,6 +1,6 @@
 //! Helpers shared by the FTL integration tests.
 
-use ftlsim_core::config::DriveConfig;
+use ftlsim_core::config::{DriveConfig, Resolved};
 use ftlsim_core::error::SimError;
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
@@ -37,12 +37,28 @@ t_bers_ns = 1500000
 {extra}
 "#
     );
-    DriveConfig::from_toml(&text, "test config").unwrap_or_else(|e| panic!("{e}\n{text}"))
+    DriveConfig::from_toml(&text, "test config")
+        .and_then(Resolved::validate)
+        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+        .into_cfg()
+}
+
+/// `cfg` resolved as a run resolves it (`ftlsim_ftl::resolve`): what the constructors take.
+pub fn resolved(cfg: &DriveConfig) -> Resolved {
+    ftlsim_ftl::resolve(cfg.clone()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `cfg` with `KEY=VALUE` overrides, checked, as `--set` gives it.
+pub fn overridden(
+    cfg: &DriveConfig,
+    sets: &[(String, String)],
+) -> Result<DriveConfig, ftlsim_core::error::ConfigError> {
+    cfg.with_overrides(sets, Resolved::validate).map(Resolved::into_cfg)
 }
 
 /// Set the dotted config key `key` to the TOML value `value`, as `--set` does.
 pub fn set(cfg: &mut DriveConfig, key: &str, value: &str) {
-    *cfg = cfg.with_overrides(&[(key.into(), value.into())]).unwrap_or_else(|e| panic!("{key} = {value}: {e}"));
+    *cfg = overridden(cfg, &[(key.into(), value.into())]).unwrap_or_else(|e| panic!("{key} = {value}: {e}"));
 }
 
 /// The small drive of [`small_config`] (`blocks` blocks of `ppb` pages per plane) for the
@@ -111,7 +127,7 @@ pub fn run_demand_with(
     open_loop: bool,
 ) -> Result<(), String> {
     cfg.geometry.page_size_bytes = page_size;
-    let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
+    let logical = ftlsim_ftl::resolve(cfg.clone()).map_err(|e| e.to_string())?.derived().logical_pages;
     let mut sim = ftlsim_ftl::simulator(cfg, true).map_err(|e| e.to_string())?;
     sim.precondition(&Precondition {
         fill: 1.0,

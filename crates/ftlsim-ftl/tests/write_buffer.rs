@@ -219,6 +219,6 @@ fn write_behind_acknowledges_from_the_buffer_until_it_is_full() {
     // Refused with read preemption (a write waits for no GC to preempt).
     let mut cfg = small_config(32, 16, 0.2, extra);
     cfg.ftl.gc_preemption = ftlsim_core::config::GcPreemption::Reads;
-    let e = cfg.derive().unwrap_err().to_string();
+    let e = ftlsim_core::config::Resolved::validate(cfg).unwrap_err().to_string();
     assert!(e.contains("write_behind") && e.contains("gc_preemption"), "{e}");
 }

@@ -19,7 +19,6 @@ use util::{read_all, small_config};
 fn drive(lines: &str) -> Simulator {
     let mut cfg = small_config(32, 16, 0.25, &format!("[ftl]\nname = \"zns\"\n[ftl.zns]\n{lines}"));
     ftlsim_ftl::zns::fit_drive(&mut cfg);
-    let cfg = ftlsim_ftl::resolve(cfg).unwrap();
     ftlsim_ftl::simulator(cfg, true).unwrap()
 }
 
@@ -189,7 +188,7 @@ fn a_sequential_fill_preconditions_and_random_overwrites_are_refused_with_a_reas
 #[test]
 fn a_drive_that_is_not_whole_zones_is_refused_naming_the_fix() {
     let cfg = small_config(32, 16, 0.2, "[ftl]\nname = \"zns\"\n[host]\nunmapped_read = \"zero\"");
-    let e = ftlsim_ftl::simulator(ftlsim_ftl::resolve(cfg).unwrap(), false).err().unwrap().to_string();
+    let e = ftlsim_ftl::simulator(cfg, false).err().unwrap().to_string();
     assert!(e.contains("overprovisioning.extra_blocks_per_plane"), "{e}");
 }
 
@@ -336,7 +335,7 @@ fn a_reset_of_all_zones_resets_every_zone_of_the_namespace() {
 
 #[test]
 fn a_zoned_command_on_a_drive_without_zones_is_an_error_naming_it() {
-    let cfg = ftlsim_ftl::resolve(small_config(32, 16, 0.25, "[ftl]\nname = \"page\"")).unwrap();
+    let cfg = small_config(32, 16, 0.25, "[ftl]\nname = \"page\"");
     let mut sim = ftlsim_ftl::simulator(cfg, true).unwrap();
     let e = run(&mut sim, vec![req(IoOp::ZoneAppend, 0, 1)]).unwrap_err().to_string();
     assert!(e.contains("request 1") && e.contains("zone_append") && e.contains("--ftl zns"), "{e}");

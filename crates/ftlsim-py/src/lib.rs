@@ -220,7 +220,7 @@ fn run(
     }
     let mut outcome = outcome.map_err(|e| to_py(py, e))?;
     outcome.commit().map_err(|e| to_py(py, e))?;
-    let cfg = serde_json::to_value(&plan.cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let cfg = serde_json::to_value(plan.cfg.cfg()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let mut files: Vec<(String, String)> = spec
         .inputs(&plan)
         .inputs()
@@ -235,8 +235,10 @@ fn run(
 fn presets(py: Python<'_>) -> PyResult<Py<PyList>> {
     let out = PyList::empty(py);
     for name in ftlsim_ftl::presets::names() {
-        let c = ftlsim_ftl::presets::load(&name).map_err(|e| to_py(py, e.into()))?;
-        let d = c.derive().map_err(|e| to_py(py, e.into()))?;
+        let c = ftlsim_ftl::presets::load(&name)
+            .and_then(ftlsim_core::config::Resolved::validate)
+            .map_err(|e| to_py(py, e.into()))?;
+        let d = c.derived();
         let g = &c.geometry;
         let item = PyDict::new(py);
         item.set_item("name", &name)?;
@@ -331,11 +333,11 @@ fn check_config(
     overrides: Vec<(String, String)>,
 ) -> PyResult<(String, Py<PyAny>)> {
     let c = unwound(|| {
-        DriveConfig::from_toml(text, origin).and_then(|c| c.with_overrides(&overrides)).and_then(ftlsim_ftl::resolve)
+        DriveConfig::from_toml(text, origin).and_then(|c| c.with_overrides(&overrides, ftlsim_ftl::resolve))
     })?
     .map_err(|e| to_py(py, e.into()))?;
-    let text = toml::to_string(&c).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let v = serde_json::to_value(&c).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let text = toml::to_string(c.cfg()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let v = serde_json::to_value(c.cfg()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((text, json_to_py(py, &v)?))
 }
 

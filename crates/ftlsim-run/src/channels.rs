@@ -26,7 +26,7 @@ fn refuse_unsupported(spec: &RunSpec) -> Result<(), SimError> {
 pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result<Outcome, SimError> {
     refuse_unsupported(spec)?;
     let started = std::time::Instant::now();
-    let mut sys = ChannelSystem::new(&p.cfg, &ftlsim_ftl::build, spec.verify)?;
+    let mut sys = ChannelSystem::new(&p.cfg, &ftlsim_ftl::build_for, spec.verify)?;
     let cut = match spec.power_cut {
         Some(PowerCut::At(at)) => Some(at),
         _ => None,

@@ -14,7 +14,7 @@ pub mod tenants;
 pub use results::{result_json, wall_time_json};
 pub use tenants::{parse_arbitration, TenantSpec};
 
-use ftlsim_core::config::DriveConfig;
+use ftlsim_core::config::{DriveConfig, Resolved};
 use ftlsim_core::error::{SimError, WorkloadError};
 use ftlsim_core::host::Request;
 use ftlsim_core::metrics::Observer;
@@ -189,7 +189,7 @@ impl Default for RunSpec {
 #[derive(Debug, Clone)]
 pub struct RunPlan {
     /// Drive config with overrides applied, derived and checked.
-    pub cfg: DriveConfig,
+    pub cfg: Resolved,
     /// Synthetic workload (the default one for a trace run, where it is unused).
     pub workload: WorkloadSpec,
     /// Workload text as given.
@@ -211,11 +211,12 @@ impl RunSpec {
             Drive::File(path) => DriveConfig::from_file(path)?,
             Drive::Config(cfg) => (**cfg).clone(),
         };
-        let mut cfg = cfg.with_overrides(&self.sets)?;
-        if let Some(f) = &self.ftl {
-            cfg.ftl.name = f.clone();
-        }
-        let cfg = ftlsim_ftl::resolve(cfg)?;
+        let cfg = cfg.with_overrides(&self.sets, |mut cfg| {
+            if let Some(f) = &self.ftl {
+                cfg.ftl.name = f.clone();
+            }
+            ftlsim_ftl::resolve(cfg)
+        })?;
         if self.power_cut.is_some() && cfg.fdp.is_some() {
             return Err(SimError::Input(
                 "--power-cut: power-loss recovery under [fdp] is not supported (which handle a page belongs to is \
@@ -334,7 +335,7 @@ impl RunSpec {
     }
 
     /// The tenants in `opts` and their workloads; a mistake names the tenant and its key.
-    fn plan_tenants(&self, cfg: &DriveConfig, opts: &mut RunOptions) -> Result<Vec<Option<WorkloadSpec>>, SimError> {
+    fn plan_tenants(&self, cfg: &Resolved, opts: &mut RunOptions) -> Result<Vec<Option<WorkloadSpec>>, SimError> {
         if self.tenants.is_empty() {
             if self.arbitration.is_some() {
                 return Err(SimError::Input(
@@ -358,7 +359,7 @@ impl RunSpec {
         if cfg.multichannel.is_some() {
             return refuse("a [multichannel] system takes one source; tenants need a single drive");
         }
-        let d = cfg.derive()?;
+        let d = cfg.derived();
         let spp = cfg.geometry.sectors_per_page();
         let mut workloads = Vec::new();
         for (i, t) in self.tenants.iter().enumerate() {
@@ -463,7 +464,7 @@ fn replay(
     let cut = spec.power_cut.is_some();
     let memory_estimate = memory::check_drive(&p.cfg, spec.verify, cut, spec.max_memory)?;
     obs.notice(&format!("memory: about {} (estimate)", memory::bytes(memory_estimate)));
-    let mut sim = ftlsim_ftl::simulator(p.cfg.clone(), spec.verify)?;
+    let mut sim = ftlsim_ftl::simulator_for(p.cfg.clone(), spec.verify)?;
     if cut {
         // Recovery reads program stamps from the spare areas; they are written from the start.
         sim.keep_program_stamps();

@@ -1,6 +1,6 @@
 //! Memory: the refusal of a drive too large for the machine, and the figures reported.
 
-use ftlsim_core::config::DriveConfig;
+use ftlsim_core::config::Resolved;
 use ftlsim_core::error::SimError;
 
 /// Human-readable binary size (`1.5 GiB`).
@@ -41,8 +41,8 @@ pub fn peak_rss_bytes() -> Option<u64> {
 /// Refuse, before allocating, a drive whose simulator would not fit: its memory estimate
 /// against `max` or else the memory available; `power_cut`: pages carry program stamps (4
 /// bytes per physical page). Returns the estimate.
-pub fn check_drive(cfg: &DriveConfig, verify: bool, power_cut: bool, max: Option<u64>) -> Result<u64, SimError> {
-    let stamps = if power_cut { u64::from(cfg.derive()?.physical_pages) * 4 } else { 0 };
+pub fn check_drive(cfg: &Resolved, verify: bool, power_cut: bool, max: Option<u64>) -> Result<u64, SimError> {
+    let stamps = if power_cut { u64::from(cfg.derived().physical_pages) * 4 } else { 0 };
     let need = ftlsim_ftl::memory_estimate(cfg, verify)? + stamps;
     check_need(need, &format!("drive `{}`", cfg.name), max)?;
     Ok(need)

@@ -8,7 +8,7 @@
 //! multi-plane chips: "doubles the block size and page size", Sec. 4.5), or a super page
 //! across every channel and plane (SYNC, Sec. 2.2).
 
-use crate::config::{ChannelMode, DriveConfig};
+use crate::config::{ChannelMode, DriveConfig, Resolved};
 use crate::error::ConfigError;
 use crate::geometry::Lpn;
 
@@ -103,7 +103,7 @@ impl StripeLayout {
     /// pages; the same blocks per plane, pages per block and over-provisioning rule, so
     /// every unit holds the same logical space. No write buffer of its own (the channel
     /// system's buffer is in front of it) and no `[multichannel]` section.
-    pub fn unit_config(&self, cfg: &DriveConfig) -> Result<DriveConfig, ConfigError> {
+    pub fn unit_config(&self, cfg: &DriveConfig) -> Result<Resolved, ConfigError> {
         let mut u = cfg.clone();
         u.multichannel = None;
         let k = self.pages_per_unit_page();
@@ -115,8 +115,7 @@ impl StripeLayout {
         u.geometry.spare_bytes_per_page = cfg.geometry.spare_bytes_per_page * k;
         u.geometry.spare_usable_bytes = cfg.geometry.spare_usable_bytes * k;
         u.host.write_buffer_bytes = Some(0);
-        u.derive()?;
-        Ok(u)
+        Resolved::validate(u)
     }
 }
 

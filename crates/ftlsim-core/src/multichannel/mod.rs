@@ -28,7 +28,7 @@ pub mod report;
 mod snapshot;
 mod unit;
 
-use crate::config::{BufferSharing, ChannelMode, DriveConfig, MultichannelConfig, Timing, WriteBufferPolicy};
+use crate::config::{BufferSharing, ChannelMode, DriveConfig, MultichannelConfig, Resolved, Timing, WriteBufferPolicy};
 use crate::error::SimError;
 use crate::flash::FlashArray;
 use crate::ftl::{Ftl, GcNext};
@@ -45,7 +45,7 @@ use unit::{Activity, GcMove, GcUrgency, Unit};
 pub use unit::{FollowerExits, UnitCounts, UnitTime};
 
 /// Makes a unit's FTL from the unit's config (`ftlsim_ftl::build`).
-pub type FtlBuilder = dyn Fn(&DriveConfig) -> Result<Box<dyn Ftl>, crate::error::ConfigError>;
+pub type FtlBuilder = dyn Fn(&Resolved) -> Result<Box<dyn Ftl>, crate::error::ConfigError>;
 
 /// Samples kept of the dirty-page series before its interval doubles.
 const MAX_SAMPLES: usize = 2048;
@@ -167,15 +167,14 @@ impl crate::sim::Preconditioned for ChannelSystem {
 impl ChannelSystem {
     /// A channel system for a config with a `[multichannel]` section; `build` makes each
     /// unit's FTL from the unit's config ([`StripeLayout::unit_config`]).
-    pub fn new(cfg: &DriveConfig, build: &FtlBuilder, verify: bool) -> Result<ChannelSystem, SimError> {
-        cfg.derive()?;
+    pub fn new(cfg: &Resolved, build: &FtlBuilder, verify: bool) -> Result<ChannelSystem, SimError> {
         let mc = cfg.multichannel.clone().ok_or_else(|| {
             SimError::Input(format!("{}: a channel-system run needs a [multichannel] section", cfg.name))
         })?;
         let g = &cfg.geometry;
         let layout = StripeLayout::new(g.channels, g.planes_per_die, mc.mode);
         let ucfg = layout.unit_config(cfg)?;
-        let unit_logical_pages = ucfg.derive()?.logical_pages;
+        let unit_logical_pages = ucfg.derived().logical_pages;
         let k = layout.pages_per_unit_page();
         let mut units = Vec::new();
         for _ in 0..layout.units() {
@@ -216,7 +215,7 @@ impl ChannelSystem {
         let oracle = verify.then(|| vec![vec![0u32; unit_logical_pages as usize]; layout.units() as usize]);
         let n = layout.units() as usize;
         Ok(ChannelSystem {
-            cfg: cfg.clone(),
+            cfg: cfg.cfg().clone(),
             mc,
             layout,
             units,

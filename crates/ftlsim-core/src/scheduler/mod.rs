@@ -47,7 +47,7 @@ mod die_starts;
 mod tests;
 
 use crate::address_map::AddressMap;
-use crate::config::{DriveConfig, GcPreemption, GcScope, PlaneConcurrency, TransactionOrder};
+use crate::config::{GcPreemption, GcScope, PlaneConcurrency, Resolved, TransactionOrder};
 use crate::geometry::{Geometry, PlaneId, Ppn, NONE};
 use backlog::{Deferred, GcBacklog, Lane};
 use bus::Bus;
@@ -277,9 +277,9 @@ const DEFERRED: SimTime = SimTime::MAX;
 const NO_REQUEST: u32 = u32::MAX;
 
 impl Scheduler {
-    /// A scheduler for a validated drive config.
-    pub fn new(cfg: &DriveConfig) -> Scheduler {
-        let d = cfg.derive().expect("config validated before building a scheduler");
+    /// A scheduler for a checked drive config.
+    pub fn new(cfg: &Resolved) -> Scheduler {
+        let d = cfg.derived();
         let g = &cfg.geometry;
         let t = &cfg.timing;
         let planes = g.planes() as usize;

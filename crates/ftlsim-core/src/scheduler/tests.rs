@@ -3,6 +3,7 @@
 use super::*;
 use crate::config::tests::tiny_toml;
 use crate::config::DriveConfig;
+use crate::error::ConfigError;
 
 // The tiny drive: 2 channels x 1 chip x 1 die x 2 planes = 4 planes of 64 blocks x 16
 // pages. Planes stripe channels first, so planes 0 and 2 are the two planes of channel 0's
@@ -15,7 +16,7 @@ fn pcftl_like(extra: &str) -> Scheduler {
     let t = tiny_toml()
         .replace("channel_mb_per_s = 80.0", "channel_mb_per_s = 81.92")
         .replace("[timing]", &format!("[timing]\n{extra}"));
-    let cfg = DriveConfig::from_toml(&t, "t").unwrap();
+    let cfg = checked(&t, "t").unwrap();
     let s = Scheduler::new(&cfg);
     assert_eq!(s.xfer, 50_000, "4096 B at 81.92 MB/s");
     s
@@ -123,7 +124,7 @@ fn host(kind: OpKind, addr: Ppn, after: u32) -> FlashOp {
 #[test]
 fn host_link_is_full_duplex_and_first_fit() {
     let t = tiny_toml().replace("[timing]", "[timing]\nhost_mb_per_s = 409.6");
-    let mut s = Scheduler::new(&DriveConfig::from_toml(&t, "t").unwrap());
+    let mut s = Scheduler::new(&checked(&t, "t").unwrap());
     // 409.6 MB/s: 10 us per 4 KiB. A read's data booked at its flash end, 1 ms away...
     assert_eq!(s.host_transfer(1_000_000, 4096, Direction::ToHost), 1_010_000);
     // ...holds up neither a write's data (other direction) nor a read ready earlier.
@@ -164,7 +165,7 @@ fn a_die_runs_one_command_unless_reads_are_independent() {
     // Independent multi-plane reads overlap again, and the program waits for both.
     let indep = format!("{die}\nindependent_plane_reads = true");
     assert_eq!(reads(&mut pcftl_like(&indep)), (75_000, 125_000, 375_000));
-    let e = DriveConfig::from_toml(&tiny_toml().replace("[timing]", "[timing]\nindependent_plane_reads = true"), "t");
+    let e = checked(&tiny_toml().replace("[timing]", "[timing]\nindependent_plane_reads = true"), "t");
     assert!(e.unwrap_err().to_string().contains("multi_plane_only"));
 }
 
@@ -178,7 +179,7 @@ fn host_reads_overtake_deferred_gc_between_page_copies() {
     let preempt = |extra: &str| {
         let t = tiny_toml().replace("channel_mb_per_s = 80.0", "channel_mb_per_s = 81.92").replace("[ftl]", "")
             + &format!("\n[ftl]\ngc_preemption = \"reads\"\n{extra}");
-        Scheduler::new(&DriveConfig::from_toml(&t, "t").unwrap())
+        Scheduler::new(&checked(&t, "t").unwrap())
     };
     // Without preemption a read at 100 us waits for all four copies: 1,300 + 75 us.
     let mut s = pcftl_like("");
@@ -214,7 +215,7 @@ fn host_reads_overtake_deferred_gc_between_page_copies() {
     let mut s = preempt("");
     assert_eq!(s.schedule(&gc_batch(), 0, None).end, 1_300_000);
     // Preemption cannot go with a GC scope wider than a plane.
-    let e = DriveConfig::from_toml(&(tiny_toml() + "\n[ftl]\ngc_preemption = \"reads\"\ngc_scope = \"die\""), "t");
+    let e = checked(&(tiny_toml() + "\n[ftl]\ngc_preemption = \"reads\"\ngc_scope = \"die\""), "t");
     assert!(e.unwrap_err().to_string().contains("ftl.gc_preemption"));
 }
 
@@ -343,10 +344,8 @@ fn reading_first_a_read_overtakes_the_programs_queued_before_it() {
     c.extend(run_out(&mut s));
     assert_eq!(c, vec![(7, 250_000), (8, 575_000), (9, 825_000)]);
     // It cannot go with a serial drive.
-    let e = DriveConfig::from_toml(
-        &tiny_toml().replace("[timing]", "[timing]\nserial = true\ntransaction_order = \"read_first\""),
-        "t",
-    );
+    let e =
+        checked(&tiny_toml().replace("[timing]", "[timing]\nserial = true\ntransaction_order = \"read_first\""), "t");
     assert!(e.unwrap_err().to_string().contains("timing.transaction_order"));
 }
 
@@ -406,7 +405,7 @@ fn host_writes_go_ahead_of_queued_gc_while_the_plane_keeps_erased_blocks() {
     let run = |preemption: &str, erased: u32, page: Ppn| {
         let t = tiny_toml().replace("channel_mb_per_s = 80.0", "channel_mb_per_s = 81.92")
             + &format!("\n[ftl]\ngc_preemption = \"{preemption}\"\n");
-        let mut s = Scheduler::new(&DriveConfig::from_toml(&t, "t").unwrap());
+        let mut s = Scheduler::new(&checked(&t, "t").unwrap());
         // The FTL's erased blocks on plane 0, block 0 among them (its erase is queued).
         let erased = vec![s.held_back + erased; 4];
         s.note_erased_blocks(&erased);
@@ -434,7 +433,7 @@ fn host_writes_go_ahead_of_queued_gc_while_the_plane_keeps_erased_blocks() {
 
 #[test]
 fn the_preemption_floor_needs_preemptible_writes_and_stays_within_the_gc_threshold() {
-    let cfg = |ftl: &str| DriveConfig::from_toml(&(tiny_toml() + "\n[ftl]\n" + ftl), "t").map_err(|e| e.to_string());
+    let cfg = |ftl: &str| checked(&(tiny_toml() + "\n[ftl]\n" + ftl), "t").map_err(|e| e.to_string());
     assert!(cfg("gc_preemption = \"writes\"\ngc_preemption_floor_blocks = 2").is_ok());
     let e = cfg("gc_preemption = \"reads\"\ngc_preemption_floor_blocks = 2").unwrap_err();
     assert!(e.contains("ftl.gc_preemption_floor_blocks") && e.contains("\"writes\""), "{e}");
@@ -453,7 +452,7 @@ fn gc_goes_first_on_the_whole_die_when_one_of_its_planes_is_below_the_floor() {
             .replace("channel_mb_per_s = 80.0", "channel_mb_per_s = 81.92")
             .replace("[timing]", &format!("[timing]\n{timing}"))
             + "\n[ftl]\ngc_preemption = \"writes\"\n";
-        let mut s = Scheduler::new(&DriveConfig::from_toml(&t, "t").unwrap());
+        let mut s = Scheduler::new(&checked(&t, "t").unwrap());
         let mut erased = vec![s.held_back + 3; 4];
         erased[0] = s.held_back + erased_plane0;
         s.note_erased_blocks(&erased);
@@ -543,4 +542,9 @@ proptest::proptest! {
             proptest::prop_assert_eq!(together.contention, apart.contention);
         }
     }
+}
+
+/// A drive config from TOML text, checked as a run's is.
+fn checked(text: &str, origin: &str) -> Result<Resolved, ConfigError> {
+    DriveConfig::from_toml(text, origin).and_then(Resolved::validate)
 }

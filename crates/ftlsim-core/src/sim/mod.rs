@@ -37,7 +37,7 @@ pub use report::{
 pub use snapshot::{state_shaping, SnapshotHeader, FORMAT_VERSION};
 pub use tenants::{Namespace, QueueArbitration, Tenant, TenantReport, MAX_TENANTS};
 
-use crate::config::{Derived, DriveConfig, PartialWrite, WriteBufferPolicy};
+use crate::config::{Derived, PartialWrite, Resolved, WriteBufferPolicy};
 use crate::error::SimError;
 use crate::flash::FlashArray;
 use crate::ftl::{FlashCounts, FlashCtx, FlashTime, Ftl, GcCounts};
@@ -123,8 +123,7 @@ struct Materialized {
 
 /// A drive with its FTL, ready to precondition and run.
 pub struct Simulator {
-    cfg: DriveConfig,
-    d: Derived,
+    cfg: Resolved,
     dev: Device,
     ftl: Box<dyn Ftl>,
     oracle: Option<Vec<u32>>,
@@ -159,11 +158,11 @@ pub struct Simulator {
 impl Simulator {
     /// A fresh (erased) drive. `verify` turns on the data oracle: every read is checked
     /// against the newest version written.
-    pub fn new(cfg: DriveConfig, ftl: Box<dyn Ftl>, verify: bool) -> Result<Simulator, SimError> {
+    pub fn new(cfg: Resolved, ftl: Box<dyn Ftl>, verify: bool) -> Result<Simulator, SimError> {
         let t0 = std::time::Instant::now();
-        let d = cfg.derive()?;
         let flash = FlashArray::for_config(&cfg)?;
         let sched = Scheduler::new(&cfg);
+        let d = cfg.derived();
         let merge = (cfg.host.partial_write == PartialWrite::Merge)
             .then(|| MergeBuffer::new(cfg.host.merge_buffer_pages as usize));
         let buffer_pages = d.write_buffer_pages.unwrap_or(0);
@@ -181,7 +180,6 @@ impl Simulator {
                 ..Materialized::default()
             },
             cfg,
-            d,
             dev: Device {
                 flash,
                 sched,
@@ -226,7 +224,7 @@ impl Simulator {
     }
     /// Derived config quantities.
     pub fn derived(&self) -> &Derived {
-        &self.d
+        self.cfg.derived()
     }
     /// Flash operation counts since creation.
     pub fn flash_counts(&self) -> &FlashCounts {

@@ -105,7 +105,7 @@ impl Simulator {
         // Earlier work of this request first, then the reads, then the block's programs.
         let before = self.flush(ready);
         let first = pages[0].0 / bp * bp;
-        let end = (first + bp).min(self.d.logical_pages);
+        let end = (first + bp).min(self.cfg.derived().logical_pages);
         // The block in LPN order: buffered pages as they are, the others as read (never
         // written ones stay unwritten). `padded_block` is scratch kept across evictions.
         let mut block = std::mem::take(&mut self.padded_block);

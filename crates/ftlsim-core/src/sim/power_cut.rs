@@ -162,7 +162,7 @@ impl Simulator {
             lost_acknowledged_pages: lost,
             lost_unacknowledged_pages: lost_unacked,
             recovery_pages_read: reads,
-            recovery_pages_read_ratio: r6(reads as f64 / f64::from(self.d.physical_pages)),
+            recovery_pages_read_ratio: r6(reads as f64 / f64::from(self.cfg.derived().physical_pages)),
             recovery_pages_programmed: c.pages_programmed(),
             recovery_blocks_erased: c.erases.iter().sum(),
             recovery_time_us: r6(end.saturating_sub(now) as f64 / 1e3),

@@ -294,7 +294,7 @@ fn overwrite_until_steady<T: Preconditioned + ?Sized>(
 
 impl Preconditioned for Simulator {
     fn logical_pages(&self) -> u64 {
-        u64::from(self.d.logical_pages)
+        u64::from(self.cfg.derived().logical_pages)
     }
 
     fn write_page(&mut self, lpn: Lpn) -> Result<(), SimError> {

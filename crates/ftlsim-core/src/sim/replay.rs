@@ -135,7 +135,7 @@ impl Simulator {
             let end = self.dev.schedule(t, None).end;
             t = t.max(end);
             steps += 1;
-            assert!(steps <= u64::from(self.d.physical_pages) * 4, "background work does not converge");
+            assert!(steps <= u64::from(self.cfg.derived().physical_pages) * 4, "background work does not converge");
         }
         Ok(t)
     }
@@ -517,7 +517,8 @@ struct ReplayLoop {
 
 impl ReplayLoop {
     fn new(sim: &mut Simulator, opts: &RunOptions, base: &Baseline) -> Result<ReplayLoop, SimError> {
-        let logical_sectors = u64::from(sim.d.logical_pages) * u64::from(sim.cfg.geometry.sectors_per_page());
+        let logical_sectors =
+            u64::from(sim.cfg.derived().logical_pages) * u64::from(sim.cfg.geometry.sectors_per_page());
         let (device_depth, sqs) = submission_queues(sim, opts, logical_sectors)?;
         let clock0 = sim.dev.sched.now();
         // A request the last run read but did not issue (it was cut first) comes first.

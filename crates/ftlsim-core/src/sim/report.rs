@@ -404,10 +404,10 @@ impl Simulator {
             drive: DriveSummary {
                 name: self.cfg.name.clone(),
                 ftl: self.ftl.name().to_string(),
-                logical_bytes: self.d.logical_bytes,
+                logical_bytes: self.cfg.derived().logical_bytes,
                 physical_bytes: self.cfg.geometry.raw_bytes(),
                 planes: self.cfg.geometry.planes(),
-                gc_threshold_blocks: self.d.gc_threshold_blocks,
+                gc_threshold_blocks: self.cfg.derived().gc_threshold_blocks,
             },
             host: h.clone(),
             performance: performance(h, m.sim_ns),
@@ -449,7 +449,7 @@ impl Simulator {
             copybacks: ByTag::from(c.copybacks),
             erases: ByTag::from(c.erases),
             wasted_pages,
-            wasted_pages_share: r6(wasted_pages as f64 / f64::from(self.d.physical_pages)),
+            wasted_pages_share: r6(wasted_pages as f64 / f64::from(self.cfg.derived().physical_pages)),
             multi_plane_commands: self.dev.sched.multi_plane_commands() - base.multi_plane_commands,
             register_read_hits: self.dev.sched.register_hits() - base.register_hits,
         }
@@ -574,7 +574,7 @@ impl Simulator {
     fn write_behind_report(&self) -> Option<WriteBehindReport> {
         self.dev.behind.as_ref().map(|b| WriteBehindReport {
             capacity_pages: b.capacity_pages(),
-            load_window_ns: self.d.write_buffer_load_window_ns,
+            load_window_ns: self.cfg.derived().write_buffer_load_window_ns,
             pages_admitted: b.pages_admitted,
             writes_stalled: b.writes_stalled,
             mean_stall_us: r6(b.stall_ns as f64 / 1e3 / self.host.writes.max(1) as f64),

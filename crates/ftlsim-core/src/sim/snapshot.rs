@@ -291,7 +291,7 @@ impl Simulator {
         let (header, body): (SnapshotHeader, Body) = read_file(path, &self.cfg, self.oracle.is_some())?;
         if body.flash.geometry() != &self.cfg.geometry
             || body.trimmed.len() != self.trimmed.len()
-            || body.oracle.as_ref().is_some_and(|o| o.len() != self.d.logical_pages as usize)
+            || body.oracle.as_ref().is_some_and(|o| o.len() != self.cfg.derived().logical_pages as usize)
         {
             return Err(misfit(path));
         }

@@ -26,7 +26,7 @@ pub use mode_selector::ModeSelector;
 
 use crate::options::{invalid, Options};
 use crate::page::{GcDestination, MovePlan, PageFtl};
-use ftlsim_core::config::{DriveConfig, WriteBufferPolicy};
+use ftlsim_core::config::{DriveConfig, Resolved, WriteBufferPolicy};
 use ftlsim_core::error::ConfigError;
 use ftlsim_core::flash::FlashArray;
 use ftlsim_core::ftl::{SeriesKind, SeriesValue};
@@ -424,11 +424,11 @@ pub fn open_blocks_per_plane(cfg: &DriveConfig) -> u32 {
 
 /// rcFTL on `cfg`'s drive (the registry makes sure it has the reliability model), at most
 /// `[ftl.rcftl] quota_levels` quota levels.
-pub fn build(cfg: &DriveConfig) -> Result<PageFtl<BlockQuotas>, ConfigError> {
+pub fn build(cfg: &Resolved) -> Result<PageFtl<BlockQuotas>, ConfigError> {
     let r = cfg.reliability.as_ref().expect("the registry refuses rcftl without [reliability]");
     let model = ReliabilityModel::new(r)?;
     let o = RcftlOptions::of(cfg)?;
-    let d = cfg.derive()?;
+    let d = cfg.derived();
     let write_behind =
         cfg.host.write_buffer_policy == WriteBufferPolicy::WriteBehind && d.write_buffer_pages.unwrap_or(0) > 0;
     let off_because = if !o.mode_selector {

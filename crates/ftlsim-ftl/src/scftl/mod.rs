@@ -55,7 +55,7 @@ mod cmt;
 use crate::demand::{demand_ftl_methods, demand_ftl_parts, CacheCounts, DemandFtl, DemandState, GcMode};
 use crate::options::{invalid, Options};
 use cmt::{Cmt, Combo, Entry};
-use ftlsim_core::config::{Allocation, DriveConfig};
+use ftlsim_core::config::{Allocation, DriveConfig, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl};
@@ -157,7 +157,7 @@ pub struct Scftl {
 
 impl Scftl {
     /// Build for a validated config (`[ftl.scftl]` sets replacement, c and the fetch limit).
-    pub fn new(cfg: &DriveConfig) -> Result<Scftl, ConfigError> {
+    pub fn new(cfg: &Resolved) -> Result<Scftl, ConfigError> {
         let st = DemandState::new(cfg, "scftl", GcMode::per_plane(cfg)?, Allocation::RoundRobin)?;
         let bytes = cfg.ftl.mapping_cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES);
         let entries = (bytes / ENTRY_BYTES) as usize;
@@ -511,7 +511,7 @@ impl Scftl {
 }
 
 impl DemandFtl for Scftl {
-    fn built_anew(&self, cfg: &DriveConfig) -> Result<Scftl, ConfigError> {
+    fn built_anew(&self, cfg: &Resolved) -> Result<Scftl, ConfigError> {
         Scftl::new(cfg)
     }
 
@@ -673,7 +673,7 @@ mod tests {
     use ftlsim_core::ftl::FlashCounts;
 
     /// 4 planes of 32 blocks of 16 pages of 4 KiB (1,024 entries per translation page).
-    fn config(cache_bytes: u64) -> DriveConfig {
+    fn config(cache_bytes: u64) -> Resolved {
         crate::unit_drive(&format!("name = \"scftl\"\nmapping_cache_bytes = {cache_bytes}"))
     }
 

@@ -28,7 +28,7 @@ use super::spare::{Format, COMPRESSED_BYTES, THESIS};
 use super::sram::{self, InvalidTracking};
 use super::translate::Translation;
 use crate::ilog::on_flash::IlogOnFlash;
-use ftlsim_core::config::{Allocation, DriveConfig, GcCopy};
+use ftlsim_core::config::{Allocation, GcCopy, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, OpRef, Recovery};
@@ -201,8 +201,8 @@ fn spare_reads(
 
 impl ThreeDftl {
     /// Build for a validated config.
-    pub fn new(cfg: &DriveConfig) -> Result<ThreeDftl, ConfigError> {
-        let d = cfg.derive()?;
+    pub fn new(cfg: &Resolved) -> Result<ThreeDftl, ConfigError> {
+        let d = cfg.derived();
         let g = &cfg.geometry;
         if (g.spare_usable_bytes as usize) < COMPRESSED_BYTES {
             return Err(ConfigError::Invalid {
@@ -624,7 +624,7 @@ impl Recovery for ThreeDftl {
     /// entry if still empty. Worst case m + n/2 (L1294), m + n/c with every page valid (L1292).
     /// The CMT starts empty; the page map the simulator keeps is what those spare areas hold
     /// (the newest copy of each LPN). Trimmed pages come back (a trim writes nothing).
-    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &Resolved) -> Result<(), SimError> {
         let carried = std::mem::take(&mut self.carried);
         let ilog = self.ilog.take().map(IlogOnFlash::after_power_cut);
         *self = ThreeDftl::new(cfg)?;

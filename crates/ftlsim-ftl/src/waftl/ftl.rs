@@ -35,7 +35,7 @@ use crate::block::pools::skip_to;
 use crate::demand::GcMode;
 use crate::dftl::{Dftl, Flavour};
 use crate::options::Options;
-use ftlsim_core::config::{Allocation, DriveConfig};
+use ftlsim_core::config::{Allocation, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, Recovery, SeriesKind, SeriesValue};
@@ -166,7 +166,7 @@ fn copy_home(ctx: &mut FlashCtx, src: Ppn, dst: Ppn) -> Result<(), SimError> {
 }
 
 /// The page-mapped part: the DFTL engine with per-plane GC, its CMT the CPMT.
-fn page_mapped_part(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
+fn page_mapped_part(cfg: &Resolved) -> Result<Dftl, ConfigError> {
     Dftl::build(
         cfg,
         Flavour {
@@ -182,8 +182,8 @@ fn page_mapped_part(cfg: &DriveConfig) -> Result<Dftl, ConfigError> {
 
 impl Waftl {
     /// Build for a validated config (`[ftl.waftl]`).
-    pub fn new(cfg: &DriveConfig) -> Result<Waftl, ConfigError> {
-        let d = cfg.derive()?;
+    pub fn new(cfg: &Resolved) -> Result<Waftl, ConfigError> {
+        let d = cfg.derived();
         let g = &cfg.geometry;
         let w = &WaftlOptions::of(cfg)?;
         let ppb = g.pages_per_block;
@@ -1035,7 +1035,7 @@ impl Recovery for Waftl {
         Recovery::checkpoint(&mut self.pm, ctx)
     }
 
-    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &Resolved) -> Result<(), SimError> {
         self.recover_by_scan(ctx, cfg)
     }
 }

@@ -29,7 +29,8 @@ pub use options::{WaftlOptions, ZoneMigration};
 /// plane's spare blocks, at least one block per plane, so that two zones (the one draining
 /// and the new one) fit beside the GC reserve of a drive of any size.
 pub fn fit_drive(cfg: &mut ftlsim_core::config::DriveConfig) {
-    let Ok(d) = cfg.derive() else { return };
+    let Ok(checked) = ftlsim_core::config::Resolved::validate(cfg.clone()) else { return };
+    let d = checked.derived();
     let g = &cfg.geometry;
     let spare = g.blocks_per_plane.saturating_sub(d.logical_pages.div_ceil(g.pages_per_block).div_ceil(g.planes()));
     let per_plane = u64::from((spare / 8).max(1));

@@ -87,7 +87,7 @@ impl ZnsFtl {
 }
 
 impl Recovery for ZnsFtl {
-    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &ftlsim_core::config::DriveConfig) -> Result<(), SimError> {
+    fn recover(&mut self, ctx: &mut FlashCtx, cfg: &ftlsim_core::config::Resolved) -> Result<(), SimError> {
         // Controller memory is gone: the zones' pointers and states come from flash. The run's
         // counters are the simulator's, not the drive's: they stay.
         let counts = std::mem::take(&mut self.counts);

@@ -95,7 +95,7 @@ pub fn crash_case_probed(
     probe: &mut dyn FnMut(&dyn Ftl, &FlashArray),
 ) -> Result<Crash, String> {
     let cfg = ftlsim_ftl::resolve(cfg.clone()).map_err(|e| e.to_string())?;
-    let logical = cfg.derive().map_err(|e| e.to_string())?.logical_pages;
+    let logical = cfg.derived().logical_pages;
     let mut flash = FlashArray::for_config(&cfg).map_err(|e| e.to_string())?;
     flash.keep_program_stamps();
     let mut ftl = (f.build)(&cfg).map_err(|e| e.to_string())?;

@@ -29,7 +29,7 @@ use super::{Waftl, PAGE_MAPPED};
 use crate::block::pools::skip_to;
 use crate::demand::{restore_scanned, DemandFtl};
 use crate::waftl::zone::Bzmt;
-use ftlsim_core::config::DriveConfig;
+use ftlsim_core::config::Resolved;
 use ftlsim_core::error::SimError;
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::FlashCtx;
@@ -154,7 +154,7 @@ fn scan(ctx: &mut FlashCtx, logical_pages: usize, translation_pages: usize) -> R
 
 impl Waftl {
     /// Rebuild from the flash alone (the module header); `self` is the WAFTL that lost power.
-    pub(super) fn recover_by_scan(&mut self, ctx: &mut FlashCtx, cfg: &DriveConfig) -> Result<(), SimError> {
+    pub(super) fn recover_by_scan(&mut self, ctx: &mut FlashCtx, cfg: &Resolved) -> Result<(), SimError> {
         if !ctx.flash().keeps_program_stamps() {
             return Err(SimError::Ftl(
                 "waftl: recovery needs program stamps in the spare areas (the translation pages' backup points); \
