@@ -1,6 +1,7 @@
 """What every experiment script (experiments/*/run) shares, defined once: the launcher, where
-things are, the log, Markdown tables, means, percentages with one meaning per function, and
-the sweep's rows looked up by their tags.
+things are, the sweep run afresh, the log, Markdown tables, means, percentages with one meaning
+per function, a run's metrics, numbers as a page prints them, the sweep's rows looked up by
+their tags, and pyplot for the reports.
 
 A script starts with
 
@@ -12,7 +13,11 @@ A script starts with
 
 Percentages: :func:`share` is a part of a whole (``share(1, 4) == 25.0``), :func:`change` is
 how much larger ``a`` is than ``b`` (``change(5, 4) == 25.0``); both are numbers in percent,
-formatted where a page prints them.
+formatted where a page prints them (:func:`signed_percent` gives the sign).
+
+A run's metrics: :func:`metric` is a sweep row's ``report.<key>``, :func:`metric_or` the same
+with a stand-in where the run has none. Numbers on a page: :func:`fixed` (a set number of
+decimals, "-" where there is none).
 """
 
 from __future__ import annotations
@@ -74,6 +79,35 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def sweep_afresh(runs: Sequence[dict[str, Any]], out: Path, workers: int) -> Any:
+    """The rows of every run of ``runs`` (``ftlsim.sweep`` on ``workers`` processes into the
+    Parquet file ``out``), none resumed: ``out`` is removed first, so that the page states what
+    this build gives. A failed run ends the script (:func:`exit_on_failed_runs`)."""
+    import ftlsim
+    out.unlink(missing_ok=True)
+    df = ftlsim.sweep(runs, out=out, workers=workers)
+    exit_on_failed_runs(df)
+    return df
+
+
+def exit_on_failed_runs(df: Any) -> None:
+    """End the script naming each run of the sweep's rows ``df`` that failed (its tag and its
+    error): a page is written from every run or not at all."""
+    bad = df[df.status != "ok"]
+    if len(bad):
+        sys.exit("runs failed:\n" + "\n".join(f"{r['param.tag']}: {r['error']}" for _, r in bad.iterrows()))
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot drawing into files (the Agg backend), its SVG ids salted alike in every
+    run so that a report's SVG files are the same from one run to the next."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams["svg.hashsalt"] = "ftlsim"
+    return plt
+
+
 def md_table(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
     """A Markdown table, cells as ``str`` gives them."""
     out = ["| " + " | ".join(str(c) for c in header) + " |", "|" + "---|" * len(header)]
@@ -107,6 +141,37 @@ def change(a: Optional[float], b: Optional[float]) -> Optional[float]:
     if a is None or not b:
         return None
     return 100.0 * (a / b - 1.0)
+
+
+def signed_percent(x: Optional[float], digits: int = 0) -> str:
+    """A percentage with its sign, whole or with ``digits`` decimals (``signed_percent(4.23)
+    == "+4%"``, ``signed_percent(4.23, 1) == "+4.2%"``); "n/a" when there is none."""
+    return "n/a" if x is None else f"{x:+.{digits}f}%"
+
+
+def fixed(x: Optional[float], digits: int, *, grouped: bool = False, nan: str = "-") -> str:
+    """``x`` with ``digits`` decimals, its thousands separated by commas when ``grouped``; "-"
+    when there is none. A NaN (a metric the run does not have) prints as ``nan``: "-" as well
+    by default; the pages that have always printed Python's "nan" pass ``nan="nan"``, so that
+    they stay as they are."""
+    if x is None:
+        return "-"
+    if x != x:
+        return nan
+    return f"{x:{',' if grouped else ''}.{digits}f}"
+
+
+def metric(row: dict[str, Any], key: str) -> Any:
+    """Metric ``key`` of a sweep's row (its ``report.<key>`` column), as the row has it (NaN
+    where the run has no such metric); KeyError when no run of the sweep has it."""
+    return row["report." + key]
+
+
+def metric_or(row: dict[str, Any], key: str, missing: Any = None) -> Any:
+    """Metric ``key`` of a sweep's row, ``missing`` where the run has none: the column absent,
+    or NaN (the frame's hole where another run of the sweep has the metric)."""
+    v = row.get("report." + key)
+    return missing if v is None or v != v else v
 
 
 def _level(field: Any) -> Any:

@@ -16,7 +16,8 @@ import common  # noqa: E402
 
 SCRIPTS = sorted((REPO / "experiments").glob("*/run"))
 #: Helpers common.py owns; a script defining one of these names has a copy of its own.
-OWNED = {"log", "table", "md_table", "mean", "avg", "geomean", "pct", "share_pct", "Rows"}
+OWNED = {"log", "table", "md_table", "mean", "avg", "geomean", "pct", "share_pct", "Rows",
+         "m", "fm", "f2", "f3", "fmt", "signed", "metric", "metric_or", "fixed", "signed_percent"}
 
 
 def _on_tagged_rows(node):
