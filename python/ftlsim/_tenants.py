@@ -4,14 +4,11 @@ the per-tenant results as a DataFrame, and MQSim's fairness over runs alone."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Protocol, Sequence, Union
 
 import pandas as pd
 
 from . import _native
-
-if TYPE_CHECKING:
-    from ._run import Result
 
 #: A tenant: the CLI's ``--tenant`` text, or a dict of its keys (``workload`` holding the
 #: workload spec, ``ns`` a ``(start, end)`` pair or ``"0..0.5"``).
@@ -75,7 +72,23 @@ def tenants_frame(report: Mapping[str, Any]) -> pd.DataFrame:
     return pd.json_normalize(tenants, sep=".")
 
 
-def fairness(shared: "Result", alone: Mapping[str, "Result"],
+class RunResult(Protocol):
+    """What fairness reads of an ftlsim.Result: its report (its summary marks it as one)."""
+
+    @property
+    def report(self) -> dict[str, Any]: ...
+
+    @property
+    def summary(self) -> dict[str, Any]: ...
+
+
+def _is_result(x: Any) -> bool:
+    """Whether `x` is a run's result: an ftlsim.Result (by what it holds: its report and its
+    summary)."""
+    return isinstance(getattr(x, "report", None), Mapping) and isinstance(getattr(x, "summary", None), Mapping)
+
+
+def fairness(shared: RunResult, alone: Mapping[str, RunResult],
              metric: str = "response_time.all.mean_ns") -> pd.DataFrame:
     """Each tenant's slowdown in ``shared`` against its run alone, and the run's fairness, as
     MQSim defines them (Tavakkol et al., FAST'18, Sec. 5; src/ssd/TSU_FLIN.cpp): slowdown =
@@ -85,18 +98,19 @@ def fairness(shared: "Result", alone: Mapping[str, "Result"],
     ``alone`` maps each tenant's name to the result of a run of that tenant by itself, on
     the same drive and preconditioning. Returns one row per tenant: ``name``, ``shared``,
     ``alone``, ``slowdown``, ``fairness`` (the same in every row)."""
-    from ._run import Result
-    if not isinstance(shared, Result):
+    # Read through each result's report (as Result.tenants does), so that this module, which
+    # _run imports, needs nothing of _run's.
+    if not _is_result(shared):
         raise TypeError(f"shared must be the ftlsim.Result of a run with tenants, not {type(shared).__name__}")
-    if not isinstance(alone, Mapping) or not all(isinstance(r, Result) for r in alone.values()):
+    if not isinstance(alone, Mapping) or not all(_is_result(r) for r in alone.values()):
         raise TypeError("alone must map each tenant's name to the ftlsim.Result of its run alone, not "
                         f"{type(alone).__name__}")
-    t = shared.tenants.set_index("name")
+    t = tenants_frame(shared.report).set_index("name")
     rows = []
     for name in t.index:
         if name not in alone:
             raise ValueError(f"no run alone of tenant {name!r} (alone has {sorted(alone)})")
-        a = alone[name].tenants.set_index("name")
+        a = tenants_frame(alone[name].report).set_index("name")
         if name not in a.index:
             raise ValueError(f"alone[{name!r}] is a run without tenant {name!r}")
         s_v, a_v = float(t.loc[name, metric]), float(a.loc[name, metric])

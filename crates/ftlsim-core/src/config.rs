@@ -12,8 +12,8 @@
 
 use crate::error::{invalid, ConfigError};
 use crate::geometry::Geometry;
-pub use crate::resolved::Resolved;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A whole drive: hardware, FTL policy and host interface.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,6 +68,16 @@ pub enum FdpHandleType {
     InitiallyIsolated,
     /// GC keeps the handle's pages apart from every other handle's.
     PersistentlyIsolated,
+}
+
+impl FdpHandleType {
+    /// Its name in a config and in results.json.
+    pub fn name(self) -> &'static str {
+        match self {
+            FdpHandleType::InitiallyIsolated => "initially_isolated",
+            FdpHandleType::PersistentlyIsolated => "persistently_isolated",
+        }
+    }
 }
 
 /// `[fdp]`: the drive's Flexible Data Placement configuration (one reclaim group; a reclaim
@@ -691,6 +701,60 @@ impl Default for HostConfig {
     }
 }
 
+/// A drive config that has passed every rule, with its derived quantities (issue 59: a
+/// config validated once). Parsing a config ([`DriveConfig::from_toml`], `with_overrides`)
+/// checks its syntax and types; the rules that need the whole config, and the quantities
+/// computed from it, come once, in [`Resolved::validate`], when the run's config is final
+/// (`ftlsim_ftl::resolve` completes it against its FTL first). Every constructor of the
+/// simulator (FTLs, the scheduler, the simulator, a channel system) takes one, so none
+/// checks again and none can be handed a config that was never checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    cfg: DriveConfig,
+    derived: Derived,
+}
+
+/// Derivations made by this process ([`derivations`]).
+static DERIVATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// How many configs this process has checked and derived: a test counts a run's.
+pub fn derivations() -> u64 {
+    DERIVATIONS.load(Ordering::Relaxed)
+}
+
+impl Resolved {
+    /// `cfg` checked against every rule (the first broken one is the error, naming its key)
+    /// and its quantities derived. A run's config comes through `ftlsim_ftl::resolve`, which
+    /// completes it against its FTL before it calls this.
+    pub fn validate(cfg: DriveConfig) -> Result<Resolved, ConfigError> {
+        DERIVATIONS.fetch_add(1, Ordering::Relaxed);
+        let derived = cfg.derive()?;
+        Ok(Resolved { cfg, derived })
+    }
+
+    /// The config.
+    pub fn cfg(&self) -> &DriveConfig {
+        &self.cfg
+    }
+
+    /// The quantities derived from it.
+    pub fn derived(&self) -> &Derived {
+        &self.derived
+    }
+
+    /// The config, given back (e.g. to change it and check it again).
+    pub fn into_cfg(self) -> DriveConfig {
+        self.cfg
+    }
+}
+
+impl std::ops::Deref for Resolved {
+    type Target = DriveConfig;
+    fn deref(&self) -> &DriveConfig {
+        &self.cfg
+    }
+}
+
 /// Quantities derived from a validated config, computed once.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Derived {
@@ -1057,7 +1121,7 @@ impl DriveConfig {
     /// Validate and compute derived quantities. Every rule names its key; the sections are
     /// checked in a fixed order, so the first rule broken is the error. Called once per
     /// config, by [`Resolved::validate`].
-    pub(crate) fn derive(&self) -> Result<Derived, ConfigError> {
+    fn derive(&self) -> Result<Derived, ConfigError> {
         if let Some(r) = &self.reliability {
             crate::reliability::ReliabilityModel::new(r)?;
         }

@@ -25,7 +25,6 @@ pub mod multichannel;
 pub mod outputs;
 pub mod recovery;
 pub mod reliability;
-pub mod resolved;
 pub mod scheduler;
 pub mod sim;
 pub mod state;

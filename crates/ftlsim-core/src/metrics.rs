@@ -2,11 +2,30 @@
 //! value wide), counters and the JSON report.
 //! Every field name carries its unit; docs/metrics.md defines each one.
 
+use crate::host::IoOp;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
 /// Highest latency the histograms record exactly: one hour in ns; longer ones saturate.
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+/// Response times of every request and of each operation's: indexed by
+/// [`IoOp::latency_class`] (0: every request, 1: reads, 2: writes, 3: trims). A run's and
+/// each tenant's are one of these.
+#[derive(Debug, Clone, Default)]
+pub struct LatencyByOp(pub [LatencyHistogram; 4]);
+
+impl LatencyByOp {
+    /// Record response time `lat` of an `op`: in every request's figure and in its
+    /// operation's.
+    #[inline]
+    pub fn record(&mut self, op: IoOp, lat: u64) {
+        self.0[0].record(lat);
+        if let Some(c) = op.latency_class() {
+            self.0[c].record(lat);
+        }
+    }
+}
 
 /// A latency histogram in ns.
 #[derive(Debug, Clone)]

@@ -46,7 +46,7 @@ pub struct HandleCounts {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Fdp {
     handles: u32,
-    persistent: bool,
+    handle_type: FdpHandleType,
     /// Each block's handle, [`MIXED`] or [`UNUSED`].
     block_handle: Vec<u8>,
     /// Each logical page's handle (its latest host write's).
@@ -64,7 +64,7 @@ impl Fdp {
         assert!((1..=16).contains(&handles), "FDP handles checked by the config");
         Fdp {
             handles,
-            persistent: kind == FdpHandleType::PersistentlyIsolated,
+            handle_type: kind,
             block_handle: vec![UNUSED; blocks as usize],
             lpn_handle: vec![0; logical_pages as usize],
             counts: vec![HandleCounts::default(); handles as usize],
@@ -78,9 +78,14 @@ impl Fdp {
         self.handles
     }
 
+    /// Whether GC keeps each handle's pages apart from every other's.
+    fn persistent(&self) -> bool {
+        self.handle_type == FdpHandleType::PersistentlyIsolated
+    }
+
     /// GC streams: one per handle when persistently isolated, else one for all.
     pub fn gc_streams(&self) -> u32 {
-        if self.persistent {
+        if self.persistent() {
             self.handles
         } else {
             1
@@ -102,7 +107,7 @@ impl Fdp {
     #[inline]
     pub fn gc_stream(&self, victim: BlockId) -> u32 {
         let h = self.block_handle[victim as usize];
-        if !self.persistent || h == UNUSED {
+        if !self.persistent() || h == UNUSED {
             return 0;
         }
         assert!(u32::from(h) < self.handles, "block {victim} of a persistently isolated handle holds handle {h}");
@@ -136,11 +141,12 @@ impl Fdp {
     /// `block` now holds a page of handle `h`.
     #[inline]
     fn note(&mut self, block: BlockId, h: u8) {
+        let persistent = self.persistent();
         let b = &mut self.block_handle[block as usize];
         if *b == UNUSED {
             *b = h;
         } else if *b != h && *b != MIXED {
-            assert!(!self.persistent, "block {block}: persistently isolated handles {} and {h} in one block", *b);
+            assert!(!persistent, "block {block}: persistently isolated handles {} and {h} in one block", *b);
             *b = MIXED;
             self.mixed_blocks += 1;
         }
@@ -189,7 +195,7 @@ impl Fdp {
                 assert_ne!(lpn, NONE, "block {b}: a valid page without an owner");
                 let h = self.lpn_handle[lpn as usize];
                 assert!(
-                    bh == h || (bh == MIXED && !self.persistent),
+                    bh == h || (bh == MIXED && !self.persistent()),
                     "block {b} of handle {bh} holds lpn {lpn} of handle {h}"
                 );
             }
@@ -220,7 +226,7 @@ impl Fdp {
         let host: u64 = self.counts.iter().map(|c| c.host_pages).sum();
         let media: u64 = self.counts.iter().map(|c| c.host_pages + c.gc_pages).sum();
         serde_json::json!({
-            "handle_type": if self.persistent { "persistently_isolated" } else { "initially_isolated" },
+            "handle_type": self.handle_type.name(),
             "host_bytes_written": host * page_bytes,
             "media_bytes_written": media * page_bytes,
             "mixed_blocks": self.mixed_blocks,

@@ -149,28 +149,49 @@ impl ZoneState {
     }
 }
 
-/// The statuses a command may be refused with: (NVMe status code, name).
-const STATUSES: [Refusal; 7] = [
-    Refusal { code: 0x02, name: "invalid_field" },
-    Refusal { code: 0xB8, name: "zone_boundary_error" },
-    Refusal { code: 0xB9, name: "zone_is_full" },
-    Refusal { code: 0xBC, name: "zone_invalid_write" },
-    Refusal { code: 0xBD, name: "too_many_active_zones" },
-    Refusal { code: 0xBE, name: "too_many_open_zones" },
-    Refusal { code: 0xBF, name: "invalid_zone_state_transition" },
-];
-const INVALID_FIELD: usize = 0;
-const BOUNDARY: usize = 1;
-const FULL: usize = 2;
-const INVALID_WRITE: usize = 3;
-const TOO_MANY_ACTIVE: usize = 4;
-const TOO_MANY_OPEN: usize = 5;
-const INVALID_TRANSITION: usize = 6;
+/// The statuses a command may be refused with (NVMe base 1.4 Fig. 128, ZNS Fig. 25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    InvalidField,
+    ZoneBoundaryError,
+    ZoneIsFull,
+    ZoneInvalidWrite,
+    TooManyActiveZones,
+    TooManyOpenZones,
+    InvalidZoneStateTransition,
+}
+
+impl Status {
+    /// Every status, in the order of the counters and of results.json.
+    const ALL: [Status; 7] = [
+        Status::InvalidField,
+        Status::ZoneBoundaryError,
+        Status::ZoneIsFull,
+        Status::ZoneInvalidWrite,
+        Status::TooManyActiveZones,
+        Status::TooManyOpenZones,
+        Status::InvalidZoneStateTransition,
+    ];
+
+    /// Its NVMe status code and its name in results.json.
+    fn refusal(self) -> Refusal {
+        let (code, name) = match self {
+            Status::InvalidField => (0x02, "invalid_field"),
+            Status::ZoneBoundaryError => (0xB8, "zone_boundary_error"),
+            Status::ZoneIsFull => (0xB9, "zone_is_full"),
+            Status::ZoneInvalidWrite => (0xBC, "zone_invalid_write"),
+            Status::TooManyActiveZones => (0xBD, "too_many_active_zones"),
+            Status::TooManyOpenZones => (0xBE, "too_many_open_zones"),
+            Status::InvalidZoneStateTransition => (0xBF, "invalid_zone_state_transition"),
+        };
+        Refusal { code, name }
+    }
+}
 
 /// Counters of a run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct ZnsCounts {
-    refused: [u64; STATUSES.len()],
+    refused: [u64; Status::ALL.len()],
     appends: u64,
     opens: u64,
     closes: u64,
@@ -269,9 +290,9 @@ impl ZnsFtl {
         self.geo.first_page(self.block(z, o % planes)) + o / planes
     }
 
-    /// The command refused with status `i`, counted (or the run stopped).
-    fn refuse(&mut self, i: usize, op: IoOp, first: u64, sectors: u32) -> Result<Admission, SimError> {
-        let r = STATUSES[i];
+    /// The command refused with `status`, counted (or the run stopped).
+    fn refuse(&mut self, status: Status, op: IoOp, first: u64, sectors: u32) -> Result<Admission, SimError> {
+        let r = status.refusal();
         if self.opts.on_refused == OnRefused::Stop {
             return Err(SimError::Request(format!(
                 "a {} of sectors [{first}, {}) refused by the zoned namespace: {} ({:02X}h); \
@@ -282,31 +303,42 @@ impl ZnsFtl {
                 r.code
             )));
         }
-        self.counts.refused[i] += 1;
+        self.counts.refused[status as usize] += 1;
         Ok(Admission::Refused(r))
     }
 
     /// A write of pages `first..=last`: its status, if refused, after the controller closed a
     /// zone to open this one where it may.
-    fn admit_write(&mut self, first: u32, last: u32) -> Option<usize> {
+    fn admit_write(&mut self, first: u32, last: u32) -> Option<Status> {
         // In QEMU's order (nvme_check_zone_write): the zone's state, its pointer, its end.
         let zi = (first / self.size) as usize;
         match self.state[zi] {
-            ZoneState::Full => Some(FULL),
-            _ if first % self.size != self.wp[zi] => Some(INVALID_WRITE),
-            _ if last / self.size != first / self.size || last % self.size >= self.cap => Some(BOUNDARY),
+            ZoneState::Full => Some(Status::ZoneIsFull),
+            _ if first % self.size != self.wp[zi] => Some(Status::ZoneInvalidWrite),
+            _ if last / self.size != first / self.size || last % self.size >= self.cap => {
+                Some(Status::ZoneBoundaryError)
+            }
             ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => None,
             ZoneState::Empty | ZoneState::Closed => self.make_room(zi),
         }
     }
 
+    /// Zone `zi` to state `to`, the counts of open and active zones with it: every change of
+    /// a zone's state goes through here (check_invariants recounts them).
+    fn set_state(&mut self, zi: usize, to: ZoneState) {
+        let from = self.state[zi];
+        self.open = self.open + u32::from(to.is_open()) - u32::from(from.is_open());
+        self.active = self.active + u32::from(to.is_active()) - u32::from(from.is_active());
+        self.state[zi] = to;
+    }
+
     /// Make room to open Empty or Closed zone `zi`: an active resource for an Empty one, and
     /// an open one, closing the implicitly opened zone written least recently when every open
     /// resource is taken (ZNS 2.5.1); the status when there is none to be had.
-    fn make_room(&mut self, zi: usize) -> Option<usize> {
+    fn make_room(&mut self, zi: usize) -> Option<Status> {
         let o = &self.opts;
         if self.state[zi] == ZoneState::Empty && o.max_active_zones != 0 && self.active >= o.max_active_zones {
-            return Some(TOO_MANY_ACTIVE);
+            return Some(Status::TooManyActiveZones);
         }
         if o.max_open_zones != 0 && self.open >= o.max_open_zones {
             // Only an implicitly opened zone may be closed so; explicitly opened ones stay.
@@ -314,28 +346,25 @@ impl ZnsFtl {
                 .filter(|&i| self.state[i] == ZoneState::ImplicitlyOpened)
                 .min_by_key(|&i| self.last_write[i])
             else {
-                return Some(TOO_MANY_OPEN);
+                return Some(Status::TooManyOpenZones);
             };
-            self.state[c] = ZoneState::Closed;
-            self.open -= 1;
+            self.set_state(c, ZoneState::Closed);
             self.counts.auto_closed += 1;
         }
         None
     }
 
     /// Open Zone on `zi`: its status, if refused.
-    fn open_zone(&mut self, zi: usize) -> Option<usize> {
+    fn open_zone(&mut self, zi: usize) -> Option<Status> {
         match self.state[zi] {
             ZoneState::ExplicitlyOpened => {}
-            ZoneState::ImplicitlyOpened => self.state[zi] = ZoneState::ExplicitlyOpened,
-            ZoneState::Full => return Some(INVALID_TRANSITION),
-            s @ (ZoneState::Empty | ZoneState::Closed) => {
+            ZoneState::ImplicitlyOpened => self.set_state(zi, ZoneState::ExplicitlyOpened),
+            ZoneState::Full => return Some(Status::InvalidZoneStateTransition),
+            ZoneState::Empty | ZoneState::Closed => {
                 if let Some(status) = self.make_room(zi) {
                     return Some(status);
                 }
-                self.active += u32::from(s == ZoneState::Empty);
-                self.open += 1;
-                self.state[zi] = ZoneState::ExplicitlyOpened;
+                self.set_state(zi, ZoneState::ExplicitlyOpened);
             }
         }
         self.counts.opens += 1;
@@ -343,14 +372,11 @@ impl ZnsFtl {
     }
 
     /// Close Zone on `zi`: its status, if refused.
-    fn close_zone(&mut self, zi: usize) -> Option<usize> {
+    fn close_zone(&mut self, zi: usize) -> Option<Status> {
         match self.state[zi] {
-            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
-                self.open -= 1;
-                self.state[zi] = ZoneState::Closed;
-            }
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => self.set_state(zi, ZoneState::Closed),
             ZoneState::Closed => {}
-            ZoneState::Empty | ZoneState::Full => return Some(INVALID_TRANSITION),
+            ZoneState::Empty | ZoneState::Full => return Some(Status::InvalidZoneStateTransition),
         }
         self.counts.closes += 1;
         None
@@ -358,10 +384,7 @@ impl ZnsFtl {
 
     /// Finish Zone on `zi`: Full where its write pointer stands, nothing programmed.
     fn finish_zone(&mut self, zi: usize) {
-        let s = self.state[zi];
-        self.open -= u32::from(s.is_open());
-        self.active -= u32::from(s.is_active());
-        self.state[zi] = ZoneState::Full;
+        self.set_state(zi, ZoneState::Full);
         self.counts.finishes += 1;
     }
 
@@ -382,10 +405,7 @@ impl ZnsFtl {
                 ctx.erase(b)?;
             }
         }
-        let s = self.state[zi];
-        self.open -= u32::from(s.is_open());
-        self.active -= u32::from(s.is_active());
-        self.state[zi] = ZoneState::Empty;
+        self.set_state(zi, ZoneState::Empty);
         self.wp[zi] = 0;
         self.counts.resets += 1;
         Ok(())
@@ -405,7 +425,7 @@ impl Ftl for ZnsFtl {
         // A reset's length plays no part (it resets the zone it names).
         let length_ok = op == IoOp::ZoneReset || u64::from(sectors).is_multiple_of(spp);
         if !offset_sector.is_multiple_of(spp) || !length_ok {
-            return self.refuse(INVALID_FIELD, op, offset_sector, sectors);
+            return self.refuse(Status::InvalidField, op, offset_sector, sectors);
         }
         // The replay checked the command lies in the logical space, which is whole zones.
         let first = (offset_sector / spp) as u32;
@@ -415,9 +435,9 @@ impl Ftl for ZnsFtl {
         let whole_zones = at_zone_start && pages.is_multiple_of(self.size);
         let status = match op {
             IoOp::Write => self.admit_write(first, first + pages - 1),
-            IoOp::ZoneAppend if !at_zone_start => Some(INVALID_FIELD),
+            IoOp::ZoneAppend if !at_zone_start => Some(Status::InvalidField),
             // Checked here: a full zone's pointer is the next zone's start.
-            IoOp::ZoneAppend if self.state[zi] == ZoneState::Full => Some(FULL),
+            IoOp::ZoneAppend if self.state[zi] == ZoneState::Full => Some(Status::ZoneIsFull),
             IoOp::ZoneAppend => {
                 let at = first + self.wp[zi];
                 match self.admit_write(at, at + pages - 1) {
@@ -428,14 +448,14 @@ impl Ftl for ZnsFtl {
                     status => status,
                 }
             }
-            IoOp::Trim | IoOp::ZoneResetAll if !whole_zones => Some(INVALID_FIELD),
+            IoOp::Trim | IoOp::ZoneResetAll if !whole_zones => Some(Status::InvalidField),
             IoOp::Trim => None,
             IoOp::ZoneResetAll => return Ok(Admission::Reset { offset_sector, sectors: u64::from(sectors) }),
             // One zone, named by its first block; open, close and finish name no other length
             // than none or the zone's.
-            _ if !at_zone_start => Some(INVALID_FIELD),
+            _ if !at_zone_start => Some(Status::InvalidField),
             IoOp::ZoneOpen | IoOp::ZoneClose | IoOp::ZoneFinish if pages != 0 && pages != self.size => {
-                Some(INVALID_FIELD)
+                Some(Status::InvalidField)
             }
             IoOp::ZoneReset => return Ok(Admission::Reset { offset_sector, sectors: u64::from(self.size) * spp }),
             IoOp::ZoneOpen => self.open_zone(zi),
@@ -448,7 +468,7 @@ impl Ftl for ZnsFtl {
             IoOp::Read => None,
         };
         match status {
-            Some(i) => self.refuse(i, op, offset_sector, sectors),
+            Some(status) => self.refuse(status, op, offset_sector, sectors),
             None if op.is_zone_management() => Ok(Admission::Done),
             None => Ok(Admission::Take),
         }
@@ -472,26 +492,15 @@ impl Ftl for ZnsFtl {
                 self.wp.get(zi).copied().unwrap_or(0)
             )));
         }
-        match self.state[zi] {
-            ZoneState::Empty => {
-                self.open += 1;
-                self.active += 1;
-                self.state[zi] = ZoneState::ImplicitlyOpened;
-            }
-            ZoneState::Closed => {
-                self.open += 1;
-                self.state[zi] = ZoneState::ImplicitlyOpened;
-            }
-            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened | ZoneState::Full => {}
+        if matches!(self.state[zi], ZoneState::Empty | ZoneState::Closed) {
+            self.set_state(zi, ZoneState::ImplicitlyOpened);
         }
         ctx.program(self.ppn(z, o), Oob { lpn, version, kind: PageKind::Data })?;
         self.wp[zi] += 1;
         self.writes += 1;
         self.last_write[zi] = self.writes;
         if self.wp[zi] == self.cap {
-            self.state[zi] = ZoneState::Full;
-            self.open -= 1;
-            self.active -= 1;
+            self.set_state(zi, ZoneState::Full);
         }
         Ok(())
     }
@@ -529,8 +538,8 @@ impl Ftl for ZnsFtl {
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut refused = serde_json::Map::new();
-        for (r, n) in STATUSES.iter().zip(self.counts.refused) {
-            refused.insert(r.name.into(), n.into());
+        for (status, n) in Status::ALL.iter().zip(self.counts.refused) {
+            refused.insert(status.refusal().name.into(), n.into());
         }
         let count = |s: ZoneState| self.state.iter().filter(|&&x| x == s).count() as u64;
         let mut m = serde_json::Map::new();

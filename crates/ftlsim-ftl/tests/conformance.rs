@@ -25,6 +25,7 @@ use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, PrefetchStage, SeriesValue};
 use ftlsim_core::geometry::Lpn;
+use ftlsim_core::host::IoOp;
 use ftlsim_core::metrics::{NoObserver, RowCollector};
 use ftlsim_core::sim::{CutAt, Precondition, Replay, Report, RunOptions, Simulator};
 use ftlsim_core::trace::{Overflow, TraceOptions, TraceSource};
@@ -92,12 +93,18 @@ fn heap_peak_of<T>(f: impl FnOnce() -> T) -> (T, i64) {
 // The FTLs and their drives.
 
 /// The registered FTLs whose capabilities pass `keep` (only those `FTLSIM_FTLS` names, a
-/// comma-separated list, when it is set: to check one FTL while writing it). A zoned
-/// namespace refuses the contract's random writes by design: tests/zns.rs is its contract.
-fn registered(keep: impl Fn(&Capabilities) -> bool) -> Vec<&'static FtlInfo> {
+/// comma-separated list, when it is set: to check one FTL while writing it), zoned ones
+/// included: for the checks that run no host workload (capabilities, recovery).
+fn every_registered(keep: impl Fn(&Capabilities) -> bool) -> Vec<&'static FtlInfo> {
     let only = std::env::var("FTLSIM_FTLS").ok();
     let named = |f: &FtlInfo| only.as_deref().is_none_or(|o| o.split(',').any(|n| n.trim() == f.name));
-    FTLS.iter().filter(|f| !f.capabilities.zoned && keep(&f.capabilities) && named(f)).collect()
+    FTLS.iter().filter(|f| keep(&f.capabilities) && named(f)).collect()
+}
+
+/// [`every_registered`] but the zoned: a zoned namespace refuses the contract's random
+/// writes by design (tests/zns.rs is its contract, and the cut test below its own).
+fn registered(keep: impl Fn(&Capabilities) -> bool) -> Vec<&'static FtlInfo> {
+    every_registered(|c| !c.zoned && keep(c))
 }
 
 /// Run `check` on every FTL of `ftls`, gathering the failures: one failing FTL does not hide
@@ -367,7 +374,7 @@ fn every_ftl_recovers_every_acknowledged_write_from_a_cut_anywhere() {
 
 #[test]
 fn every_ftl_recovers() {
-    let not: Vec<&str> = registered(|c| !c.recovers).iter().map(|f| f.name).collect();
+    let not: Vec<&str> = every_registered(|c| !c.recovers).iter().map(|f| f.name).collect();
     assert!(not.is_empty(), "every registered FTL recovers from a power cut; these do not: {not:?}");
 }
 
@@ -513,7 +520,7 @@ fn every_channel_unit_keeps_the_oracle_in_a_channel_system() {
 #[test]
 fn capabilities_agree_with_what_each_ftl_offers() {
     let mut names = std::collections::HashSet::new();
-    each(&registered(|_| true), |f| {
+    each(&every_registered(|_| true), |f| {
         if !names.insert(f.name) {
             return Err("registered twice".into());
         }
@@ -526,6 +533,12 @@ fn capabilities_agree_with_what_each_ftl_offers() {
         if c.recovers != ftl.recovery().is_some() {
             return Err(format!("declares recovers = {} but its object disagrees", c.recovers));
         }
+        // A zoned namespace takes zone management commands at admission; others refuse them.
+        let g = &cfg.geometry;
+        let zone_bytes = u64::from(g.pages_per_block) * u64::from(g.planes()) * u64::from(g.page_size_bytes);
+        if c.zoned != ftl.admit(IoOp::ZoneReset, 0, (zone_bytes / 512) as u32).is_ok() {
+            return Err(format!("declares zoned = {} but its object disagrees at admission", c.zoned));
+        }
         if c.channel_unit && ftl.managed_gc().is_none() {
             return Err("declares it runs as a channel unit but offers no managed GC".into());
         }
@@ -534,8 +547,9 @@ fn capabilities_agree_with_what_each_ftl_offers() {
                 return Err(format!("reads section [ftl.{s}], which the registry does not know or did not complete"));
             }
         }
-        if (c.open_blocks_per_plane)(&cfg) == 0 {
-            return Err("keeps no open block".into());
+        // A zoned namespace's open blocks are its zones', the host's to open: it keeps none.
+        if ((c.open_blocks_per_plane)(&cfg) == 0) != c.zoned {
+            return Err(format!("keeps {} open blocks per plane", (c.open_blocks_per_plane)(&cfg)));
         }
         Ok(())
     });

@@ -37,16 +37,7 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
     }
     let built_s = started.elapsed().as_secs_f64();
     let pre = &p.precondition;
-    if let Some(m) = p.cfg.multichannel.as_ref().filter(|m| !m.mode.uses_spare_threshold()) {
-        if m.spare_threshold != ftlsim_core::config::MultichannelConfig::default().spare_threshold {
-            obs.notice(&format!(
-                "multichannel.spare_threshold = {} is not used: N_s is the early-GC threshold of gca and cf, and {} \
-                 collects only when a unit must",
-                m.spare_threshold,
-                m.mode.name()
-            ));
-        }
-    }
+    note_unused_spare_threshold(p, obs);
     let (_, save) = spec.outputs(p)?;
     let mut snapshot = None;
     let t = std::time::Instant::now();
@@ -105,7 +96,38 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         "replay_requests_per_s": if replay_s > 0.0 { (requests as f64 / replay_s).round() } else { 0.0 },
         "peak_rss_bytes": crate::memory::peak_rss_bytes(),
     });
-    let mut json = crate::result_json(p, spec.seed, precondition, &report, wall);
+    let json = channel_json(spec, p, cut, &report, precondition, wall, trace_info, obs);
+    Ok(Outcome { report: None, json, snapshot })
+}
+
+/// The notice that `multichannel.spare_threshold` is set where its mode has no use for it.
+fn note_unused_spare_threshold(p: &RunPlan, obs: &mut dyn RunObserver) {
+    if let Some(m) = p.cfg.multichannel.as_ref().filter(|m| !m.mode.uses_spare_threshold()) {
+        if m.spare_threshold != ftlsim_core::config::MultichannelConfig::default().spare_threshold {
+            obs.notice(&format!(
+                "multichannel.spare_threshold = {} is not used: N_s is the early-GC threshold of gca and cf, and {} \
+                 collects only when a unit must",
+                m.spare_threshold,
+                m.mode.name()
+            ));
+        }
+    }
+}
+
+/// results.json of a channel-system run: a drive run's shape, with the cut, the
+/// `[multichannel]` section and the trace.
+#[allow(clippy::too_many_arguments)]
+fn channel_json(
+    spec: &RunSpec,
+    p: &RunPlan,
+    cut: Option<ftlsim_core::sim::CutAt>,
+    report: &ftlsim_core::multichannel::report::McReport,
+    precondition: serde_json::Value,
+    wall: serde_json::Value,
+    trace_info: Option<serde_json::Value>,
+    obs: &mut dyn RunObserver,
+) -> serde_json::Value {
+    let mut json = crate::result_json(p, spec.seed, precondition, report, wall);
     if let Some(at) = cut {
         json["run"]["power_cut"] = serde_json::to_value(at).expect("cut serialises");
         json["run"]["power_cut_reached"] = report.power_cut.is_some().into();
@@ -123,5 +145,5 @@ pub fn execute(spec: &RunSpec, p: &RunPlan, obs: &mut dyn RunObserver) -> Result
         json["run"]["workload"] = serde_json::Value::Null;
         json["run"]["workload_spec"] = serde_json::Value::Null;
     }
-    Ok(Outcome { report: None, json, snapshot })
+    json
 }

@@ -4,8 +4,8 @@
 //! the checked config instead of checking it again. One test in its own binary: the count is
 //! the process's.
 
+use ftlsim_core::config::derivations;
 use ftlsim_core::config::DriveConfig;
-use ftlsim_core::resolved::derivations;
 use ftlsim_run::{Drive, PowerCut, Quiet, RunSpec, Source};
 
 const SMALL: &str = r#"

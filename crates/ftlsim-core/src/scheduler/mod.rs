@@ -715,17 +715,7 @@ impl Scheduler {
                 Some(a) if !after_deferred => ends[a],
                 _ => ready,
             };
-            // GC work is deferred, and so are programs and erases that follow deferred work
-            // on their plane (a write needs the space GC makes) or wait for their die's GC,
-            // or all of them reading first; other reads never queue.
-            let defer = deferrable
-                && (after_deferred
-                    || op.tag == Tag::Gc
-                    || (!op.kind.is_read()
-                        && (self.read_first
-                            || self.backlog.is_waiting(plane)
-                            || (self.preempt_writes && self.die_gc_first(plane)))));
-            if defer {
+            if deferrable && self.defers(&op, plane, after_deferred) {
                 if after_deferred {
                     assert_eq!(
                         last_deferred,
@@ -733,15 +723,7 @@ impl Scheduler {
                         "deferred operation {i} waits for one that is not just before it on its plane"
                     );
                 }
-                let host = op.tag == Tag::Host;
-                let cost_ns = self.cost_ns(&op);
-                let request = if host { request.expect("deferrable batches belong to a request") } else { NO_REQUEST };
-                self.backlog.push(
-                    plane,
-                    Deferred { op, earliest, after_prev: after_deferred, cost_ns, request, seq: 0, lane: Lane::Gc },
-                );
-                self.touch(plane);
-                out.deferred_host_ops += u32::from(host);
+                out.deferred_host_ops += u32::from(self.defer(op, plane, earliest, after_deferred, request));
                 ends[i] = DEFERRED;
                 last_deferred = Some((i, plane));
                 i += 1;
@@ -778,6 +760,39 @@ impl Scheduler {
         }
         self.ends = ends;
         out
+    }
+
+    /// Whether `op` on `plane`, of a batch that may defer work, goes to the plane's queue: GC
+    /// work does, and so do programs and erases that follow deferred work on their plane (a
+    /// write needs the space GC makes) or wait for their die's GC, or all of them reading
+    /// first; other reads never queue.
+    #[inline]
+    fn defers(&self, op: &FlashOp, plane: PlaneId, after_deferred: bool) -> bool {
+        after_deferred
+            || op.tag == Tag::Gc
+            || (!op.kind.is_read()
+                && (self.read_first
+                    || self.backlog.is_waiting(plane)
+                    || (self.preempt_writes && self.die_gc_first(plane))))
+    }
+
+    /// Queue `op` on `plane` (no earlier than `earliest`; after the entry queued before it
+    /// there when `after_prev`), for `request` if it is the host's; whether it is.
+    #[inline]
+    fn defer(
+        &mut self,
+        op: FlashOp,
+        plane: PlaneId,
+        earliest: SimTime,
+        after_prev: bool,
+        request: Option<u32>,
+    ) -> bool {
+        let host = op.tag == Tag::Host;
+        let cost_ns = self.cost_ns(&op);
+        let request = if host { request.expect("deferrable batches belong to a request") } else { NO_REQUEST };
+        self.backlog.push(plane, Deferred { op, earliest, after_prev, cost_ns, request, seq: 0, lane: Lane::Gc });
+        self.touch(plane);
+        host
     }
 
     /// When queued entry `d` may go: its batch's ready time, and, when lanes pass each other,

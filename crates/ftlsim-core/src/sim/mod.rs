@@ -29,12 +29,13 @@ mod tenants;
 pub use placement::{PlacementRule, SchemeEntry};
 pub use power_cut::{CutAt, LostPages, PowerCutReport};
 pub use precondition::{precondition_target, Precondition, PreconditionReport, PreconditionWall, Preconditioned};
-pub use replay::{too_many_rows, Replay, RunOptions, MAX_INTERVAL_ROWS};
+pub use replay::{too_many_rows, RunOptions, MAX_INTERVAL_ROWS};
 pub use report::{
     Channels, DriveSummary, FlashSummary, GcSummary, Histograms, HostCounts, Idle, Performance, Planes, Report,
     ResponseTimes, Waf, Wear,
 };
 pub use snapshot::{state_shaping, SnapshotHeader, FORMAT_VERSION};
+pub use tenants::Replay;
 pub use tenants::{Namespace, QueueArbitration, Tenant, TenantReport, MAX_TENANTS};
 
 use crate::config::{Derived, PartialWrite, Resolved, WriteBufferPolicy};

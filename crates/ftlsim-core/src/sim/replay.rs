@@ -14,7 +14,7 @@
 use super::placement::Placer;
 use super::power_cut::{CutAt, InFlight};
 use super::report::{Baseline, Measured};
-use super::tenants::{self, Namespace, QueueArbitration, Submission, Tenant};
+use super::tenants::{self, Namespace, QueueArbitration, Replay, Submission, Tenant};
 use super::FlashTime;
 use super::Simulator;
 use super::{HostCounts, Report};
@@ -23,28 +23,10 @@ use crate::error::SimError;
 use crate::ftl::{GcCounts, PrefetchStage, SeriesKind, SeriesValue};
 use crate::geometry::Lpn;
 use crate::host::{check_bounds, IoOp, Request};
-use crate::metrics::{r6, IntervalRow, LatencyHistogram, Observer, TenantInterval, WriteBufferReport};
+use crate::metrics::{r6, IntervalRow, LatencyByOp, LatencyHistogram, Observer, TenantInterval, WriteBufferReport};
 use crate::scheduler::{Scheduler, SimTime, Tag, SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
-use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-/// How requests are issued.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Replay {
-    /// At their arrival times (relative to the first), inter-arrival times multiplied by
-    /// `time_scale`, at most `host.queue_depth` outstanding.
-    Open {
-        /// Multiplier of inter-arrival times (0.5 replays twice as fast).
-        time_scale: f64,
-    },
-    /// Arrival times ignored; `queue_depth` requests kept outstanding.
-    Closed {
-        /// Requests outstanding.
-        queue_depth: u32,
-    },
-}
 
 /// Most time-series rows a run writes (about 2 GB of CSV): a run that would write more
 /// stops with an error naming `--interval` rather than fill the disk or memory with rows
@@ -396,21 +378,10 @@ impl Queue {
     }
 }
 
-/// Record a response time in the overall figure (`by_class[0]`) and in its operation's
-/// ([`IoOp::latency_class`]): the run's and each tenant's.
-#[inline]
-pub(super) fn record_by_class(by_class: &mut [LatencyHistogram; 4], op: IoOp, lat: u64) {
-    by_class[0].record(lat);
-    if let Some(c) = op.latency_class() {
-        by_class[c].record(lat);
-    }
-}
-
 /// Response times by operation and the idle periods between them.
 #[derive(Default)]
 struct Latencies {
-    /// All, read, write, trim: indexed by [`IoOp::latency_class`] (0: every request).
-    by_class: [LatencyHistogram; 4],
+    by_op: LatencyByOp,
     idle_len: LatencyHistogram,
     idle_total_ns: u64,
 }
@@ -418,11 +389,11 @@ struct Latencies {
 impl Latencies {
     #[inline]
     fn record(&mut self, op: IoOp, lat: u64) {
-        record_by_class(&mut self.by_class, op, lat);
+        self.by_op.record(op, lat);
     }
 
     fn measured(self, sim_ns: u64) -> Measured {
-        Measured { sim_ns, latency: self.by_class, idle_len: self.idle_len, idle_total_ns: self.idle_total_ns }
+        Measured { sim_ns, latency: self.by_op.0, idle_len: self.idle_len, idle_total_ns: self.idle_total_ns }
     }
 }
 

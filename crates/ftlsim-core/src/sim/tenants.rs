@@ -18,7 +18,7 @@ use super::HostCounts;
 use crate::arbiter::{Arbiter, Arbitration, PriorityClass};
 use crate::error::SimError;
 use crate::host::{IoOp, Request};
-use crate::metrics::{r6, LatencyHistogram};
+use crate::metrics::{r6, LatencyByOp};
 use crate::scheduler::SimTime;
 use serde::Serialize;
 
@@ -35,13 +35,30 @@ pub struct Namespace {
     pub sectors: u64,
 }
 
+/// How a submission queue issues its source's requests (a run's one source, or a tenant's).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Replay {
+    /// At their arrival times (relative to the first), inter-arrival times multiplied by
+    /// `time_scale`, at most `host.queue_depth` outstanding.
+    Open {
+        /// Multiplier of inter-arrival times (0.5 replays twice as fast).
+        time_scale: f64,
+    },
+    /// Arrival times ignored; `queue_depth` requests kept outstanding.
+    Closed {
+        /// Requests outstanding.
+        queue_depth: u32,
+    },
+}
+
 /// One tenant of a run, as the replay loop needs it (its source is passed beside it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tenant {
     /// Name (fio's job name), unique in the run.
     pub name: String,
     /// Closed loop with its queue depth, or open loop at its arrival times.
-    pub replay: super::Replay,
+    pub replay: Replay,
     /// Its submission queue's priority class (weighted round robin).
     pub class: PriorityClass,
     /// Where its addresses lie on the drive.
@@ -109,26 +126,25 @@ fn what(name: Option<&str>, index: u64) -> String {
 #[derive(Default)]
 pub(super) struct TenantMeasured {
     pub host: HostCounts,
-    /// Response times: all, read, write, trim.
-    pub latency: [LatencyHistogram; 4],
+    pub latency: LatencyByOp,
 }
 
 impl TenantMeasured {
     #[inline]
     pub fn record(&mut self, op: IoOp, lat: u64) {
         self.host.requests += 1;
-        super::replay::record_by_class(&mut self.latency, op, lat);
+        self.latency.record(op, lat);
     }
 }
 
 impl Submission {
     /// The queue of a tenant (`name`; measured) or of a run's one source, whose open-loop
     /// depth is the device's.
-    pub fn new(replay: super::Replay, device_depth: u32, namespace: Namespace, name: Option<String>) -> Submission {
+    pub fn new(replay: Replay, device_depth: u32, namespace: Namespace, name: Option<String>) -> Submission {
         let measured = name.is_some();
         let (closed, scale, depth) = match replay {
-            super::Replay::Closed { queue_depth } => (true, 1.0, queue_depth),
-            super::Replay::Open { time_scale } => (false, time_scale, device_depth),
+            Replay::Closed { queue_depth } => (true, 1.0, queue_depth),
+            Replay::Open { time_scale } => (false, time_scale, device_depth),
         };
         Submission {
             name,
@@ -256,7 +272,7 @@ pub(super) fn tenant_reports(
         .zip(queues)
         .map(|(t, q)| {
             let m = q.measured.expect("tenants measure their queues");
-            let [all, read, write, trim] = &m.latency;
+            let [all, read, write, trim] = &m.latency.0;
             TenantReport {
                 name: t.name.clone(),
                 class: t.class.name(),

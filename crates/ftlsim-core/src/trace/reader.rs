@@ -448,6 +448,74 @@ fn op_of(code: u8) -> IoOp {
     OPS[usize::from(code)]
 }
 
+/// The first pass of [`TraceSource::open`], where the layout needs one: each device's extent
+/// in sectors (for the side-by-side layout) and, under `compact`, the pages touched, keyed by
+/// device first so devices stay apart after compaction.
+#[allow(clippy::type_complexity)]
+fn first_pass(
+    path: &Path,
+    format: TraceFormat,
+    opts: &TraceOptions,
+    logical_sectors: u64,
+    spp: u64,
+) -> Result<(BTreeMap<u32, u64>, Option<std::collections::BTreeSet<u64>>), TraceError> {
+    let mut extents: BTreeMap<u32, u64> = BTreeMap::new();
+    if opts.device.is_some() && opts.overflow != Overflow::Compact {
+        return Ok((extents, None));
+    }
+    let mut pages = (opts.overflow == Overflow::Compact).then(std::collections::BTreeSet::new);
+    for rec in RecordReader::new(path, format, &opts.parser, opts.skip_bad_lines)? {
+        let (line, r) = rec?;
+        if opts.device.is_some_and(|d| d != r.device) {
+            continue;
+        }
+        let end = r.offset_sector + u64::from(r.sectors);
+        let e = extents.entry(r.device).or_insert(0);
+        *e = (*e).max(end);
+        if let Some(set) = pages.as_mut() {
+            if u64::from(r.sectors) > logical_sectors {
+                return Err(larger_than_drive(path, line, r.sectors, logical_sectors));
+            }
+            for p in r.offset_sector / spp..end.div_ceil(spp) {
+                set.insert((u64::from(r.device) << 44) | p);
+            }
+            // The set never holds more than the drive: past it, the trace is refused here,
+            // its memory bounded by the drive's pages.
+            if set.len() as u64 * spp > logical_sectors {
+                return Err(TraceError {
+                    file: path.display().to_string(),
+                    line,
+                    field: "offset".into(),
+                    text: format!("{} pages touched by this line", set.len()),
+                    rule: format!(
+                        "the trace's footprint passes the drive's {} pages even compacted; use a bigger drive",
+                        logical_sectors / spp
+                    ),
+                });
+            }
+        }
+    }
+    Ok((extents, pages))
+}
+
+/// Each device's first sector when the devices of `extents` are laid side by side, each
+/// from a page boundary.
+fn side_by_side(path: &Path, extents: &BTreeMap<u32, u64>, spp: u64) -> Result<BTreeMap<u32, u64>, TraceError> {
+    let mut device_offsets = BTreeMap::new();
+    let mut next = 0u64;
+    for (&d, &end) in extents {
+        device_offsets.insert(d, next);
+        next = end.div_ceil(spp).checked_mul(spp).and_then(|e| next.checked_add(e)).ok_or_else(|| {
+            file_error(
+                path,
+                format!("device {d} ends at sector {end}"),
+                "the devices laid side by side pass sector 2^64; replay one with --device N",
+            )
+        })?;
+    }
+    Ok(device_offsets)
+}
+
 impl TraceSource {
     /// Open `path` for a drive of `logical_sectors` 512-byte sectors and pages of
     /// `sectors_per_page`. Multi-device layouts and `compact` read the file once first.
@@ -468,58 +536,8 @@ impl TraceSource {
             None => (detect(path, &opts.parser)?, true),
         };
         let spp = u64::from(sectors_per_page);
-        // First pass: device extents (for the side-by-side layout) and touched pages.
-        let mut extents: BTreeMap<u32, u64> = BTreeMap::new();
-        let mut touched: Option<std::collections::BTreeSet<u64>> = None;
-        let need_pass = opts.device.is_none() || opts.overflow == Overflow::Compact;
-        if need_pass {
-            let mut pages = (opts.overflow == Overflow::Compact).then(std::collections::BTreeSet::new);
-            for rec in RecordReader::new(path, format, &opts.parser, opts.skip_bad_lines)? {
-                let (line, r) = rec?;
-                if opts.device.is_some_and(|d| d != r.device) {
-                    continue;
-                }
-                let end = r.offset_sector + u64::from(r.sectors);
-                let e = extents.entry(r.device).or_insert(0);
-                *e = (*e).max(end);
-                if let Some(set) = pages.as_mut() {
-                    if u64::from(r.sectors) > logical_sectors {
-                        return Err(larger_than_drive(path, line, r.sectors, logical_sectors));
-                    }
-                    // Keyed by device first so devices stay apart after compaction.
-                    for p in r.offset_sector / spp..end.div_ceil(spp) {
-                        set.insert((u64::from(r.device) << 44) | p);
-                    }
-                    // The set never holds more than the drive: past it, the trace is refused
-                    // here, its memory bounded by the drive's pages.
-                    if set.len() as u64 * spp > logical_sectors {
-                        return Err(TraceError {
-                            file: path.display().to_string(),
-                            line,
-                            field: "offset".into(),
-                            text: format!("{} pages touched by this line", set.len()),
-                            rule: format!(
-                                "the trace's footprint passes the drive's {} pages even compacted; use a bigger drive",
-                                logical_sectors / spp
-                            ),
-                        });
-                    }
-                }
-            }
-            touched = pages;
-        }
-        let mut device_offsets = BTreeMap::new();
-        let mut next = 0u64;
-        for (&d, &end) in &extents {
-            device_offsets.insert(d, next);
-            next = end.div_ceil(spp).checked_mul(spp).and_then(|e| next.checked_add(e)).ok_or_else(|| {
-                file_error(
-                    path,
-                    format!("device {d} ends at sector {end}"),
-                    "the devices laid side by side pass sector 2^64; replay one with --device N",
-                )
-            })?;
-        }
+        let (extents, touched) = first_pass(path, format, &opts, logical_sectors, spp)?;
+        let device_offsets = side_by_side(path, &extents, spp)?;
         let compact =
             touched.map(|set| set.into_iter().enumerate().map(|(i, p)| (p, i as u64)).collect::<HashMap<_, _>>());
         let compacted_pages = compact.as_ref().map_or(0, |c| c.len() as u64);

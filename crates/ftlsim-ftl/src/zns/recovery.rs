@@ -114,8 +114,7 @@ impl Recovery for ZnsFtl {
                 ctx.revalidate(self.ppn(z, o))?;
             }
             self.wp[zi] = wp;
-            self.state[zi] = state;
-            self.active += u32::from(state.is_active());
+            self.set_state(zi, state);
         }
         Ok(())
     }

@@ -230,20 +230,7 @@ impl LineParser for Blkparse {
         number::<u32>("pid", pid, "a process id")?;
 
         let rwbs = next_field(&mut it, "rwbs")?;
-        if !rwbs.bytes().all(|b| b.is_ascii_uppercase()) {
-            return Err(FieldError::new("rwbs", rwbs, "RWBS flags, upper-case letters such as R, WS, D, FWS, N"));
-        }
-        let op = if let Some(op) = zone_op(rwbs) {
-            op
-        } else if rwbs.contains('D') {
-            IoOp::Trim
-        } else if rwbs.contains('W') {
-            IoOp::Write
-        } else if rwbs.contains('R') {
-            IoOp::Read
-        } else {
-            return Ok(None); // `N` (no data) or a bare flush
-        };
+        let Some(op) = rwbs_op(rwbs)? else { return Ok(None) };
         // A zone management command has an address and no data: `sector + 0`, or `sector`.
         let no_data = op.is_zone_management();
 
@@ -295,6 +282,24 @@ impl LineParser for Blkparse {
         range_end_ok("sector", sector_text, offset_sector, sectors)?;
         Ok(Some(TraceRecord { time_ns, device, offset_sector, sectors, op }))
     }
+}
+
+/// The command an RWBS field names; `None` for one that moves no data (`N`, a bare flush).
+fn rwbs_op(rwbs: &str) -> Result<Option<IoOp>, FieldError> {
+    if !rwbs.bytes().all(|b| b.is_ascii_uppercase()) {
+        return Err(FieldError::new("rwbs", rwbs, "RWBS flags, upper-case letters such as R, WS, D, FWS, N"));
+    }
+    Ok(if let Some(op) = zone_op(rwbs) {
+        Some(op)
+    } else if rwbs.contains('D') {
+        Some(IoOp::Trim)
+    } else if rwbs.contains('W') {
+        Some(IoOp::Write)
+    } else if rwbs.contains('R') {
+        Some(IoOp::Read)
+    } else {
+        None
+    })
 }
 
 /// The zoned command an RWBS names, as blktrace and blkparse print them since their 2025
