@@ -14,28 +14,8 @@ use ftlsim_run::{Drive, Quiet, RunSpec, Source};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 
-/// 2 channels x 2 planes x 32 blocks x 16 pages of 4 KiB: runs take milliseconds.
-const SMALL: &str = r#"
-name = "tiny"
-source = "no_panic test"
-[geometry]
-channels = 2
-chips_per_channel = 1
-dies_per_chip = 1
-planes_per_die = 2
-blocks_per_plane = 32
-pages_per_block = 16
-page_size_bytes = 4096
-spare_bytes_per_page = 128
-spare_usable_bytes = 32
-[overprovisioning]
-share = 0.2
-[timing]
-channel_mb_per_s = 200.0
-t_r_ns = 50000
-t_prog_ns = 500000
-t_bers_ns = 3000000
-"#;
+mod common;
+use common::SMALL;
 
 /// A scratch directory, removed with its files when dropped.
 fn scratch() -> tempfile::TempDir {

@@ -8,27 +8,8 @@ use ftlsim_core::config::derivations;
 use ftlsim_core::config::DriveConfig;
 use ftlsim_run::{Drive, PowerCut, Quiet, RunSpec, Source};
 
-const SMALL: &str = r#"
-name = "tiny"
-source = "validated_once test"
-[geometry]
-channels = 2
-chips_per_channel = 1
-dies_per_chip = 1
-planes_per_die = 2
-blocks_per_plane = 32
-pages_per_block = 16
-page_size_bytes = 4096
-spare_bytes_per_page = 128
-spare_usable_bytes = 32
-[overprovisioning]
-share = 0.2
-[timing]
-channel_mb_per_s = 200.0
-t_r_ns = 50000
-t_prog_ns = 500000
-t_bers_ns = 3000000
-"#;
+mod common;
+use common::SMALL;
 
 /// The derivations one planned and executed run makes.
 fn derivations_of(spec: &RunSpec) -> u64 {
