@@ -499,7 +499,7 @@ impl DemandState {
         // Host, translation and GC blocks stay open, and the translation pages take room in
         // the planes (round-robin): the drive-level check in `derive` counts neither.
         let background_threshold =
-            cfg.gc_room(&d).check(name, streams, u64::from(translation_pages.div_ceil(g.planes())))?;
+            cfg.gc_room(d).check(name, streams, u64::from(translation_pages.div_ceil(g.planes())))?;
         let mode = GcMode {
             background_threshold: if mode.background_threshold == 0 { 0 } else { background_threshold },
             ..mode

@@ -142,7 +142,7 @@ impl HotCold {
         let d = cfg.derived();
         let o = HotColdOptions::of(cfg)?;
         // Three open blocks per plane beside the GC reserve.
-        cfg.gc_room(&d).check("hotcold", STREAMS, 0)?;
+        cfg.gc_room(d).check("hotcold", STREAMS, 0)?;
         let g = &cfg.geometry;
         Ok(HotCold {
             geo: g.clone(),

@@ -262,7 +262,7 @@ impl<D: GcDestination> PageFtl<D> {
         if gc_streams > 1 || fdp.is_some() {
             // One open block per GC stream and plane (rcFTL, Fig. 5): the over-provisioning
             // must hold them beside the GC reserve.
-            cfg.gc_room(&d).check(name, streams + gc_streams, 0)?;
+            cfg.gc_room(d).check(name, streams + gc_streams, 0)?;
         }
         let table_pages = dest.table_pages();
         if table_pages > 0 {
@@ -274,7 +274,7 @@ impl<D: GcDestination> PageFtl<D> {
                 });
             }
             let table = u64::from(g.blocks_per_plane) * u64::from(table_pages);
-            cfg.gc_room(&d).check(name, streams + gc_streams, table)?;
+            cfg.gc_room(d).check(name, streams + gc_streams, table)?;
         }
         Ok(PageFtl {
             geo: g.clone(),

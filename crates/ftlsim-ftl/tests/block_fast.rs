@@ -104,7 +104,7 @@ struct Rig<F: Ftl> {
 
 impl<F: Ftl> Rig<F> {
     fn new(cfg: &DriveConfig, ftl: F) -> Rig<F> {
-        let logical = util::resolved(&cfg).derived().clone().logical_pages;
+        let logical = util::resolved(cfg).derived().logical_pages;
         Rig {
             flash: FlashArray::new(&cfg.geometry, false),
             ops: Vec::new(),

@@ -12,7 +12,7 @@ use util::small_config;
 #[test]
 fn gc_can_be_started_suspended_and_resumed_at_page_boundaries() {
     let cfg = small_config(64, 8, 0.4, "");
-    let logical = util::resolved(&cfg).derived().clone().logical_pages;
+    let logical = util::resolved(&cfg).derived().logical_pages;
     let mut flash = FlashArray::new(&cfg.geometry, false);
     let mut ftl = PageFtl::new(&util::resolved(&cfg)).unwrap();
     let mut ops = Vec::new();

@@ -152,7 +152,7 @@ fn reads_beside_gc(ftl: &str, allocation: &str) -> (Report, u64) {
          [nand]\ncopyback_same_parity = true\n[host]\nqueue_depth = 64\nwrite_buffer_bytes = 0"
     );
     let cfg = small_config(64, 16, 0.3, &lines);
-    let logical = util::resolved(&cfg).derived().clone().logical_pages;
+    let logical = util::resolved(&cfg).derived().logical_pages;
     let reads = |n: u64, gap: u64| {
         (0..n).map(move |i| {
             let lpn = 4 * (i as u32 % (logical / 4)) + 1;

@@ -246,7 +246,7 @@ fn recovery_reads_within_the_thesis_bounds() {
     let cfg = threedftl(48, 0.25, 4);
     let g = cfg.geometry.clone();
     let m = u64::from(g.blocks());
-    let logical = util::resolved(&cfg).derived().clone().logical_pages;
+    let logical = util::resolved(&cfg).derived().logical_pages;
     let mut flash = ftlsim_core::flash::FlashArray::new(&g, false);
     flash.keep_program_stamps();
     let mut ftl = ftlsim_ftl::build(&cfg).unwrap();
@@ -301,7 +301,7 @@ fn recovery_with_ilog_reads_within_the_thesis_bounds() {
             }
             let g = cfg.geometry.clone();
             let (m, ppb) = (u64::from(g.blocks()), u64::from(g.pages_per_block));
-            let logical = util::resolved(&cfg).derived().clone().logical_pages;
+            let logical = util::resolved(&cfg).derived().logical_pages;
             let mut flash = ftlsim_core::flash::FlashArray::new(&g, false);
             flash.keep_program_stamps();
             let mut ftl_box = ftlsim_ftl::build(&cfg).unwrap();

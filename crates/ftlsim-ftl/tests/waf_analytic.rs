@@ -68,7 +68,7 @@ fn measure(a_target: f64, victim: &str, seed: u64) -> (f64, f64) {
     let data_pages = f64::from((BLOCKS - THRESHOLD - 1) * PPB);
     let logical_target = (data_pages / a_target) as u32;
     let cfg = config(logical_target, victim);
-    let logical = crate::util::resolved(&cfg).derived().clone().logical_pages;
+    let logical = crate::util::resolved(&cfg).derived().logical_pages;
     let a = data_pages / f64::from(logical);
     let mut flash = FlashArray::new(&cfg.geometry, false);
     let mut ftl = PageFtl::new(&crate::util::resolved(&cfg)).unwrap();

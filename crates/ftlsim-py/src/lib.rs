@@ -122,6 +122,10 @@ impl RunObserver for PyObserver {
     }
 }
 
+/// What `run` gives Python: results.json, the time series as columns, the config, and the
+/// files the run read or wrote as (role, path), for the caller's output checks.
+type RunReturn = (Py<PyAny>, Py<PyAny>, Py<PyAny>, Vec<(String, String)>);
+
 /// Run one simulation; returns `(results, timeseries_columns, config, files)`: the results.json
 /// document, the time series by column, the effective config, as Python objects, and the
 /// files the run read or saved (`(role, path)`: what `Result.save` must not overwrite). The
@@ -159,7 +163,7 @@ fn run(
     tenants: Vec<String>,
     arbitration: Option<String>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(Py<PyAny>, Py<PyAny>, Py<PyAny>, Vec<(String, String)>)> {
+) -> PyResult<RunReturn> {
     let drive = match (preset, config_toml, config_path) {
         (p, None, None) => Drive::Preset(p.unwrap_or_else(|| "default".into())),
         (None, Some(text), None) => {
