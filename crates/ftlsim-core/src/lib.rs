@@ -17,6 +17,7 @@ pub mod fitted;
 pub mod flash;
 pub mod ftl;
 pub mod gc;
+pub mod gc_driver;
 pub mod geometry;
 pub mod host;
 pub mod locality;

@@ -30,7 +30,8 @@ use ftlsim_core::config::{Allocation, ForegroundGc, GcCopy, GcScope, InvalidTrac
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, GcCounts, OpRef};
-use ftlsim_core::gc::{BlockManager, CopyFrom, GcJob, GcStep, PlaneGc, Relocate, MIN_FREE_BLOCKS};
+use ftlsim_core::gc::{BlockManager, GcJob, GcStep, PlaneGc, Relocate, MIN_FREE_BLOCKS};
+use ftlsim_core::gc_driver::{self, Collector, Foreground, SteppedCollector};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
 use serde::{Deserialize, Serialize};
@@ -136,7 +137,7 @@ macro_rules! demand_ftl_methods {
             &mut self,
             ctx: &mut ::ftlsim_core::ftl::FlashCtx,
         ) -> Result<bool, ::ftlsim_core::error::SimError> {
-            $crate::demand::DemandFtl::idle_step(self, ctx)
+            ::ftlsim_core::gc_driver::idle_step(&mut $crate::demand::DemandGc(self), ctx)
         }
 
         fn gc_counts(&self) -> ::ftlsim_core::ftl::GcCounts {
@@ -190,7 +191,7 @@ macro_rules! demand_ftl_parts {
                 ctx: &mut ::ftlsim_core::ftl::FlashCtx,
                 plane: ::ftlsim_core::geometry::PlaneId,
             ) -> Result<bool, ::ftlsim_core::error::SimError> {
-                $crate::demand::DemandFtl::collect_step(self, ctx, plane)
+                ::ftlsim_core::gc_driver::managed_step(&mut $crate::demand::DemandGc(self), ctx, plane)
             }
 
             fn gc_due(&self) -> bool {
@@ -218,7 +219,7 @@ macro_rules! demand_ftl_parts {
                 flash: &::ftlsim_core::flash::FlashArray,
                 plane: ::ftlsim_core::geometry::PlaneId,
             ) -> bool {
-                self.st.gc_repick(flash, plane)
+                ::ftlsim_core::gc_driver::repick(&mut $crate::demand::DemandGc(self), flash, plane)
             }
 
             fn gc_copy_step(
@@ -226,7 +227,7 @@ macro_rules! demand_ftl_parts {
                 ctx: &mut ::ftlsim_core::ftl::FlashCtx,
                 plane: ::ftlsim_core::geometry::PlaneId,
             ) -> Result<bool, ::ftlsim_core::error::SimError> {
-                $crate::demand::DemandFtl::collect_copy_step(self, ctx, plane)
+                ::ftlsim_core::gc_driver::copy_step(&mut $crate::demand::DemandGc(self), ctx, plane)
             }
         }
 
@@ -431,35 +432,9 @@ impl DemandState {
         self.plane_gc.next_step(&mut self.bm, flash, plane)
     }
 
-    /// Drop a suspended victim for a better one (seed 004 Sec. 3.2.2), with flags only (the
-    /// other trackings validate one victim at a time).
-    pub(crate) fn gc_repick(&mut self, flash: &FlashArray, plane: PlaneId) -> bool {
-        if self.tracking != InvalidTracking::Flags || !self.plane_gc.repick(&mut self.bm, flash, plane) {
-            return false;
-        }
-        self.job_start_used[plane as usize] = self.gc_pages_used[plane as usize];
-        true
-    }
-
     /// A collection is part-way on `plane`.
     pub(crate) fn gc_job_active(&self, plane: PlaneId) -> bool {
         self.plane_gc.active(plane)
-    }
-
-    /// A cycle-filling follower's copy (`PlaneGc::prepare_copy`): only with flags may a
-    /// drained victim be parked for the next-best one (the other trackings validate one
-    /// victim at a time); `false` when no copy can follow.
-    fn prepare_copy(&mut self, flash: &FlashArray, plane: PlaneId) -> bool {
-        let may_switch = self.tracking == InvalidTracking::Flags;
-        match self.plane_gc.prepare_copy(&mut self.bm, flash, plane, may_switch) {
-            CopyFrom::Nothing => false,
-            CopyFrom::Current => true,
-            CopyFrom::Next => {
-                // The new victim's collection is booked from here (the parked one's moves are its own).
-                self.job_start_used[plane as usize] = self.gc_pages_used[plane as usize];
-                true
-            }
-        }
     }
 
     /// State for a validated config; `name` is the FTL's, for errors; `allocation` the host
@@ -637,6 +612,11 @@ impl DemandState {
         (0..n).map(move |k| first + k * step)
     }
 
+    /// `plane`'s GC unit is below its threshold: a write there collects first.
+    fn short_of_space(&self, plane: PlaneId) -> bool {
+        self.unit_free_blocks(plane) < self.unit_threshold(plane)
+    }
+
     fn unit_free_blocks(&self, plane: PlaneId) -> u32 {
         self.gc_unit(plane).map(|q| self.bm.free_blocks(q)).sum()
     }
@@ -810,6 +790,18 @@ impl DemandState {
     fn start_collection(&mut self, plane: PlaneId) {
         if !self.plane_gc.suspended(plane) {
             self.job_start_used[plane as usize] = self.gc_pages_used[plane as usize];
+        }
+    }
+
+    /// Book a finished collection of a victim on `plane` (`urgent`: in the foreground). One in
+    /// idle time that freed nothing, without a fallback (DLOOP), leaves the plane to
+    /// foreground GC (`idle_stalled`); a foreground one lets idle time back in.
+    fn collection_ends(&mut self, plane: PlaneId, urgent: bool) {
+        let progress = self.finish_collection(plane);
+        if urgent {
+            self.idle_stalled[plane as usize] = false;
+        } else if !progress && self.mode.never_ending == NeverEnding::Stop {
+            self.idle_stalled[plane as usize] = true;
         }
     }
 
@@ -1110,36 +1102,20 @@ pub(crate) trait DemandFtl {
     /// One foreground collection of `plane` alone (per-chip mode, for a plane its chip's GC
     /// left short); whether there was a victim.
     fn collect_plane(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        let s = self.state_mut();
-        s.start_collection(plane);
-        let Some(mut job) = s.plane_gc.next_job(&mut s.bm, ctx.flash(), plane, true) else {
-            return Ok(false);
-        };
         let prev = ctx.set_tag(Tag::Gc);
-        s.in_gc = true;
-        let r = self.collect_to_erase(ctx, plane, &mut job);
+        self.state_mut().in_gc = true;
+        let r = gc_driver::collect_one(&mut DemandGc(self), ctx, plane);
         let s = self.state_mut();
         s.in_gc = false;
-        ctx.block_scope(plane, s.mode.scope);
+        if matches!(r, Ok(true)) {
+            ctx.block_scope(plane, s.mode.scope);
+        }
         ctx.set_tag(prev);
-        r?;
+        if !r? {
+            return Ok(false);
+        }
         self.flush_write_backs(ctx, false)?;
         Ok(true)
-    }
-
-    /// Run foreground collection `job` of a victim on `plane` to its erase and book it.
-    fn collect_to_erase(&mut self, ctx: &mut FlashCtx, plane: PlaneId, job: &mut GcJob) -> Result<(), SimError> {
-        let ppb = self.state().geo.pages_per_block;
-        self.state_mut().idle_stalled[plane as usize] = false;
-        let mut steps = 0;
-        while self.gc_job_step(ctx, job)? == GcStep::Moved {
-            steps += 1;
-            assert!(steps <= ppb, "gc job does not end");
-        }
-        let s = self.state_mut();
-        s.gc.foreground_collections += 1;
-        s.finish_collection(plane);
-        Ok(())
     }
 
     /// A page of `stream` without GC (used while GC's deferred write-backs are flushed).
@@ -1225,104 +1201,20 @@ pub(crate) trait DemandFtl {
     /// the collections queued. Host I/O in the mode's scope waits for it.
     fn ensure_space(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<(), SimError> {
         let s = self.state_mut();
-        if s.in_gc || s.unit_free_blocks(plane) >= s.unit_threshold(plane) {
+        if s.in_gc || !s.short_of_space(plane) {
             return Ok(());
         }
         let prev = ctx.set_tag(Tag::Gc);
         s.in_gc = true;
-        let r = self.collect_until_threshold(ctx, plane);
+        let r = gc_driver::collect_until(&mut DemandGc(self), ctx, plane);
         let s = self.state_mut();
         s.in_gc = false;
         ctx.block_scope(plane, s.mode.scope);
         ctx.set_tag(prev);
-        r?;
+        if r?.0 == Foreground::NothingToReclaim && s.bm.free_blocks(plane) == 0 {
+            return Err(SimError::Ftl(format!("{}: plane {plane} has no free block and nothing to reclaim", s.name)));
+        }
         self.flush_write_backs(ctx, false)
-    }
-
-    /// The collections of [`DemandFtl::ensure_space`], with the never-ending GC check: a
-    /// collection that used as many destination pages as its victim gives back made no
-    /// progress (`DemandState::finish_collection`; Fig. 9's `old_state == current_state`;
-    /// Sec. 3.4: no space on the active block after the PGC).
-    fn collect_until_threshold(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<(), SimError> {
-        let s = self.state_mut();
-        let (ppb, bpp, threshold, name) = (s.geo.pages_per_block, s.geo.blocks_per_plane, s.threshold, s.name);
-        // Every collection but a FIFO pass over a fully valid block gains a page, so a block
-        // is gained within pages_per_block collections. With parity waste, up to
-        // blocks_per_plane collections in a row may gain nothing (then the never-ending check
-        // stops the run) before one gains.
-        let mut limit = ppb * (threshold + 1) + bpp;
-        if s.mode.waste_for_parity {
-            limit *= bpp + 1;
-        }
-        let (mut collections, mut best, mut since_best) = (0, 0, 0);
-        let want = self.state().unit_threshold(plane);
-        let floor = MIN_FREE_BLOCKS * self.state().gc_unit(plane).count() as u32;
-        while self.state().unit_free_blocks(plane) < want {
-            if self.state().incremental && collections > 0 && self.state().unit_free_blocks(plane) >= floor {
-                break;
-            }
-            collections += 1;
-            let s = self.state_mut();
-            if collections > limit {
-                return Err(SimError::Ftl(format!(
-                    "{name}: GC on plane {plane} made no progress in {limit} collections"
-                )));
-            }
-            let q = s.unit_victim_plane(ctx.flash(), plane);
-            s.start_collection(q);
-            let mut job = match s.plane_gc.next_job(&mut s.bm, ctx.flash(), q, true) {
-                Some(j) => j,
-                None if s.bm.free_blocks(plane) > 0 => break,
-                None => {
-                    return Err(SimError::Ftl(format!(
-                        "{name}: plane {plane} has no free block and nothing to reclaim"
-                    )))
-                }
-            };
-            let before = s.unit_free_pages(ctx.flash(), plane);
-            best = best.max(before);
-            self.collect_to_erase(ctx, q, &mut job)?;
-            let s = self.state_mut();
-            let after = s.unit_free_pages(ctx.flash(), plane);
-            // Never-ending GC: the plane has not passed its best erased-page count for
-            // blocks_per_plane collections (Fig. 8's State 1-4 loop, or a longer cycle
-            // through several victims whose gains and waste cancel).
-            if after > best {
-                best = after;
-                since_best = 0;
-            } else {
-                since_best += 1;
-            }
-            if s.mode.waste_for_parity && since_best > bpp {
-                return Err(SimError::Ftl(format!(
-                    "{name}: never-ending GC on plane {plane}: {since_best} collections without freeing a page \
-                     (seed 000 Sec. 3.4: copy-back parity waste eats what each collection frees; \
-                     pcftl falls back to GC without copy-back)"
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// One unit of idle-time GC ([`ftlsim_core::ftl::Ftl::background_step`]): a step on the
-    /// next plane, from a cursor, with a job under way or fewer free blocks than the mode's
-    /// background threshold.
-    fn idle_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
-        let s = self.state();
-        let (planes, t, cursor) = (s.geo.planes(), s.mode.background_threshold, s.bg_cursor);
-        if t == 0 {
-            return Ok(false);
-        }
-        for i in 0..planes {
-            let q = (cursor + i) % planes;
-            let s = self.state();
-            let wanted = s.plane_gc.suspended(q) || (s.bm.free_blocks(q) < t && !s.idle_stalled[q as usize]);
-            if wanted && self.collect_step(ctx, q)? {
-                self.state_mut().bg_cursor = q;
-                return Ok(true);
-            }
-        }
-        Ok(false)
     }
 
     /// Program the queued write-backs, unless GC is running (it flushes them when it ends).
@@ -1337,56 +1229,113 @@ pub(crate) trait DemandFtl {
         }
         Ok(())
     }
+}
 
-    /// [`ftlsim_core::ftl::Ftl::gc_step`]: start or continue a collection on `plane`.
-    fn collect_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        if let Some(mut job) = self.state_mut().plane_gc.take_parked(plane) {
-            let prev = ctx.set_tag(Tag::Gc);
-            self.state_mut().in_gc = true;
-            let r = self.gc_job_step(ctx, &mut job);
-            self.state_mut().in_gc = false;
-            ctx.set_tag(prev);
-            assert_eq!(r?, GcStep::Erased, "parked victim {} held valid pages", job.victim);
-            self.state_mut().gc.background_collections += 1;
-            self.flush_write_backs(ctx, false)?;
-            return Ok(true);
-        }
-        self.collect_job_step(ctx, plane)
+/// A demand FTL as the GC driver sees it ([`ftlsim_core::gc_driver`]): its GC unit (a plane,
+/// or a chip's planes in per-chip mode), the never-ending GC check, the victim validation of
+/// each invalid tracking, and the write-backs GC defers.
+pub(crate) struct DemandGc<'a, F: ?Sized>(pub &'a mut F);
+
+impl<F: DemandFtl + ?Sized> Collector for DemandGc<'_, F> {
+    fn next_victim(&mut self, flash: &FlashArray, plane: PlaneId) -> Option<GcJob> {
+        let s = self.0.state_mut();
+        s.plane_gc.next_job(&mut s.bm, flash, plane, true)
     }
 
-    /// A cycle-filling follower's copy ([`ftlsim_core::ftl::Ftl::gc_copy_step`]).
-    fn collect_copy_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        if !self.state_mut().prepare_copy(ctx.flash(), plane) {
-            return Ok(false);
-        }
-        self.collect_job_step(ctx, plane)
-    }
-
-    /// One step of the collection under way on `plane`, or of a new one on its best victim.
-    fn collect_job_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        let s = self.state_mut();
-        s.start_collection(plane);
-        let mut job = match s.plane_gc.next_job(&mut s.bm, ctx.flash(), plane, false) {
-            Some(j) => j,
-            None => return Ok(false),
-        };
-        let prev = ctx.set_tag(Tag::Gc);
-        s.in_gc = true;
-        let r = self.gc_job_step(ctx, &mut job);
-        self.state_mut().in_gc = false;
-        ctx.set_tag(prev);
-        match r? {
-            GcStep::Moved => self.state_mut().plane_gc.suspend(plane, job),
-            GcStep::Erased => {
-                let s = self.state_mut();
-                s.gc.background_collections += 1;
-                if !s.finish_collection(plane) && s.mode.never_ending == NeverEnding::Stop {
-                    s.idle_stalled[plane as usize] = true;
-                }
+    fn gc_steps(&mut self, ctx: &mut FlashCtx, job: &mut GcJob, _urgent: bool, steps: u32) -> Result<GcStep, SimError> {
+        let mut s = self.0.gc_job_step(ctx, job)?;
+        for _ in 1..steps {
+            if s == GcStep::Erased {
+                break;
             }
+            s = self.0.gc_job_step(ctx, job)?;
         }
-        self.flush_write_backs(ctx, false)?;
-        Ok(true)
+        Ok(s)
+    }
+
+    fn gc_counts_mut(&mut self) -> &mut GcCounts {
+        &mut self.0.state_mut().gc
+    }
+
+    fn short_of_space(&self, _flash: &FlashArray, plane: PlaneId) -> bool {
+        self.0.state().short_of_space(plane)
+    }
+
+    fn room(&self, flash: &FlashArray, plane: PlaneId) -> u64 {
+        self.0.state().unit_free_pages(flash, plane)
+    }
+
+    fn one_victim_enough(&self, plane: PlaneId) -> bool {
+        let s = self.0.state();
+        s.incremental && s.unit_free_blocks(plane) >= MIN_FREE_BLOCKS * s.gc_unit(plane).count() as u32
+    }
+
+    fn victim_plane(&mut self, flash: &FlashArray, plane: PlaneId) -> PlaneId {
+        self.0.state_mut().unit_victim_plane(flash, plane)
+    }
+
+    fn collection_starts(&mut self, plane: PlaneId) {
+        self.0.state_mut().start_collection(plane);
+    }
+
+    fn collection_ends(&mut self, plane: PlaneId, urgent: bool) {
+        self.0.state_mut().collection_ends(plane, urgent);
+    }
+
+    /// Never-ending GC: the plane has not passed its best erased-page count for a plane's
+    /// worth of collections (Fig. 8's State 1-4 loop, or a longer cycle through several
+    /// victims whose gains and waste cancel; Fig. 9's `old_state == current_state`).
+    fn stalled(&self, _flash: &FlashArray, plane: PlaneId, collections: u32) -> Result<(), SimError> {
+        let s = self.0.state();
+        Err(SimError::Ftl(if s.mode.waste_for_parity {
+            format!(
+                "{}: never-ending GC on plane {plane}: {} collections without freeing a page \
+                 (seed 000 Sec. 3.4: copy-back parity waste eats what each collection frees; \
+                 pcftl falls back to GC without copy-back)",
+                s.name,
+                s.geo.blocks_per_plane + 1
+            )
+        } else {
+            format!("{}: GC on plane {plane} made no progress in {collections} collections", s.name)
+        }))
+    }
+}
+
+impl<F: DemandFtl + ?Sized> SteppedCollector for DemandGc<'_, F> {
+    fn plane_gc(&mut self) -> (&mut PlaneGc, &mut BlockManager) {
+        let s = self.0.state_mut();
+        (&mut s.plane_gc, &mut s.bm)
+    }
+
+    fn idle_cursor(&mut self) -> &mut u32 {
+        &mut self.0.state_mut().bg_cursor
+    }
+
+    /// A job suspended there, or fewer free blocks than the mode's background threshold on
+    /// a plane whose last idle collection freed something; nothing with idle GC off.
+    fn idle_wanted(&self, plane: PlaneId) -> bool {
+        let s = self.0.state();
+        let t = s.mode.background_threshold;
+        t > 0 && (s.plane_gc.suspended(plane) || (s.bm.free_blocks(plane) < t && !s.idle_stalled[plane as usize]))
+    }
+
+    /// Only with flags: the other trackings validate one victim at a time.
+    fn may_switch_victim(&self) -> bool {
+        self.0.state().tracking == InvalidTracking::Flags
+    }
+
+    /// The new victim's collection is booked from here (the old one's moves are its own).
+    fn victim_switched(&mut self, plane: PlaneId) {
+        let s = self.0.state_mut();
+        s.job_start_used[plane as usize] = s.gc_pages_used[plane as usize];
+    }
+
+    fn in_gc(&mut self, running: bool) {
+        self.0.state_mut().in_gc = running;
+    }
+
+    fn after_step(&mut self, ctx: &mut FlashCtx) -> Result<(), SimError> {
+        self.0.flush_write_backs(ctx, false)
     }
 }
 

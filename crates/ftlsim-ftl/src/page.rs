@@ -24,8 +24,11 @@
 //!   calls at every step: the plain FTL's one GC stream and `ftl.gc_copy` ([`PlainGc`]);
 //!   FastGC's and the per-page quota's copy-back limits (modules `fastgc`,
 //!   `rcftl_per_page`); rcFTL's per-block quotas with one GC stream per quota level
-//!   (module `rcftl`). Those modules build this FTL with their policy; this one knows none
-//!   of them.
+//!   (module `rcftl`). Which host stream a page goes to is a [`HostStreams`]: one stream
+//!   ([`OneStream`]) or the hot/cold FTL's update counters (module `hotcold`). Those modules
+//!   build this FTL with their policy; this one knows none of them;
+//! - the collections themselves (foreground, idle-time, channel-managed steps) are run by the
+//!   core's GC driver ([`ftlsim_core::gc_driver`]), this FTL its [`Collector`].
 //!
 //! Departures: none known; mapping lookups are free unless `timing.dram_access_ns` is set.
 
@@ -35,7 +38,8 @@ use ftlsim_core::config::{Allocation, ForegroundGc, GcCopy, GcScope, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, GcNext, ManagedGc, PrefetchStage, Recovery, SeriesValue};
-use ftlsim_core::gc::{BlockManager, CopyFrom, GcJob, GcStep, PlaneGc, Relocate, MIN_FREE_BLOCKS};
+use ftlsim_core::gc::{BlockManager, GcJob, GcStep, PlaneGc, Relocate, MIN_FREE_BLOCKS};
+use ftlsim_core::gc_driver::{self, Collector, Foreground, SteppedCollector};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::recovery;
 use ftlsim_core::scheduler::{scope_planes, Tag};
@@ -116,6 +120,45 @@ impl GcDestination for PlainGc {
     }
 }
 
+/// Which open block a host page goes to, asked at every host write: the page FTL's host
+/// policy. [`OneStream`] writes every page to one stream; the hot/cold FTL
+/// (`hotcold::HotColdStreams`) separates pages by update frequency. A policy with more than
+/// one stream cannot share the drive with FDP's placement handles, which choose the stream
+/// themselves.
+pub trait HostStreams: Clone + Serialize + DeserializeOwned {
+    /// Host streams (open blocks per plane) it writes into, GC's besides.
+    fn streams(&self) -> u32 {
+        1
+    }
+    /// The stream of a host write of `lpn`, in `0..streams()`; called once per page written.
+    fn stream(&mut self, _lpn: Lpn) -> u32 {
+        0
+    }
+    /// SRAM it keeps per logical page, bytes.
+    fn sram_bytes_per_page(&self) -> u64 {
+        0
+    }
+    /// The measured run starts: zero the policy's counters.
+    fn begin_measurement(&mut self) {}
+    /// The policy's metrics by name (docs/metrics.md).
+    fn put_metrics(&self, _m: &mut serde_json::Map<String, serde_json::Value>) {}
+    /// The policy's time-series columns.
+    fn series(&self) -> Vec<SeriesValue> {
+        Vec::new()
+    }
+    /// A power cut took what the policy kept in DRAM.
+    fn recovered(&mut self) {}
+    /// A snapshot was loaded into this policy: take back the loading config's settings from
+    /// `configured`, the policy built for it.
+    fn take_settings(&mut self, _configured: &Self) {}
+}
+
+/// Every host page to one stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OneStream;
+
+impl HostStreams for OneStream {}
+
 /// GC copies by kind (`gc_copybacks`, `gc_offchip_copies`, `gc_copybacks_refused`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct CopyCounts {
@@ -137,8 +180,8 @@ pub(crate) struct GcBursts {
 
 /// The ideal page-level FTL, its GC's destinations and copies decided by `D`.
 #[derive(Serialize, Deserialize)]
-#[serde(bound = "D: GcDestination")]
-pub struct PageFtl<D: GcDestination = PlainGc> {
+#[serde(bound = "D: GcDestination, H: HostStreams")]
+pub struct PageFtl<D: GcDestination = PlainGc, H: HostStreams = OneStream> {
     geo: Geometry,
     #[serde(deserialize_with = "ftlsim_core::big_array::deserialize")]
     map: Vec<Ppn>,
@@ -162,6 +205,8 @@ pub struct PageFtl<D: GcDestination = PlainGc> {
     bursts: GcBursts,
     /// Where GC pages go and how they are copied.
     dest: D,
+    /// Which host stream a page goes to.
+    host: H,
     /// Flexible Data Placement (`[fdp]`): each handle its host stream and, persistently
     /// isolated, its GC stream.
     fdp: Option<Fdp>,
@@ -247,19 +292,27 @@ impl PageFtl {
 impl<D: GcDestination> PageFtl<D> {
     /// The page FTL registered as `name`, its GC's destinations and copies decided by `dest`.
     pub fn with_destination(cfg: &Resolved, name: &'static str, dest: D) -> Result<PageFtl<D>, ConfigError> {
+        PageFtl::with_policies(cfg, name, dest, OneStream)
+    }
+}
+
+impl<D: GcDestination, H: HostStreams> PageFtl<D, H> {
+    /// The page FTL registered as `name`, its GC's destinations and copies decided by `dest`,
+    /// its host pages' streams by `host`.
+    pub fn with_policies(cfg: &Resolved, name: &'static str, dest: D, host: H) -> Result<PageFtl<D, H>, ConfigError> {
         let d = cfg.derived();
         let g = &cfg.geometry;
         let fdp = cfg.fdp.as_ref().map(|f| Fdp::new(f.handles, f.handle_type, g.blocks(), d.logical_pages));
-        if fdp.is_some() && dest.gc_streams() > 1 {
+        if fdp.is_some() && (dest.gc_streams() > 1 || host.streams() > 1) {
             return Err(ConfigError::Invalid {
                 key: "fdp".into(),
                 value: "[fdp]".into(),
-                rule: format!("{name} keeps GC streams of its own; placement handles go with the plain page FTL"),
+                rule: format!("{name} keeps streams of its own; placement handles go with the plain page FTL"),
             });
         }
-        let streams = fdp.as_ref().map_or(cfg.ftl.write_streams, Fdp::handles);
+        let streams = fdp.as_ref().map_or(cfg.ftl.write_streams.max(host.streams()), Fdp::handles);
         let gc_streams = fdp.as_ref().map_or(dest.gc_streams(), Fdp::gc_streams);
-        if gc_streams > 1 || fdp.is_some() {
+        if gc_streams > 1 || fdp.is_some() || host.streams() > 1 {
             // One open block per GC stream and plane (rcFTL, Fig. 5): the over-provisioning
             // must hold them beside the GC reserve.
             cfg.gc_room(d).check(name, streams + gc_streams, 0)?;
@@ -295,6 +348,7 @@ impl<D: GcDestination> PageFtl<D> {
             copies: CopyCounts::default(),
             bursts: GcBursts::default(),
             dest,
+            host,
             fdp,
         })
     }
@@ -369,14 +423,9 @@ impl<D: GcDestination> PageFtl<D> {
         }
     }
 
-    /// Step `job` once, relocating within its plane.
-    /// `urgent`: foreground GC (rcFTL's mode selector always copies back then).
-    fn step(&mut self, ctx: &mut FlashCtx, job: &mut GcJob, urgent: bool) -> Result<GcStep, SimError> {
-        self.steps(ctx, job, urgent, 1)
-    }
-
     /// Step `job` up to `steps` times, until it erases its victim, relocating within its
-    /// plane; returns the last step's outcome. The policy plans each page as with single steps,
+    /// plane; returns the last step's outcome. `urgent`: foreground GC (rcFTL's mode
+    /// selector always copies back then). The policy plans each page as with single steps,
     /// but a foreground collection's steps share one call (a call per page was a tenth of GC's
     /// instructions, docs/performance.md).
     fn steps(&mut self, ctx: &mut FlashCtx, job: &mut GcJob, urgent: bool, steps: u32) -> Result<GcStep, SimError> {
@@ -473,8 +522,9 @@ impl<D: GcDestination> PageFtl<D> {
         (room, open)
     }
 
-    /// Foreground GC for a write about to land on `plane`. `Ok(false)` when the plane has
-    /// no free block left and nothing to reclaim (every closed block fully valid).
+    /// Foreground GC for a write about to land on `plane`, on every plane of the GC scope
+    /// short of space. `Ok(false)` when the plane has no free block left and nothing to
+    /// reclaim (every closed block fully valid).
     fn ensure_space(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
         if !self.short_of_space(ctx.flash(), plane) {
             return Ok(true);
@@ -486,59 +536,24 @@ impl<D: GcDestination> PageFtl<D> {
             scope_planes(&self.geo, self.scope, plane).collect()
         };
         for q in scope {
-            // Each collection gains space unless FIFO moves past a fully valid block; that
-            // can happen at most once per block of the plane before one gains.
-            let mut collections = 0;
-            let mut collected = 0u32;
-            while self.short_of_space(ctx.flash(), q) {
-                if self.incremental && collections > 0 && self.bm.free_blocks(q) >= MIN_FREE_BLOCKS {
-                    break;
+            let (outcome, victims) = match gc_driver::collect_until(self, ctx, q) {
+                Ok(r) => r,
+                Err(e) => {
+                    ctx.set_tag(prev);
+                    return Err(e);
                 }
-                collections += 1;
-                if collections > self.geo.blocks_per_plane {
-                    // A whole FIFO pass without reaching the threshold. If the invalid pages of
-                    // the plane's full blocks do not add up to a block, it is full of valid data
-                    // (placement can load one plane beyond the drive's average): nothing to
-                    // reclaim, as below.
-                    let (f, ppb, data) = (ctx.flash(), self.geo.pages_per_block, self.bm.data_pages_per_block());
-                    let garbage: u64 = f
-                        .blocks_of(q)
-                        .filter(|&b| f.write_pointer(b) == ppb)
-                        .map(|b| u64::from(data - f.valid_count(b)))
-                        .sum();
-                    if garbage < u64::from(data) {
-                        if q == plane && self.bm.free_blocks(q) < MIN_FREE_BLOCKS {
-                            ctx.set_tag(prev);
-                            return Ok(false);
-                        }
-                        break;
-                    }
-                    return Err(SimError::Ftl(format!(
-                        "plane {q}: GC made no progress in {} collections",
-                        collections - 1
-                    )));
-                }
-                let mut job = match self.plane_gc.next_job(&mut self.bm, ctx.flash(), q, true) {
-                    Some(j) => j,
-                    // Nothing to reclaim: the write goes elsewhere unless this plane keeps a
-                    // block for GC beyond the host's (taking the last one would leave GC,
-                    // once victims appear, nowhere to relocate into).
-                    None if q == plane && self.bm.free_blocks(q) < MIN_FREE_BLOCKS => {
-                        ctx.set_tag(prev);
-                        return Ok(false);
-                    }
-                    None => break,
-                };
-                // At most a block's pages move before the erase.
-                let s = self.steps(ctx, &mut job, true, self.geo.pages_per_block + 1)?;
-                assert_eq!(s, GcStep::Erased, "gc job on block {} does not end", job.victim);
-                self.gc.foreground_collections += 1;
-                collected += 1;
+            };
+            // Nothing to reclaim: the write goes elsewhere unless this plane keeps a block
+            // for GC beyond the host's (taking the last one would leave GC, once victims
+            // appear, nowhere to relocate into).
+            if outcome == Foreground::NothingToReclaim && q == plane && self.bm.free_blocks(q) < MIN_FREE_BLOCKS {
+                ctx.set_tag(prev);
+                return Ok(false);
             }
-            if collected > 0 {
+            if victims > 0 {
                 self.bursts.triggers += 1;
-                self.bursts.victims += u64::from(collected);
-                self.bursts.longest = self.bursts.longest.max(collected);
+                self.bursts.victims += u64::from(victims);
+                self.bursts.longest = self.bursts.longest.max(victims);
             }
         }
         ctx.block_scope(plane, self.scope);
@@ -557,7 +572,7 @@ impl<D: GcDestination> PageFtl<D> {
     }
 }
 
-impl<D: GcDestination> Ftl for PageFtl<D> {
+impl<D: GcDestination, H: HostStreams> Ftl for PageFtl<D, H> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -566,13 +581,16 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
         self.copies = CopyCounts::default();
         self.bursts = GcBursts::default();
         self.dest.begin_measurement();
+        self.host.begin_measurement();
         if let Some(f) = self.fdp.as_mut() {
             f.begin_measurement();
         }
     }
 
     fn series(&self) -> Vec<SeriesValue> {
-        self.dest.series()
+        let mut columns = self.dest.series();
+        columns.extend(self.host.series());
+        columns
     }
 
     fn extra_metrics(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -596,6 +614,7 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
             m.insert("gc_open_blocks_max".into(), open.max().unwrap_or(0).into());
         }
         self.dest.put_metrics(&mut m);
+        self.host.put_metrics(&mut m);
         if let Some(f) = &self.fdp {
             m.insert("fdp".into(), f.metrics(u64::from(self.geo.page_size_bytes)));
         }
@@ -619,7 +638,10 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
             Some(p) => p,
             None => self.place(ctx, lpn, old)?,
         };
-        let handle = self.fdp.as_ref().map_or(0, |f| f.handle(ctx.placement()));
+        let handle = match &self.fdp {
+            Some(f) => f.handle(ctx.placement()),
+            None => self.host.stream(lpn),
+        };
         let ppn = self.bm.allocate(ctx.flash(), plane, handle)?;
         if self.geo.page_in_block(ppn) == 0 {
             self.dest.opened(self.geo.block_of(ppn), None);
@@ -654,16 +676,7 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
     }
 
     fn background_step(&mut self, ctx: &mut FlashCtx) -> Result<bool, SimError> {
-        let planes = self.geo.planes();
-        for i in 0..planes {
-            let q = (self.bg_cursor + i) % planes;
-            let wanted = self.plane_gc.suspended(q) || self.bm.free_blocks(q) < self.bg_threshold;
-            if wanted && ManagedGc::gc_step(self, ctx, q)? {
-                self.bg_cursor = q;
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        gc_driver::idle_step(self, ctx)
     }
 
     fn gc_counts(&self) -> GcCounts {
@@ -675,8 +688,8 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
     }
 
     fn mapping_sram_bytes(&self) -> u64 {
-        // One 4-byte physical page number per logical page.
-        self.map.len() as u64 * 4
+        // One 4-byte physical page number per logical page, and the host policy's.
+        self.map.len() as u64 * (4 + self.host.sram_bytes_per_page())
     }
 
     fn save_state(&self) -> Vec<u8> {
@@ -684,9 +697,10 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let mut loaded: PageFtl<D> = ftlsim_core::state::decode(bytes)?;
+        let mut loaded: PageFtl<D, H> = ftlsim_core::state::decode(bytes)?;
         loaded.name = self.name;
         loaded.dest.take_settings(&self.dest);
+        loaded.host.take_settings(&self.host);
         *self = loaded;
         Ok(())
     }
@@ -730,26 +744,65 @@ impl<D: GcDestination> Ftl for PageFtl<D> {
     }
 }
 
-impl<D: GcDestination> ManagedGc for PageFtl<D> {
+impl<D: GcDestination, H: HostStreams> Collector for PageFtl<D, H> {
+    fn next_victim(&mut self, flash: &FlashArray, plane: PlaneId) -> Option<GcJob> {
+        self.plane_gc.next_job(&mut self.bm, flash, plane, true)
+    }
+
+    fn gc_steps(&mut self, ctx: &mut FlashCtx, job: &mut GcJob, urgent: bool, steps: u32) -> Result<GcStep, SimError> {
+        self.steps(ctx, job, urgent, steps)
+    }
+
+    fn gc_counts_mut(&mut self) -> &mut GcCounts {
+        &mut self.gc
+    }
+
+    fn short_of_space(&self, flash: &FlashArray, plane: PlaneId) -> bool {
+        PageFtl::short_of_space(self, flash, plane)
+    }
+
+    fn room(&self, flash: &FlashArray, plane: PlaneId) -> u64 {
+        self.bm.free_pages(flash, plane)
+    }
+
+    fn one_victim_enough(&self, plane: PlaneId) -> bool {
+        self.incremental && self.bm.free_blocks(plane) >= MIN_FREE_BLOCKS
+    }
+
+    /// If the invalid pages of the plane's full blocks do not add up to a block, it is full
+    /// of valid data (placement can load one plane beyond the drive's average): nothing to
+    /// reclaim.
+    fn stalled(&self, flash: &FlashArray, plane: PlaneId, collections: u32) -> Result<(), SimError> {
+        let (ppb, data) = (self.geo.pages_per_block, self.bm.data_pages_per_block());
+        let garbage: u64 = flash
+            .blocks_of(plane)
+            .filter(|&b| flash.write_pointer(b) == ppb)
+            .map(|b| u64::from(data - flash.valid_count(b)))
+            .sum();
+        if garbage < u64::from(data) {
+            return Ok(());
+        }
+        Err(SimError::Ftl(format!("plane {plane}: GC made no progress in {collections} collections")))
+    }
+}
+
+impl<D: GcDestination, H: HostStreams> SteppedCollector for PageFtl<D, H> {
+    fn plane_gc(&mut self) -> (&mut PlaneGc, &mut BlockManager) {
+        (&mut self.plane_gc, &mut self.bm)
+    }
+
+    fn idle_cursor(&mut self) -> &mut u32 {
+        &mut self.bg_cursor
+    }
+
+    fn idle_wanted(&self, plane: PlaneId) -> bool {
+        self.plane_gc.suspended(plane) || self.bm.free_blocks(plane) < self.bg_threshold
+    }
+}
+
+impl<D: GcDestination, H: HostStreams> ManagedGc for PageFtl<D, H> {
     fn gc_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        if let Some(mut parked) = self.plane_gc.take_parked(plane) {
-            let prev = ctx.set_tag(Tag::Gc);
-            let s = self.step(ctx, &mut parked, false)?;
-            ctx.set_tag(prev);
-            assert_eq!(s, GcStep::Erased, "parked victim {} held valid pages", parked.victim);
-            self.gc.background_collections += 1;
-            return Ok(true);
-        }
-        let Some(mut job) = self.plane_gc.next_job(&mut self.bm, ctx.flash(), plane, false) else {
-            return Ok(false);
-        };
-        let prev = ctx.set_tag(Tag::Gc);
-        match self.step(ctx, &mut job, false)? {
-            GcStep::Moved => self.plane_gc.suspend(plane, job),
-            GcStep::Erased => self.gc.background_collections += 1,
-        }
-        ctx.set_tag(prev);
-        Ok(true)
+        gc_driver::managed_step(self, ctx, plane)
     }
 
     fn gc_due(&self) -> bool {
@@ -765,16 +818,7 @@ impl<D: GcDestination> ManagedGc for PageFtl<D> {
     }
 
     fn gc_copy_step(&mut self, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
-        if self.plane_gc.prepare_copy(&mut self.bm, ctx.flash(), plane, true) == CopyFrom::Nothing {
-            return Ok(false);
-        }
-        let mut job = self.plane_gc.next_job(&mut self.bm, ctx.flash(), plane, false).expect("a victim to copy from");
-        let prev = ctx.set_tag(Tag::Gc);
-        let s = self.step(ctx, &mut job, false)?;
-        ctx.set_tag(prev);
-        assert_eq!(s, GcStep::Moved, "a copy step erased victim {}", job.victim);
-        self.plane_gc.suspend(plane, job);
-        Ok(true)
+        gc_driver::copy_step(self, ctx, plane)
     }
 
     fn gc_job_active(&self, plane: PlaneId) -> bool {
@@ -782,11 +826,11 @@ impl<D: GcDestination> ManagedGc for PageFtl<D> {
     }
 
     fn gc_repick(&mut self, flash: &FlashArray, plane: PlaneId) -> bool {
-        self.plane_gc.repick(&mut self.bm, flash, plane)
+        gc_driver::repick(self, flash, plane)
     }
 }
 
-impl<D: GcDestination> Recovery for PageFtl<D> {
+impl<D: GcDestination, H: HostStreams> Recovery for PageFtl<D, H> {
     /// Full scan (seed 001 Ch. 8, opening, before Fig. 8.1: a page-level FTL without a
     /// backup "requires to find and read all valid pages"): every written page's spare area,
     /// the newest copy of each logical page kept, then the blocks' states. Worst case: the
@@ -798,7 +842,8 @@ impl<D: GcDestination> Recovery for PageFtl<D> {
             return Err(SimError::Input("power-loss recovery under [fdp] is not supported".into()));
         }
         // The policy's state the power took is forgotten below (`recovered`); its settings stay.
-        *self = PageFtl::with_destination(cfg, self.name, self.dest.clone())?;
+        *self = PageFtl::with_policies(cfg, self.name, self.dest.clone(), self.host.clone())?;
+        self.host.recovered();
         let blocks = 0..self.geo.blocks();
         let map = &mut self.map;
         recovery::scan_blocks(ctx, blocks, |flash, ppn, oob| recovery::keep_newest(map, flash, ppn, oob));

@@ -326,7 +326,7 @@ pub const FTLS: &[FtlInfo] = &[
         description: "page FTL writing hot and cold pages to separate blocks, hotness by update count",
         source: "docs/extending.md; data clustering of Chiang, Lee & Chang (SP&E 1999), hot data by update counts as Hsieh, Kuo & Chang (ACM TOS 2006)",
         build: |c| boxed(hotcold::build(c)),
-        capabilities: Capabilities { sections: &["hotcold"], ..recovering(hotcold::open_blocks_per_plane) },
+        capabilities: Capabilities { channel_unit: true, sections: &["hotcold"], ..recovering(hotcold::open_blocks_per_plane) },
         bytes_per_logical_page: 5,
         bytes_per_cache_byte: 0,
     },

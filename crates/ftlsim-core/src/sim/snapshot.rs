@@ -36,7 +36,7 @@ use std::time::Instant;
 /// First bytes of every snapshot file.
 const MAGIC: &[u8; 16] = b"FTLSIM-SNAPSHOT\n";
 /// Version of the file layout and of the state encodings; bumped when either changes.
-pub const FORMAT_VERSION: u32 = 12;
+pub const FORMAT_VERSION: u32 = 13;
 /// zstd level: fast, and the state's random addresses compress little more at higher ones.
 const ZSTD_LEVEL: i32 = 1;
 

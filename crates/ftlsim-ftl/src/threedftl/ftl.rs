@@ -33,6 +33,7 @@ use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::flash::{FlashArray, Oob, PageKind};
 use ftlsim_core::ftl::{FlashCtx, Ftl, GcCounts, OpRef, Recovery};
 use ftlsim_core::gc::{BlockManager, GcJob, GcStep, Relocate, MIN_FREE_BLOCKS};
+use ftlsim_core::gc_driver::{self, Collector};
 use ftlsim_core::geometry::{BlockId, Geometry, Lpn, PlaneId, Ppn, NONE};
 use ftlsim_core::scheduler::Tag;
 use serde::{Deserialize, Serialize};
@@ -398,28 +399,39 @@ impl ThreeDftl {
             return Ok(true);
         }
         let prev = ctx.set_tag(Tag::Gc);
-        let mut collections = 0;
-        while self.bm.free_blocks(plane) < self.threshold {
-            collections += 1;
-            let Some(mut job) = self.bm.next_job(&mut None, ctx.flash(), plane, true) else {
-                break;
-            };
-            if collections > self.geo.blocks_per_plane {
-                ctx.set_tag(prev);
-                return Err(SimError::Ftl(format!(
-                    "plane {plane}: GC made no progress in {} collections",
-                    collections
-                )));
-            }
-            let mut steps = 0;
-            while self.step(ctx, &mut job)? == GcStep::Moved {
-                steps += 1;
-                assert!(steps <= 2 * self.geo.pages_per_block, "gc job on block {} does not end", job.victim);
-            }
-            self.gc.foreground_collections += 1;
-        }
+        let r = gc_driver::collect_until(self, ctx, plane);
         ctx.set_tag(prev);
+        r?;
         Ok(self.bm.free_blocks(plane) >= MIN_FREE_BLOCKS)
+    }
+}
+
+impl Collector for ThreeDftl {
+    fn next_victim(&mut self, flash: &FlashArray, plane: PlaneId) -> Option<GcJob> {
+        self.bm.next_job(&mut None, flash, plane, true)
+    }
+
+    fn gc_steps(&mut self, ctx: &mut FlashCtx, job: &mut GcJob, _urgent: bool, steps: u32) -> Result<GcStep, SimError> {
+        let mut s = self.step(ctx, job)?;
+        for _ in 1..steps {
+            if s == GcStep::Erased {
+                break;
+            }
+            s = self.step(ctx, job)?;
+        }
+        Ok(s)
+    }
+
+    fn gc_counts_mut(&mut self) -> &mut GcCounts {
+        &mut self.gc
+    }
+
+    fn short_of_space(&self, _flash: &FlashArray, plane: PlaneId) -> bool {
+        self.bm.free_blocks(plane) < self.threshold
+    }
+
+    fn room(&self, flash: &FlashArray, plane: PlaneId) -> u64 {
+        self.bm.free_pages(flash, plane)
     }
 }
 
