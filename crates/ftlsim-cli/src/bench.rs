@@ -5,7 +5,7 @@
 //! replay rate of every registered FTL on the same drive and workload, against DFTL's.
 
 use clap::Args;
-use ftlsim_core::error::SimError;
+use ftlsim_core::error::{RequestError, SimError};
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, Replay, RunOptions};
 use ftlsim_core::trace::{detect, parser, ParserOptions};
@@ -134,7 +134,7 @@ fn tenants(sim: &mut ftlsim_core::sim::Simulator, n: u32, requests: u64) -> Resu
         });
         gens.push(Generator::new(&spec, namespace.sectors * 512, 200 + i)?.map(Ok));
     }
-    let mut sources: Vec<&mut dyn Iterator<Item = Result<ftlsim_core::host::Request, SimError>>> =
+    let mut sources: Vec<&mut dyn Iterator<Item = Result<ftlsim_core::host::Request, RequestError>>> =
         gens.iter_mut().map(|g| g as &mut dyn Iterator<Item = _>).collect();
     let opts = RunOptions { tenants, interval_ns: 0, ..RunOptions::default() };
     let t = Instant::now();

@@ -1,11 +1,12 @@
 //! Trace options of `ftlsim run --trace`, and the `ftlsim trace` subcommands.
 
 use clap::Args;
-use ftlsim_core::error::{SimError, WorkloadError};
-use ftlsim_core::fitted::FittedWorkload;
-use ftlsim_core::locality::{Locality, LocalityDistance};
+use ftlsim_core::error::SimError;
 use ftlsim_core::outputs::{Outputs, Target};
-use ftlsim_core::trace::{
+use ftlsim_requests::error::WorkloadError;
+use ftlsim_requests::fitted::FittedWorkload;
+use ftlsim_requests::locality::{Locality, LocalityDistance};
+use ftlsim_requests::trace::{
     detect, stats, write_line, Overflow, ParserOptions, RecordReader, TraceFormat, TraceOptions, TraceStats, WRITABLE,
 };
 use std::path::PathBuf;
@@ -229,7 +230,7 @@ pub fn run(cmd: &TraceCmd) -> Result<(), SimError> {
         TraceCmd::Fit(a) => fit_cmd(a),
         TraceCmd::Locality(a) => {
             let reader = a.input.open(a.json)?;
-            let l = ftlsim_core::locality::of_trace(reader)?;
+            let l = ftlsim_requests::locality::of_trace(reader)?;
             if a.json {
                 println!("{}", serde_json::to_string_pretty(&l.report()).expect("locality serialises"));
             } else {
@@ -270,14 +271,14 @@ fn output_of(input: &InputArgs, out: &std::path::Path) -> Result<Target, SimErro
 
 /// `ftlsim trace fit`.
 fn fit_cmd(a: &FitArgs) -> Result<(), SimError> {
-    let extent = ftlsim_core::workload::parse_bytes("--extent", &a.extent)?;
+    let extent = ftlsim_requests::workload::parse_bytes("--extent", &a.extent)?;
     if extent < 4096 || extent % 4096 != 0 {
         return Err(WorkloadError::new("--extent", a.extent.clone(), "must be a multiple of 4 KiB").into());
     }
     let out = output_of(&a.input, &a.out)?;
     let reader = a.input.open(false)?;
     let source = a.input.file.display().to_string();
-    let mut w = ftlsim_core::fitted::fit(reader, &source, extent)?;
+    let mut w = ftlsim_requests::fitted::fit(reader, &source, extent)?;
     // The fit as fitted is checked against its trace; an imposed share changes it on
     // purpose.
     let replayed = w.replay_locality(w.requests, a.seed);
@@ -297,10 +298,10 @@ fn impose_update_share(a: &FitArgs, w: &FittedWorkload, target: f64) -> Result<F
         return Err(WorkloadError::new("--update-share", target.to_string(), "a share: a number in [0, 1]").into());
     }
     let (replay, capacity) = (a.replay.as_deref().unwrap_or(""), a.capacity.as_deref().unwrap_or(""));
-    let logical_bytes = ftlsim_core::workload::parse_bytes("--capacity", capacity)?;
+    let logical_bytes = ftlsim_requests::workload::parse_bytes("--capacity", capacity)?;
     let origin = a.out.display().to_string();
     let names = ("--replay", "--capacity");
-    Ok(ftlsim_core::workload::impose_on_fit(w, &origin, replay, logical_bytes, target, a.seed, names)?)
+    Ok(ftlsim_requests::workload::impose_on_fit(w, &origin, replay, logical_bytes, target, a.seed, names)?)
 }
 
 /// What the fit `w` of `source` found, how its replay compares (`replayed`, `d`), and the
@@ -467,13 +468,13 @@ fn print_stats(s: &TraceStats) {
 }
 
 /// `trace locality` as a table.
-fn print_locality(l: &ftlsim_core::locality::Locality) {
+fn print_locality(l: &ftlsim_requests::locality::Locality) {
     println!(
         "requests       {} ({} page accesses, {} page writes, 4 KiB pages)",
         l.requests, l.page_accesses, l.page_writes
     );
     println!("update share   {:.1}% of page writes rewrite a page written before", l.update_share * 100.0);
-    let median = |d: &ftlsim_core::locality::Distances| {
+    let median = |d: &ftlsim_requests::locality::Distances| {
         let half = d.total().div_ceil(2);
         let mut acc = 0;
         for (&b, &n) in d.lower_bounds.iter().zip(&d.counts) {

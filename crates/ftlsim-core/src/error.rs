@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+pub use ftlsim_requests::error::{RequestError, TraceError, WorkloadError};
+
 /// A drive configuration that cannot be loaded or does not make sense.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -72,33 +74,6 @@ impl std::error::Error for ConfigError {}
 pub(crate) fn invalid(key: &str, value: impl fmt::Display, rule: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { key: key.to_string(), value: value.to_string(), rule: rule.into() }
 }
-
-/// A workload specification that cannot be parsed or is out of range.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct WorkloadError {
-    /// The key of the spec (`read`, `size`, ...), or `spec` for the whole string.
-    pub key: String,
-    /// The text found.
-    pub value: String,
-    /// What was expected.
-    pub rule: String,
-}
-
-impl WorkloadError {
-    /// An error for `key` holding `value`, breaking `rule`.
-    pub fn new(key: impl Into<String>, value: impl Into<String>, rule: impl Into<String>) -> WorkloadError {
-        WorkloadError { key: key.into(), value: value.into(), rule: rule.into() }
-    }
-}
-
-impl fmt::Display for WorkloadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid workload spec: {} = `{}` ({})", self.key, self.value, self.rule)
-    }
-}
-
-impl std::error::Error for WorkloadError {}
 
 /// A broken NAND rule. An FTL that triggers one has a bug; the flash model reports it
 /// instead of silently corrupting state, in release builds too.
@@ -225,52 +200,6 @@ impl fmt::Display for FlashError {
 }
 
 impl std::error::Error for FlashError {}
-
-/// A trace line that cannot be used, or a trace file that cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TraceError {
-    /// File path.
-    pub file: String,
-    /// 1-based line number (0 when the error is about the whole file).
-    pub line: u64,
-    /// Field name, or `file` / `line` for whole-file or whole-line problems.
-    pub field: String,
-    /// The text found.
-    pub text: String,
-    /// What was expected, and how to fix it.
-    pub rule: String,
-}
-
-impl fmt::Display for TraceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = Printable(&self.text);
-        if self.line == 0 {
-            write!(f, "trace {}: {text} ({})", self.file, self.rule)
-        } else {
-            write!(f, "trace {}:{}: field {} = `{text}` ({})", self.file, self.line, self.field, self.rule)
-        }
-    }
-}
-
-/// Text from an input file as it can be shown on a terminal: control characters (a binary
-/// file's bytes, escape sequences) escaped as `\u{..}`, `\n` and the like.
-struct Printable<'a>(&'a str);
-
-impl fmt::Display for Printable<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for c in self.0.chars() {
-            if c.is_control() {
-                write!(f, "{}", c.escape_default())?;
-            } else {
-                write!(f, "{c}")?;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for TraceError {}
 
 /// A drive snapshot that cannot be saved or loaded (`--save-state`, `--load-state`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -432,6 +361,16 @@ impl From<WorkloadError> for SimError {
         SimError::Workload(e)
     }
 }
+impl From<RequestError> for SimError {
+    fn from(e: RequestError) -> Self {
+        match e {
+            RequestError::Workload(e) => SimError::Workload(e),
+            RequestError::Trace(e) => SimError::Trace(e),
+            RequestError::Request(m) => SimError::Request(m),
+        }
+    }
+}
+
 impl From<TraceError> for SimError {
     fn from(e: TraceError) -> Self {
         SimError::Trace(e)

@@ -33,8 +33,7 @@ pub trait Collector {
     /// Step `job` up to `steps` times (a page move each, then the erase), relocating its
     /// pages and releasing its victim once erased; the last step's outcome. `urgent`:
     /// foreground GC.
-    fn gc_steps(&mut self, ctx: &mut FlashCtx, job: &mut GcJob, urgent: bool, steps: u32)
-        -> Result<GcStep, SimError>;
+    fn gc_steps(&mut self, ctx: &mut FlashCtx, job: &mut GcJob, urgent: bool, steps: u32) -> Result<GcStep, SimError>;
     /// The FTL's GC counters.
     fn gc_counts_mut(&mut self) -> &mut GcCounts;
     /// `plane` must collect before a host write lands there.
@@ -167,7 +166,11 @@ pub fn managed_step<C: SteppedCollector + ?Sized>(
 /// A cycle-filling follower's copy on `plane` ([`crate::ftl::ManagedGc::gc_copy_step`]):
 /// from the victim under way, or from the next-best one when it is drained (parked for a
 /// later erase); `false` when no copy can follow.
-pub fn copy_step<C: SteppedCollector + ?Sized>(c: &mut C, ctx: &mut FlashCtx, plane: PlaneId) -> Result<bool, SimError> {
+pub fn copy_step<C: SteppedCollector + ?Sized>(
+    c: &mut C,
+    ctx: &mut FlashCtx,
+    plane: PlaneId,
+) -> Result<bool, SimError> {
     let may_switch = c.may_switch_victim();
     let (pgc, bm) = c.plane_gc();
     match pgc.prepare_copy(bm, ctx.flash(), plane, may_switch) {
@@ -227,7 +230,11 @@ fn job_step<C: SteppedCollector + ?Sized>(c: &mut C, ctx: &mut FlashCtx, plane: 
 }
 
 /// One step of `job`, its flash operations tagged as GC's and the FTL in its GC state.
-fn step_tagged<C: SteppedCollector + ?Sized>(c: &mut C, ctx: &mut FlashCtx, job: &mut GcJob) -> Result<GcStep, SimError> {
+fn step_tagged<C: SteppedCollector + ?Sized>(
+    c: &mut C,
+    ctx: &mut FlashCtx,
+    job: &mut GcJob,
+) -> Result<GcStep, SimError> {
     let prev = ctx.set_tag(Tag::Gc);
     c.in_gc(true);
     let r = c.gc_steps(ctx, job, false, 1);

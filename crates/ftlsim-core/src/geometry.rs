@@ -12,8 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Logical page number as seen by the host (page-sized sectors of the user space).
-pub type Lpn = u32;
+pub use ftlsim_requests::host::Lpn;
 /// Physical page number, packed as described in the module header.
 pub type Ppn = u32;
 /// Global block id: `plane * blocks_per_plane + block_in_plane`.

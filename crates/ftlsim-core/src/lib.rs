@@ -7,20 +7,18 @@
 //! resources) -> [`metrics`]. See docs/architecture.md.
 #![deny(missing_docs)]
 
+pub use ftlsim_requests::{bits, fitted, host, locality, trace, workload};
+
 pub mod address_map;
 pub mod arbiter;
 pub mod big_array;
-pub mod bits;
 pub mod config;
 pub mod error;
-pub mod fitted;
 pub mod flash;
 pub mod ftl;
 pub mod gc;
 pub mod gc_driver;
 pub mod geometry;
-pub mod host;
-pub mod locality;
 pub mod metrics;
 pub mod multichannel;
 pub mod outputs;
@@ -29,7 +27,5 @@ pub mod reliability;
 pub mod scheduler;
 pub mod sim;
 pub mod state;
-pub mod trace;
-pub mod workload;
 pub mod write_behind;
 pub mod write_buffer;

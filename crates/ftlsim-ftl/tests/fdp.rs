@@ -6,7 +6,7 @@
 use crate::util;
 
 use ftlsim_core::arbiter::PriorityClass;
-use ftlsim_core::error::SimError;
+use ftlsim_core::error::RequestError;
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Namespace, PlacementRule, Precondition, Replay, Report, RunOptions, Simulator, Tenant};
@@ -78,7 +78,7 @@ fn run_on(ftl: &str, handles: u16, kind: &str, cases: &[Case], seed: u64) -> (Si
     let n = cases.len() as u64;
     let mut tenants = Vec::new();
     let expected = Rc::new(RefCell::new(vec![0u16; pages as usize]));
-    let mut sources: Vec<Box<dyn Iterator<Item = Result<Request, SimError>>>> = Vec::new();
+    let mut sources: Vec<Box<dyn Iterator<Item = Result<Request, RequestError>>>> = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         let i = i as u64;
         let namespace = Namespace { first_sector: i * pages / n * spp, sectors: pages / n * spp };
@@ -108,8 +108,8 @@ fn run_on(ftl: &str, handles: u16, kind: &str, cases: &[Case], seed: u64) -> (Si
             placement: c.rule(),
         });
     }
-    let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, SimError>>> =
-        sources.iter_mut().map(|s| s.as_mut() as &mut dyn Iterator<Item = Result<Request, SimError>>).collect();
+    let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, RequestError>>> =
+        sources.iter_mut().map(|s| s.as_mut() as &mut dyn Iterator<Item = Result<Request, RequestError>>).collect();
     let opts = RunOptions { tenants, check_every: 53, interval_ns: 0, ..RunOptions::default() };
     let r = sim.run_tenants(&mut refs, &opts, &mut NoObserver).unwrap();
     sim.check_invariants();

@@ -47,7 +47,7 @@ proptest! {
     }
 }
 
-fn write(lpn: u32, at_ns: u64) -> Result<Request, ftlsim_core::error::SimError> {
+fn write(lpn: u32, at_ns: u64) -> Result<Request, ftlsim_core::error::RequestError> {
     Ok(Request {
         arrival_ns: at_ns,
         think_ns: 0,
@@ -83,7 +83,7 @@ fn one_plane(blocks: u32, share: f64, ftl: &str) -> Result<ftlsim_core::sim::Sim
 /// Run `reqs` on `sim` with the invariants checked after each request, then read every page.
 fn run_checked(
     sim: &mut ftlsim_core::sim::Simulator,
-    reqs: &mut dyn Iterator<Item = Result<Request, ftlsim_core::error::SimError>>,
+    reqs: &mut dyn Iterator<Item = Result<Request, ftlsim_core::error::RequestError>>,
     replay: Replay,
 ) -> Result<Report, String> {
     let opts = RunOptions { replay, check_every: 1, ..RunOptions::default() };

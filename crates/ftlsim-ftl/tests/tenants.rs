@@ -6,7 +6,7 @@
 use crate::util;
 
 use ftlsim_core::arbiter::{Arbitration, PriorityClass};
-use ftlsim_core::error::SimError;
+use ftlsim_core::error::RequestError;
 use ftlsim_core::host::Request;
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{
@@ -15,7 +15,7 @@ use ftlsim_core::sim::{
 use ftlsim_core::workload::{Generator, WorkloadSpec};
 use util::{drive_for, read_all, set, small_config};
 
-type Source = Box<dyn Iterator<Item = Result<Request, SimError>>>;
+type Source = Box<dyn Iterator<Item = Result<Request, RequestError>>>;
 
 /// A tenant `name` of `class` over the pages `[a, b)` shares of `sim`'s logical space running
 /// `workload` (closed loop at its `qd`, or open loop), and its source from `seed`.
@@ -46,8 +46,8 @@ fn tenant(
 
 fn run(sim: &mut Simulator, tenants: Vec<(Tenant, Source)>, opts: RunOptions) -> Report {
     let (tenants, mut sources): (Vec<_>, Vec<_>) = tenants.into_iter().unzip();
-    let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, SimError>>> =
-        sources.iter_mut().map(|s| s.as_mut() as &mut dyn Iterator<Item = Result<Request, SimError>>).collect();
+    let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, RequestError>>> =
+        sources.iter_mut().map(|s| s.as_mut() as &mut dyn Iterator<Item = Result<Request, RequestError>>).collect();
     sim.run_tenants(&mut refs, &RunOptions { tenants, ..opts }, &mut NoObserver).unwrap()
 }
 
@@ -239,8 +239,8 @@ fn every_read_returns_the_newest_version_under_tenants_of_every_ftl() {
         .unwrap_or_else(|e| panic!("{}: {e}", f.name));
         let tenants = mixed_tenants(&sim);
         let (tenants, mut sources): (Vec<_>, Vec<_>) = tenants.into_iter().unzip();
-        let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, SimError>>> =
-            sources.iter_mut().map(|s| s.as_mut() as &mut dyn Iterator<Item = Result<Request, SimError>>).collect();
+        let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, RequestError>>> =
+            sources.iter_mut().map(|s| s.as_mut() as &mut dyn Iterator<Item = Result<Request, RequestError>>).collect();
         let opts = RunOptions { tenants, check_every: 97, ..RunOptions::default() };
         sim.run_tenants(&mut refs, &opts, &mut NoObserver).unwrap_or_else(|e| panic!("{}: {e}", f.name));
         sim.check_invariants();
@@ -270,8 +270,8 @@ fn the_time_series_has_each_tenants_columns_adding_up_to_the_drives() {
     sim.precondition(&Precondition { fill: 1.0, seed: 7, ..Precondition::default() }).unwrap();
     let tenants = mixed_tenants(&sim);
     let (tenants, mut sources): (Vec<_>, Vec<_>) = tenants.into_iter().unzip();
-    let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, SimError>>> =
-        sources.iter_mut().map(|s| s.as_mut() as &mut dyn Iterator<Item = Result<Request, SimError>>).collect();
+    let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, RequestError>>> =
+        sources.iter_mut().map(|s| s.as_mut() as &mut dyn Iterator<Item = Result<Request, RequestError>>).collect();
     let mut rows = ftlsim_core::metrics::RowCollector::default();
     let opts = RunOptions { tenants, interval_ns: 10_000_000, ..RunOptions::default() };
     let r = sim.run_tenants(&mut refs, &opts, &mut rows).unwrap();

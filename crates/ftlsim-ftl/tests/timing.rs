@@ -17,7 +17,7 @@ use util::small_config;
 /// One page read at 81.92 MB/s with C = 100 ns: C + tR + X.
 const PAGE_READ_NS: u64 = 100 + 25_000 + 50_000;
 
-fn req(op: IoOp, lpn: u32) -> Result<Request, ftlsim_core::error::SimError> {
+fn req(op: IoOp, lpn: u32) -> Result<Request, ftlsim_core::error::RequestError> {
     Ok(Request { arrival_ns: 0, think_ns: 0, device: 0, offset_sector: u64::from(lpn) * 8, sectors: 8, op })
 }
 

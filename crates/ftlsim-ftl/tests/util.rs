@@ -1,7 +1,7 @@
 //! Helpers shared by the FTL integration tests.
 
 use ftlsim_core::config::{DriveConfig, Resolved};
-use ftlsim_core::error::SimError;
+use ftlsim_core::error::RequestError;
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions, Simulator};
@@ -80,12 +80,12 @@ pub fn drive_for(f: &ftlsim_ftl::FtlInfo, blocks: u32, ppb: u32, ftl_lines: &str
 }
 
 /// Read every logical page of 4 KiB once, in order, one page per request.
-pub fn read_all(logical_pages: u32) -> impl Iterator<Item = Result<Request, SimError>> {
+pub fn read_all(logical_pages: u32) -> impl Iterator<Item = Result<Request, RequestError>> {
     read_every_page(logical_pages, 8)
 }
 
 /// Read every logical page of `spp` sectors once, in order, one page per request.
-pub fn read_every_page(logical_pages: u32, spp: u32) -> impl Iterator<Item = Result<Request, SimError>> {
+pub fn read_every_page(logical_pages: u32, spp: u32) -> impl Iterator<Item = Result<Request, RequestError>> {
     (0..logical_pages).map(move |p| {
         Ok(Request {
             arrival_ns: 0,
@@ -254,7 +254,7 @@ pub fn zoned_stream(
     zone_pages: u64,
     requests: u64,
     seed: u64,
-) -> impl Iterator<Item = Result<Request, SimError>> {
+) -> impl Iterator<Item = Result<Request, RequestError>> {
     use rand::{Rng, SeedableRng};
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut wp = vec![0u64; zones as usize];

@@ -8,7 +8,7 @@
 
 use crate::util;
 
-use ftlsim_core::error::SimError;
+use ftlsim_core::error::{RequestError, SimError};
 use ftlsim_core::host::{IoOp, Request};
 use ftlsim_core::metrics::NoObserver;
 use ftlsim_core::sim::{Precondition, Replay, Report, RunOptions, Simulator};
@@ -25,7 +25,7 @@ fn drive(lines: &str) -> Simulator {
 const ZONE: u64 = 64; // pages
 const SPP: u64 = 8; // sectors per 4 KiB page
 
-fn req(op: IoOp, first_page: u64, pages: u64) -> Result<Request, SimError> {
+fn req(op: IoOp, first_page: u64, pages: u64) -> Result<Request, RequestError> {
     Ok(Request {
         arrival_ns: 0,
         think_ns: 0,
@@ -36,7 +36,7 @@ fn req(op: IoOp, first_page: u64, pages: u64) -> Result<Request, SimError> {
     })
 }
 
-fn run(sim: &mut Simulator, reqs: Vec<Result<Request, SimError>>) -> Result<Report, SimError> {
+fn run(sim: &mut Simulator, reqs: Vec<Result<Request, RequestError>>) -> Result<Report, SimError> {
     let opts =
         RunOptions { replay: Replay::Closed { queue_depth: 1 }, check_every: 1, interval_ns: 0, ..Default::default() };
     let r = sim.run(&mut reqs.into_iter(), &opts, &mut NoObserver);
@@ -45,7 +45,7 @@ fn run(sim: &mut Simulator, reqs: Vec<Result<Request, SimError>>) -> Result<Repo
 }
 
 /// A zone management command (no data) on zone `z`.
-fn zone(op: IoOp, z: u64) -> Result<Request, SimError> {
+fn zone(op: IoOp, z: u64) -> Result<Request, RequestError> {
     req(op, z * ZONE, 0)
 }
 

@@ -5,7 +5,7 @@
 use crate::{ConfigError, InputError, SimulationError, SnapshotError, TraceError, WorkloadError};
 use ftlsim_core::error::{ConfigError as CoreConfigError, SimError};
 use ftlsim_core::metrics::IntervalRow;
-use ftlsim_core::trace::{Overflow, ParserOptions, TraceFormat, TraceOptions};
+use ftlsim_requests::trace::{Overflow, ParserOptions, TraceFormat, TraceOptions};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

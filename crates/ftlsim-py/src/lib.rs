@@ -10,8 +10,8 @@ use ftlsim_core::config::DriveConfig;
 use ftlsim_core::error::SimError;
 use ftlsim_core::metrics::{IntervalRow, Observer};
 use ftlsim_core::outputs::Outputs;
-use ftlsim_core::trace::{detect, stats, ParserOptions, RecordReader, TraceFormat};
-use ftlsim_core::workload::{impose_on_fit, parse_bytes, parse_duration_ns, WorkloadSpec};
+use ftlsim_requests::trace::{detect, stats, ParserOptions, RecordReader, TraceFormat};
+use ftlsim_requests::workload::{impose_on_fit, parse_bytes, parse_duration_ns, WorkloadSpec};
 use ftlsim_run::{Drive, RunObserver, RunSpec, Source};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -415,13 +415,13 @@ fn trace_fit(
     let opts = ParserOptions::default();
     let w = py
         .detach(|| {
-            unwound(|| -> Result<ftlsim_core::fitted::FittedWorkload, SimError> {
+            unwound(|| -> Result<ftlsim_requests::fitted::FittedWorkload, SimError> {
                 let format = match &format {
                     Some(f) => f.parse::<TraceFormat>().map_err(SimError::Input)?,
                     None => detect(&path, &opts)?,
                 };
                 let reader = RecordReader::new(&path, format, &opts, false)?;
-                let w = ftlsim_core::fitted::fit(reader, &path.display().to_string(), extent_bytes)?;
+                let w = ftlsim_requests::fitted::fit(reader, &path.display().to_string(), extent_bytes)?;
                 match (update_share, &replay, capacity_bytes) {
                     (Some(target), Some(replay), Some(capacity)) => {
                         let origin = out.as_ref().unwrap_or(&path).display().to_string();
@@ -456,7 +456,7 @@ fn trace_locality(py: Python<'_>, path: PathBuf, format: Option<String>) -> PyRe
                     Some(f) => f.parse::<TraceFormat>().map_err(SimError::Input)?,
                     None => detect(&path, &opts)?,
                 };
-                let l = ftlsim_core::locality::of_trace(RecordReader::new(&path, format, &opts, false)?)?;
+                let l = ftlsim_requests::locality::of_trace(RecordReader::new(&path, format, &opts, false)?)?;
                 Ok(serde_json::to_value(l.report()).expect("locality serialises"))
             })
         })?
@@ -472,7 +472,7 @@ fn workload_locality(py: Python<'_>, spec: &str, capacity_bytes: u64, seed: u64)
         .detach(|| {
             unwound(|| -> Result<serde_json::Value, SimError> {
                 let spec = WorkloadSpec::parse(spec)?;
-                let l = ftlsim_core::workload::locality(&spec, capacity_bytes, seed)?;
+                let l = ftlsim_requests::workload::locality(&spec, capacity_bytes, seed)?;
                 Ok(serde_json::to_value(l.report()).expect("locality serialises"))
             })
         })?
@@ -491,7 +491,7 @@ fn fit_check(py: Python<'_>, fit: PathBuf, requests: Option<u64>, seed: u64) -> 
                 let origin = fit.display().to_string();
                 let text = std::fs::read_to_string(&fit)
                     .map_err(|e| SimError::Input(format!("{origin}: cannot read the fitted workload: {e}")))?;
-                let w = ftlsim_core::fitted::FittedWorkload::from_toml(&text, &origin).map_err(SimError::Input)?;
+                let w = ftlsim_requests::fitted::FittedWorkload::from_toml(&text, &origin).map_err(SimError::Input)?;
                 let n = requests.unwrap_or(w.requests);
                 let replayed = w.replay_locality(n, seed);
                 Ok(serde_json::json!({

@@ -15,7 +15,7 @@ pub use results::{result_json, wall_time_json};
 pub use tenants::{parse_arbitration, TenantSpec};
 
 use ftlsim_core::config::{DriveConfig, Resolved};
-use ftlsim_core::error::{SimError, WorkloadError};
+use ftlsim_core::error::{RequestError, SimError, WorkloadError};
 use ftlsim_core::host::Request;
 use ftlsim_core::metrics::Observer;
 use ftlsim_core::outputs::{Outputs, Staged, Target};
@@ -441,7 +441,7 @@ pub(crate) fn unstamped_snapshot(path: &std::path::Path) -> SimError {
 fn after_cut(
     sim: &mut Simulator,
     report: &Report,
-    source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+    source: &mut dyn Iterator<Item = Result<Request, RequestError>>,
     opts: &RunOptions,
     obs: &mut dyn RunObserver,
 ) -> Result<Option<Report>, SimError> {
@@ -552,7 +552,7 @@ fn replay_tenants(
 ) -> Result<(Report, serde_json::Value), SimError> {
     /// A tenant's requests; traces are kept to read their info after the run.
     enum Opened {
-        Synthetic(Box<dyn Iterator<Item = Result<Request, SimError>>>),
+        Synthetic(Box<dyn Iterator<Item = Result<Request, RequestError>>>),
         Trace(Box<TraceSource>, TraceOptions),
     }
     let spp = p.cfg.geometry.sectors_per_page();
@@ -583,10 +583,10 @@ fn replay_tenants(
         });
     }
     obs.replay_begins(None);
-    let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, SimError>>> = opened
+    let mut refs: Vec<&mut dyn Iterator<Item = Result<Request, RequestError>>> = opened
         .iter_mut()
         .map(|o| match o {
-            Opened::Synthetic(g) => g.as_mut() as &mut dyn Iterator<Item = Result<Request, SimError>>,
+            Opened::Synthetic(g) => g.as_mut() as &mut dyn Iterator<Item = Result<Request, RequestError>>,
             Opened::Trace(src, _) => src.as_mut(),
         })
         .collect();
@@ -625,7 +625,7 @@ fn synthetic(
     logical: u64,
     seed: u64,
     obs: &mut dyn RunObserver,
-) -> Result<impl Iterator<Item = Result<Request, SimError>>, SimError> {
+) -> Result<impl Iterator<Item = Result<Request, RequestError>>, SimError> {
     obs.replay_begins(match p.workload.limit {
         Limit::Requests(n) => Some(n),
         Limit::DurationNs(_) => None,

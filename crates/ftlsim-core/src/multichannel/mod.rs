@@ -29,7 +29,7 @@ mod snapshot;
 mod unit;
 
 use crate::config::{BufferSharing, ChannelMode, DriveConfig, MultichannelConfig, Resolved, Timing, WriteBufferPolicy};
-use crate::error::SimError;
+use crate::error::{RequestError, SimError};
 use crate::flash::FlashArray;
 use crate::ftl::{Ftl, GcNext};
 use crate::geometry::Lpn;
@@ -284,7 +284,7 @@ impl ChannelSystem {
     /// until it ends and the buffer is empty.
     pub fn run(
         &mut self,
-        source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        source: &mut dyn Iterator<Item = Result<Request, RequestError>>,
         opts: &McOptions,
         obs: &mut dyn Observer,
     ) -> Result<McReport, SimError> {
@@ -410,7 +410,7 @@ impl ChannelSystem {
     fn admit(
         &mut self,
         now: u64,
-        source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        source: &mut dyn Iterator<Item = Result<Request, RequestError>>,
         cut: Option<crate::sim::CutAt>,
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
@@ -482,7 +482,7 @@ impl ChannelSystem {
     fn next_request(
         &mut self,
         now: u64,
-        source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        source: &mut dyn Iterator<Item = Result<Request, RequestError>>,
     ) -> Result<bool, SimError> {
         let sectors_total = self.host_pages * u64::from(self.spp);
         loop {

@@ -54,17 +54,7 @@ use bus::Bus;
 use channel_bus::ChannelBus;
 use die_starts::DieStarts;
 
-/// Simulated time in nanoseconds.
-pub type SimTime = u64;
-
-/// The latest instant a run may reach: 2^62 ns, about 146 years. Arrival times, durations
-/// and think times are checked against it before they are used (a workload spec at parse
-/// time, each request as it is issued), so that no sum of times (an arrival, queueing and
-/// flash work) overflows a [`SimTime`] and the scheduler never sees time run backwards.
-pub const SIM_TIME_LIMIT_NS: SimTime = 1 << 62;
-
-/// [`SIM_TIME_LIMIT_NS`] in words, for error messages.
-pub const SIM_TIME_LIMIT_TEXT: &str = "2^62 ns, about 146 years";
+pub use ftlsim_requests::time::{SimTime, SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
 
 /// Who asked for an operation; busy time is accounted per tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

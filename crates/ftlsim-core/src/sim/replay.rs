@@ -19,7 +19,7 @@ use super::FlashTime;
 use super::Simulator;
 use super::{HostCounts, Report};
 use crate::arbiter::{Arbiter, Arbitration};
-use crate::error::SimError;
+use crate::error::{RequestError, SimError};
 use crate::ftl::{GcCounts, PrefetchStage, SeriesKind, SeriesValue};
 use crate::geometry::Lpn;
 use crate::host::{check_bounds, IoOp, Request};
@@ -125,7 +125,7 @@ impl Simulator {
     /// Replay requests and report. `source` yields requests lazily (traces are streamed).
     pub fn run(
         &mut self,
-        source: &mut dyn Iterator<Item = Result<Request, SimError>>,
+        source: &mut dyn Iterator<Item = Result<Request, RequestError>>,
         opts: &RunOptions,
         obs: &mut dyn Observer,
     ) -> Result<Report, SimError> {
@@ -136,7 +136,7 @@ impl Simulator {
     /// source and no tenants: [`Simulator::run`]); the report has each tenant's part.
     pub fn run_tenants(
         &mut self,
-        sources: &mut [&mut dyn Iterator<Item = Result<Request, SimError>>],
+        sources: &mut [&mut dyn Iterator<Item = Result<Request, RequestError>>],
         opts: &RunOptions,
         obs: &mut dyn Observer,
     ) -> Result<Report, SimError> {
@@ -148,7 +148,7 @@ impl Simulator {
 
     fn replay(
         &mut self,
-        sources: &mut [&mut dyn Iterator<Item = Result<Request, SimError>>],
+        sources: &mut [&mut dyn Iterator<Item = Result<Request, RequestError>>],
         opts: &RunOptions,
         obs: &mut dyn Observer,
     ) -> Result<Report, SimError> {
@@ -528,7 +528,7 @@ impl ReplayLoop {
     #[inline]
     fn read_next(
         &mut self,
-        sources: &mut [&mut dyn Iterator<Item = Result<Request, SimError>>],
+        sources: &mut [&mut dyn Iterator<Item = Result<Request, RequestError>>],
     ) -> Result<bool, SimError> {
         let before = self.index;
         for (q, source) in sources.iter_mut().enumerate() {

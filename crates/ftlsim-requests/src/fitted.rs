@@ -22,7 +22,7 @@
 use crate::error::TraceError;
 use crate::host::{IoOp, MAX_REQUEST_BYTES};
 use crate::locality::{bucket, bucket_width, Locality, LocalityMeter, LruStack};
-use crate::scheduler::SIM_TIME_LIMIT_NS;
+use crate::time::SIM_TIME_LIMIT_NS;
 use crate::trace::{PageRuns, RecordReader, TraceRecord};
 use rand::Rng;
 use roaring::RoaringTreemap;
@@ -334,9 +334,9 @@ impl Fitting {
             version: FIT_VERSION,
             source: source.into(),
             requests,
-            read_share: crate::metrics::r6(self.reads as f64 / requests as f64),
-            trim_share: crate::metrics::r6(self.trims as f64 / requests as f64),
-            sequential_share: crate::metrics::r6(self.sequential as f64 / requests as f64),
+            read_share: crate::round::r6(self.reads as f64 / requests as f64),
+            trim_share: crate::round::r6(self.trims as f64 / requests as f64),
+            sequential_share: crate::round::r6(self.sequential as f64 / requests as f64),
             write_sizes: top_sizes(std::mem::take(&mut self.sizes[1])),
             read_sizes: top_sizes(std::mem::take(&mut self.sizes[0])),
             read_run_lengths: weighted(&self.runs[0]),
@@ -405,7 +405,7 @@ fn space(
     ranked.sort_unstable_by(|a, b| b.cmp(a));
     let top = |share: f64| {
         let n = ((ranked.len() as f64 * share).ceil() as usize).max(1);
-        crate::metrics::r6(ranked[..n].iter().sum::<u64>() as f64 / requests as f64)
+        crate::round::r6(ranked[..n].iter().sum::<u64>() as f64 / requests as f64)
     };
     Some(Space { extent_bytes: extent, extents, top_1pct_share: top(0.01), top_10pct_share: top(0.10), touched })
 }

@@ -6,9 +6,11 @@
 //! drive's logical space: trace sources lay several devices side by side or select one
 //! (`trace::TraceSource`), never overlaid.
 
-use crate::error::SimError;
-use crate::geometry::Lpn;
+use crate::error::RequestError;
 use serde::Serialize;
+
+/// Logical page number as seen by the host (page-sized sectors of the user space).
+pub type Lpn = u32;
 
 /// Request type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -133,13 +135,13 @@ pub fn check_bounds(
     sectors: u32,
     logical_sectors: u64,
     what: impl FnOnce() -> String,
-) -> Result<(), SimError> {
+) -> Result<(), RequestError> {
     if sectors == 0 {
-        return Err(SimError::Request(format!("{}: length 0 sectors (must be >= 1)", what())));
+        return Err(RequestError::Request(format!("{}: length 0 sectors (must be >= 1)", what())));
     }
     let end = u128::from(offset) + u128::from(sectors);
     if end > u128::from(logical_sectors) {
-        return Err(SimError::Request(format!(
+        return Err(RequestError::Request(format!(
             "{}: sectors [{offset}, {end}) lie beyond the drive's {logical_sectors} logical sectors",
             what()
         )));

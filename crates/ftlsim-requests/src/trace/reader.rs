@@ -11,7 +11,7 @@
 use super::{parser, LineParser, ParserOptions, TraceFormat, TraceRecord};
 use crate::error::TraceError;
 use crate::host::{IoOp, Request};
-use crate::scheduler::{SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
+use crate::time::{SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
@@ -394,7 +394,7 @@ pub struct ReplayInfo {
     pub compacted_pages: u64,
 }
 
-/// Host requests from a trace file, for [`crate::sim::Simulator::run`].
+/// Host requests from a trace file, for the simulator's run (`ftlsim_core::sim::Simulator::run`).
 pub struct TraceSource {
     path: PathBuf,
     format: TraceFormat,
@@ -717,7 +717,7 @@ impl TraceSource {
 }
 
 impl Iterator for TraceSource {
-    type Item = Result<Request, crate::error::SimError>;
+    type Item = Result<Request, crate::error::RequestError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
@@ -790,7 +790,7 @@ impl Iterator for TraceSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::SimError;
+    use crate::error::RequestError;
     use std::io::Write;
 
     /// A temporary file ending in `name` (its extension picks the decompression), removed
@@ -804,7 +804,7 @@ mod tests {
     /// MQSim lines: `time_ns device start_sector size_sectors type(0 = write, 1 = read)`.
     const MQ: &str = "1000 0 0 8 0\n3000 0 8 8 1\n2000 1 16 8 0\n4000 0 24 8 1\n";
 
-    fn source(path: &Path, opts: TraceOptions, cap: u64) -> Result<Vec<Request>, SimError> {
+    fn source(path: &Path, opts: TraceOptions, cap: u64) -> Result<Vec<Request>, RequestError> {
         TraceSource::open(path, TraceOptions { format: Some(TraceFormat::MqSim), ..opts }, cap, 8)?.collect()
     }
 

@@ -5,7 +5,8 @@
 use super::{PageRuns, RecordReader, TraceFormat, TraceRecord};
 use crate::error::TraceError;
 use crate::host::IoOp;
-use crate::metrics::{r6, LatencyHistogram, LatencyStats};
+use crate::latency::{LatencyHistogram, LatencyStats};
+use crate::round::r6;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 

@@ -164,8 +164,8 @@ impl Locality {
             .map(|&c| CurvePoint {
                 cache_pages: c,
                 cache_bytes: c * PAGE_BYTES,
-                hit_ratio: crate::metrics::r6(self.stack_distance.share_below(c)),
-                write_hit_ratio: crate::metrics::r6(self.write_stack_distance.share_below(c)),
+                hit_ratio: crate::round::r6(self.stack_distance.share_below(c)),
+                write_hit_ratio: crate::round::r6(self.write_stack_distance.share_below(c)),
             })
             .collect()
     }
@@ -437,7 +437,7 @@ impl LocalityMeter {
             requests: self.requests,
             page_accesses: self.page_accesses,
             page_writes: self.page_writes,
-            update_share: crate::metrics::r6(self.rewrites as f64 / self.page_writes.max(1) as f64),
+            update_share: crate::round::r6(self.rewrites as f64 / self.page_writes.max(1) as f64),
             stack_distance: Distances::from_counts(&self.stack, self.first[0]),
             write_stack_distance: Distances::from_counts(&self.write_stack, self.first[1]),
             request_distance: Distances::from_counts(&self.request, self.first[2]),

@@ -1,18 +1,18 @@
 //! Issue 14: a trace fitted by `ftlsim trace fit` and replayed by the generator keeps the
 //! trace's shape: the same mix, request sizes, sequential share and skew within a documented
 //! tolerance (docs/workloads.md, "Trace-shaped workloads"), on every real trace sample (when
-//! the samples are there: ftlsim_core::trace::samples).
+//! the samples are there: ftlsim_requests::trace::samples).
 
-use ftlsim_core::fitted::{fit, FittedWorkload};
-use ftlsim_core::host::IoOp;
-use ftlsim_core::trace::{detect, ParserOptions, RecordReader};
-use ftlsim_core::workload::{Generator, WorkloadSpec};
+use ftlsim_requests::fitted::{fit, FittedWorkload};
+use ftlsim_requests::host::IoOp;
+use ftlsim_requests::trace::{detect, ParserOptions, RecordReader};
+use ftlsim_requests::workload::{Generator, WorkloadSpec};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// A real sample, or `None`, said, when the samples are not beside the repository.
 fn shared(name: &str) -> Option<PathBuf> {
-    ftlsim_core::trace::samples::find_or_say(name)
+    ftlsim_requests::trace::samples::find_or_say(name)
 }
 
 /// What the round trip compares: read share, mean size, sequential share, top-10% extent
@@ -167,7 +167,8 @@ fn fitted_long_traces_keep_their_locality() {
         let format = detect(&path, &opts).unwrap();
         let w = fit(RecordReader::new(&path, format, &opts, false).unwrap(), name, 1 << 20).unwrap();
         // The trace's locality as the fit keeps it is the trace's own.
-        let direct = ftlsim_core::locality::of_trace(RecordReader::new(&path, format, &opts, false).unwrap()).unwrap();
+        let direct =
+            ftlsim_requests::locality::of_trace(RecordReader::new(&path, format, &opts, false).unwrap()).unwrap();
         assert_eq!(w.locality, direct, "{name}");
         for seed in [1, 2] {
             let d = w.locality.distance(&w.replay_locality(w.requests, seed));
@@ -200,13 +201,13 @@ fn an_imposed_update_share_holds_for_its_replay() {
     for target in [0.35, 0.78] {
         let replay = "requests=20000,read=0.232";
         let spec = WorkloadSpec::parse_fitted(&w, name, replay).unwrap();
-        let imposed = ftlsim_core::workload::impose_update_share(&spec, replay, capacity, target, 3).unwrap();
+        let imposed = ftlsim_requests::workload::impose_update_share(&spec, replay, capacity, target, 3).unwrap();
         let i = imposed.imposed.clone().unwrap();
         assert_eq!((i.update_share, i.replay.as_str(), i.capacity_bytes), (target, replay, capacity));
         assert!((i.reached - target).abs() <= 0.02, "{name}: asked {target}, reached {}", i.reached);
         // Rerun independently: the same replay gives the share recorded.
         let again = WorkloadSpec::parse_fitted(&imposed, name, replay).unwrap();
-        let got = ftlsim_core::workload::locality(&again, capacity, 3).unwrap().update_share;
+        let got = ftlsim_requests::workload::locality(&again, capacity, 3).unwrap().update_share;
         assert_eq!(got, i.reached, "{name}: the calibration's replay is reproducible");
         // The TOML round trip keeps the record.
         let back = FittedWorkload::from_toml(&toml::to_string(&imposed).unwrap(), "f").unwrap();
@@ -216,6 +217,6 @@ fn an_imposed_update_share_holds_for_its_replay() {
     // reported as reached.
     let replay = "requests=2000";
     let spec = WorkloadSpec::parse_fitted(&w, name, replay).unwrap();
-    let i = ftlsim_core::workload::impose_update_share(&spec, replay, capacity, 1.0, 3).unwrap().imposed.unwrap();
+    let i = ftlsim_requests::workload::impose_update_share(&spec, replay, capacity, 1.0, 3).unwrap().imposed.unwrap();
     assert!(i.reached < 1.0, "the first write of a page is never a rewrite");
 }

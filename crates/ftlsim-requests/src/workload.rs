@@ -13,7 +13,7 @@ pub use crate::fitted::FittedLayout;
 use crate::fitted::{FittedSampler, FittedWorkload, ImposedUpdateShare};
 use crate::host::{IoOp, Request, MAX_REQUEST_BYTES};
 use crate::locality::{Locality, LocalityMeter};
-use crate::scheduler::{SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
+use crate::time::{SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -1018,7 +1018,7 @@ pub fn impose_update_share(
         update_share: target,
         reached,
         trace: model.locality.update_share,
-        factor: crate::metrics::r6(factor),
+        factor: crate::round::r6(factor),
         replay: replay.to_string(),
         capacity_bytes: logical_bytes,
         seed,
