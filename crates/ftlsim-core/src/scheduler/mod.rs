@@ -43,6 +43,7 @@ mod backlog;
 mod bus;
 mod channel_bus;
 mod die_starts;
+mod phases;
 #[cfg(test)]
 mod tests;
 
@@ -53,6 +54,7 @@ use backlog::{Deferred, GcBacklog, Lane};
 use bus::Bus;
 use channel_bus::ChannelBus;
 use die_starts::DieStarts;
+use phases::{PhaseTable, Shape};
 
 pub use ftlsim_requests::time::{SimTime, SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
 
@@ -162,19 +164,9 @@ pub struct Scheduler {
     geo: Geometry,
     /// The geometry's address arithmetic without divisions (several per operation otherwise).
     map: AddressMap,
-    cmd: u64,
-    xfer: u64,
-    /// Bus time of a page's spare area alone.
-    spare_xfer: u64,
-    t_r: u64,
-    t_prog: u64,
-    t_bers: u64,
-    t_cb: u64,
+    /// Each kind of operation's phases: placement, the serial mode and estimates read them.
+    phases: PhaseTable,
     host_page_xfer: u64,
-    /// ECC decode per page read to the controller.
-    ecc: u64,
-    /// DRAM port time per page (0: unlimited).
-    dram_xfer: u64,
     /// The DRAM port shared by all channels' DMA.
     dram: Bus,
     /// A die runs one command at a time (`multi_plane_only`).
@@ -282,16 +274,8 @@ impl Scheduler {
         Scheduler {
             geo: g.clone(),
             map: AddressMap::new(g),
-            cmd: t.cmd_addr_ns,
-            xfer: d.page_transfer_ns,
-            spare_xfer: d.spare_transfer_ns,
-            t_r: t.t_r_ns,
-            t_prog: t.t_prog_ns,
-            t_bers: t.t_bers_ns,
-            t_cb: d.t_copyback_ns,
+            phases: PhaseTable::new(t, d),
             host_page_xfer: d.host_page_transfer_ns,
-            ecc: t.ecc_decode_ns,
-            dram_xfer: d.dram_page_transfer_ns,
             dram: Bus::default(),
             die_exclusive,
             independent_reads: t.independent_plane_reads,
@@ -549,12 +533,8 @@ impl Scheduler {
     /// Estimated array time of `op` (dynamic allocation's load estimate).
     fn cost_ns(&self, op: &FlashOp) -> u64 {
         match op.kind {
-            OpKind::Read => self.cmd + self.t_r + self.xfer,
-            OpKind::ReadSpare => self.cmd + self.t_r + self.spare_xfer,
-            OpKind::Program => self.cmd + self.xfer + self.t_prog,
-            OpKind::Erase => self.cmd + self.t_bers,
-            OpKind::Copyback => 2 * self.cmd + self.t_cb,
             OpKind::Barrier => 0,
+            kind => self.phases.of(kind).estimate(),
         }
     }
 
@@ -1037,98 +1017,46 @@ impl Scheduler {
         self.place(op, plane, earliest)
     }
 
-    /// The times of one page's read and program ([`PageTimes`]).
-    #[inline(always)]
-    fn page_times(&self) -> PageTimes {
-        PageTimes { cmd: self.cmd, xfer: self.xfer, t_prog: self.t_prog, ecc: self.ecc, dram_xfer: self.dram_xfer }
-    }
-
-    /// When `pages` pages read off the channel by `ready` are in DRAM: ECC decode, then
-    /// the DRAM port (t_DMA in, seed 003 Sec. II-A).
-    fn dma_in(&mut self, ready: SimTime, pages: u64) -> SimTime {
-        through_dram(&mut self.dram, ready + self.ecc, pages * self.dram_xfer, self.now)
-    }
-
-    /// When `pages` pages to program can go on the channel, their DRAM transfer (t_DMA out)
-    /// booked at the port's first gap from `ready` (callers pass the later of the data's
-    /// ready time and just before the plane frees, so a busy plane does not hold the port).
-    fn dma_out(&mut self, ready: SimTime, pages: u64) -> SimTime {
-        through_dram(&mut self.dram, ready, pages * self.dram_xfer, self.now)
-    }
-
     /// Place one operation on its plane and channel.
     fn place(&mut self, op: FlashOp, plane: PlaneId, earliest: SimTime) -> SimTime {
         debug_assert_eq!(plane, self.map.plane_of(op.addr), "operation placed on another plane");
         let ch = self.map.channel_of(plane) as usize;
-        let (cmd, xfer) = (self.cmd, self.xfer);
+        let ph = *self.phases.of(op.kind);
         let hit = op.kind.is_read() && self.register_hits && self.register[plane as usize] == op.addr;
         if hit {
             self.register_hits_count += 1;
         }
-        let t_r = if hit { 0 } else { self.t_r };
+        let array = if hit { 0 } else { ph.array };
         if self.serial {
-            let (bus, array) = match op.kind {
-                OpKind::Read => (cmd + xfer, t_r),
-                OpKind::ReadSpare => (cmd + self.spare_xfer, t_r),
-                OpKind::Program => (cmd + xfer, self.t_prog),
-                OpKind::Erase => (cmd, self.t_bers),
-                OpKind::Copyback => (2 * cmd, self.t_cb),
-                OpKind::Barrier => unreachable!("barriers are handled by schedule()"),
-            };
             // The controller's part (ECC, DRAM) runs in the same single line of work.
-            let controller = match op.kind {
-                OpKind::Read => self.ecc + self.dram_xfer,
-                OpKind::ReadSpare => self.ecc,
-                OpKind::Program => self.dram_xfer,
-                _ => 0,
-            };
             let start = earliest.max(self.serial_free);
-            let end = start + bus + array + controller;
+            let end = start + ph.bus() + array + ph.controller();
             self.serial_free = end;
-            self.account(plane, op.tag, bus, bus + array);
+            self.account(plane, op.tag, ph.bus(), ph.bus() + array);
             self.after_placing(op, plane, earliest, end);
             return end;
         }
         let a0 = earliest.max(self.array_free(plane, op.kind));
         let now = self.now;
         let unit = self.bus_unit[plane as usize] as usize;
-        // `data`: when the operation's data is where it goes (a read's in DRAM); the plane
-        // is free at `end`.
-        let mut data = None;
-        let (start, end) = match op.kind {
-            OpKind::Read => {
-                let (c, end, d) = self.page_times().read(&mut self.buses[ch], &mut self.dram, unit, a0, t_r, now);
-                data = Some(d);
-                (c, end)
+        let (bus, dram) = (&mut self.buses[ch], &mut self.dram);
+        // `data`: when the operation's data is where it goes (a read's at the controller);
+        // the plane is free at `end`.
+        let (start, end, data) = match ph.shape {
+            Shape::ReadOut => ph.read_out(1, bus, dram, unit, a0, array, now),
+            Shape::WriteIn => {
+                let (b, end) = ph.write_in(1, bus, dram, unit, earliest, a0, now);
+                (b, end, end)
             }
-            OpKind::ReadSpare => {
-                // The spare bytes go to the controller's SRAM, not through the DRAM port.
-                let c = self.buses[ch].reserve(unit, a0, cmd, now);
-                let x = self.buses[ch].reserve(unit, c + cmd + t_r, self.spare_xfer, now);
-                data = Some(x + self.spare_xfer + self.ecc);
-                (c, x + self.spare_xfer)
+            Shape::CommandOnly => {
+                let (b, end) = ph.command_only(1, bus, unit, a0, now);
+                (b, end, end)
             }
-            OpKind::Program => self.page_times().program(&mut self.buses[ch], &mut self.dram, unit, earliest, a0, now),
-            OpKind::Erase => {
-                let b = self.buses[ch].reserve(unit, a0, cmd, now);
-                (b, b + cmd + self.t_bers)
-            }
-            OpKind::Copyback => {
-                let b = self.buses[ch].reserve(unit, a0, 2 * cmd, now);
-                (b, b + 2 * cmd + self.t_cb)
-            }
-            OpKind::Barrier => unreachable!("barriers are handled by schedule()"),
-        };
-        let bus_ns = match op.kind {
-            OpKind::Read | OpKind::Program => cmd + xfer,
-            OpKind::ReadSpare => cmd + self.spare_xfer,
-            OpKind::Erase => cmd,
-            _ => 2 * cmd,
         };
         self.occupy(plane, op.kind, end);
-        self.account(plane, op.tag, bus_ns, end - start);
+        self.account(plane, op.tag, ph.bus(), end - start);
         self.after_placing(op, plane, earliest, end);
-        data.unwrap_or(end)
+        data
     }
 
     /// Place the run of page copies that starts at `ops[first]` (on `plane`): a read ready at
@@ -1154,7 +1082,7 @@ impl Scheduler {
         let (lo, per_plane) = (self.geo.first_page(self.geo.first_block(plane)), self.geo.pages_per_plane());
         let on_plane = |addr: Ppn| addr.wrapping_sub(lo) < per_plane;
         let unit = self.bus_unit[p] as usize;
-        let (times, t_r, now) = (self.page_times(), self.t_r, self.now);
+        let (rd, wr, now) = (*self.phases.of(OpKind::Read), *self.phases.of(OpKind::Program), self.now);
         let register_hits = self.register_hits;
         let mut free = self.array_free(plane, OpKind::Read);
         let mut register = self.register[p];
@@ -1177,9 +1105,10 @@ impl Scheduler {
             }
             let hit = register_hits && register == r.addr;
             hits += u64::from(hit);
-            let (c, read_end, data) = times.read(bus, dram, unit, ready.max(free), if hit { 0 } else { t_r }, now);
+            let (c, read_end, data) =
+                rd.read_out(1, bus, dram, unit, ready.max(free), if hit { 0 } else { rd.array }, now);
             // The program, as `place` places it once its read's data is in DRAM.
-            let (b, program_end) = times.program(bus, dram, unit, data, data.max(read_end), now);
+            let (b, program_end) = wr.write_in(1, bus, dram, unit, data, data.max(read_end), now);
             array_ns += (read_end - c) + (program_end - b);
             free = program_end;
             register = w.addr;
@@ -1191,7 +1120,7 @@ impl Scheduler {
             return (0, ready);
         }
         self.occupy(plane, OpKind::Program, free);
-        self.account(plane, tag, (k - first) as u64 * (times.cmd + times.xfer), array_ns);
+        self.account(plane, tag, (k - first) as u64 / 2 * (rd.bus() + wr.bus()), array_ns);
         self.register[p] = register;
         self.register_hits_count += hits;
         if tag == Tag::Gc {
@@ -1252,27 +1181,25 @@ impl Scheduler {
             let plane = self.map.plane_of(o.addr);
             a0 = a0.max(self.array_free(plane, o.kind));
         }
-        let (cmd, xfer, now) = (self.cmd, self.xfer, self.now);
-        let unit = self.bus_unit[first_plane as usize] as usize;
-        let mut data = None;
-        let (start, end, bus_each) = match ops[0].kind {
-            OpKind::Read => {
-                let c = self.buses[ch].reserve(unit, a0, n * cmd, now);
-                let x = self.buses[ch].reserve(unit, c + n * cmd + self.t_r, n * xfer, now);
-                data = Some(self.dma_in(x + n * xfer, n));
-                (c, x + n * xfer, cmd + xfer)
+        let ph = *self.phases.of(ops[0].kind);
+        assert!(
+            matches!(ops[0].kind, OpKind::Read | OpKind::Program | OpKind::Erase),
+            "only reads, programs and erases form multi-plane commands"
+        );
+        let (now, unit) = (self.now, self.bus_unit[first_plane as usize] as usize);
+        let (bus, dram) = (&mut self.buses[ch], &mut self.dram);
+        let (start, end, data) = match ph.shape {
+            Shape::ReadOut => ph.read_out(n, bus, dram, unit, a0, ph.array, now),
+            Shape::WriteIn => {
+                let (b, end) = ph.write_in(n, bus, dram, unit, earliest, a0, now);
+                (b, end, end)
             }
-            OpKind::Program => {
-                let from = self.dma_out(earliest.max(a0.saturating_sub(n * self.dram_xfer)), n).max(a0);
-                let b = self.buses[ch].reserve(unit, from, n * (cmd + xfer), now);
-                (b, b + n * (cmd + xfer) + self.t_prog, cmd + xfer)
+            Shape::CommandOnly => {
+                let (b, end) = ph.command_only(n, bus, unit, a0, now);
+                (b, end, end)
             }
-            OpKind::Erase => {
-                let b = self.buses[ch].reserve(unit, a0, n * cmd, now);
-                (b, b + n * cmd + self.t_bers, cmd)
-            }
-            _ => unreachable!("only reads, programs and erases form multi-plane commands"),
         };
+        let bus_each = ph.bus();
         self.multi_plane_commands += 1;
         for &o in ops {
             let plane = self.map.plane_of(o.addr);
@@ -1280,7 +1207,7 @@ impl Scheduler {
             self.account(plane, o.tag, bus_each, end - start);
             self.after_placing(o, plane, earliest, end);
         }
-        data.unwrap_or(end)
+        data
     }
 
     fn barrier(&mut self, addr: Ppn, scope: u32, until: SimTime) {
@@ -1299,64 +1226,6 @@ impl Scheduler {
             }
         }
     }
-}
-
-/// A single page's read and program on a channel bus, the formulas of docs/timing.md, for
-/// [`Scheduler::place`] and [`Scheduler::place_copy_run`] alike.
-#[derive(Debug, Clone, Copy)]
-struct PageTimes {
-    cmd: u64,
-    xfer: u64,
-    t_prog: u64,
-    ecc: u64,
-    dram_xfer: u64,
-}
-
-impl PageTimes {
-    /// A read on `unit`, its array free at `a0`, `t_r` its array time (0 on a register hit):
-    /// (command start, plane free, data in DRAM after ECC and the DRAM port).
-    #[inline(always)]
-    fn read(
-        self,
-        bus: &mut ChannelBus,
-        dram: &mut Bus,
-        unit: usize,
-        a0: SimTime,
-        t_r: u64,
-        now: SimTime,
-    ) -> (SimTime, SimTime, SimTime) {
-        let c = bus.reserve(unit, a0, self.cmd, now);
-        let x = bus.reserve(unit, c + self.cmd + t_r, self.xfer, now);
-        (c, x + self.xfer, through_dram(dram, x + self.xfer + self.ecc, self.dram_xfer, now))
-    }
-
-    /// A program of data ready at `ready` on `unit`, its array free at `a0` (no earlier than
-    /// `ready`): the page leaves DRAM just before the plane can take it. (Transfer start,
-    /// plane free.)
-    #[inline(always)]
-    fn program(
-        self,
-        bus: &mut ChannelBus,
-        dram: &mut Bus,
-        unit: usize,
-        ready: SimTime,
-        a0: SimTime,
-        now: SimTime,
-    ) -> (SimTime, SimTime) {
-        let from = through_dram(dram, ready.max(a0.saturating_sub(self.dram_xfer)), self.dram_xfer, now).max(a0);
-        let b = bus.reserve(unit, from, self.cmd + self.xfer, now);
-        (b, b + self.cmd + self.xfer + self.t_prog)
-    }
-}
-
-/// When data ready at `ready` is through the DRAM port, which it holds for `dur` at the
-/// port's first gap (`dur` 0: an unlimited port).
-#[inline]
-fn through_dram(dram: &mut Bus, ready: SimTime, dur: u64, now: SimTime) -> SimTime {
-    if dur == 0 {
-        return ready;
-    }
-    dram.reserve(ready, dur, now) + dur
 }
 
 /// Planes of the scope that contains `plane`, in ascending order.

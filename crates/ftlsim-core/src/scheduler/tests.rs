@@ -14,11 +14,12 @@ const PLANE2: Ppn = 2 * 64 * 16;
 /// PCFTL Sec. 3.2: 25 us read to register, 50 us page transfer, 200 us program.
 fn pcftl_like(extra: &str) -> Scheduler {
     let t = tiny_toml()
+        .replace("cmd_addr_ns = 0\n", "")
         .replace("channel_mb_per_s = 80.0", "channel_mb_per_s = 81.92")
         .replace("[timing]", &format!("[timing]\n{extra}"));
     let cfg = checked(&t, "t").unwrap();
     let s = Scheduler::new(&cfg);
-    assert_eq!(s.xfer, 50_000, "4096 B at 81.92 MB/s");
+    assert_eq!(s.phases.of(OpKind::Read).data, 50_000, "4096 B at 81.92 MB/s");
     s
 }
 fn op(kind: OpKind, addr: Ppn, addr2: u32, after: u32) -> FlashOp {
@@ -63,8 +64,7 @@ fn reads_on_two_planes_of_one_channel_overlap_tr() {
 
 #[test]
 fn bus_backfills_gaps() {
-    let mut s = pcftl_like("");
-    s.cmd = 1000;
+    let mut s = pcftl_like("cmd_addr_ns = 1000");
     // Read on plane 0: cmd 0-1, tR 1-26, out 26-76.
     assert_eq!(s.schedule(&[op(OpKind::Read, 0, 0, NO_DEP)], 0, Some(0)).end, 76_000);
     // Erase on plane 2 (same channel) fits its command in the gap at 1-2.
@@ -293,7 +293,7 @@ fn off_chip_copies_pay_ecc_and_share_the_dram_port_copy_backs_do_not() {
 #[test]
 fn a_spare_area_read_moves_only_the_spare_bytes_over_the_bus() {
     let mut s = pcftl_like("");
-    assert_eq!(s.spare_xfer, 1_563, "128 B at 81.92 MB/s");
+    assert_eq!(s.phases.of(OpKind::ReadSpare).data, 1_563, "128 B at 81.92 MB/s");
     // Array read 25 us, then 1.56 us of spare bytes instead of the page's 50 us.
     assert_eq!(s.schedule(&[op(OpKind::ReadSpare, 0, 0, NO_DEP)], 0, Some(0)).end, 25_000 + 1_563);
     // A page read of plane 2 (same channel, its tR alongside) waits on the bus only for the
@@ -482,6 +482,62 @@ fn gc_goes_first_on_the_whole_die_when_one_of_its_planes_is_below_the_floor() {
 }
 
 proptest::proptest! {
+    /// Each kind of operation has one set of phases whichever path places it: alone on an
+    /// idle drive its end is the sum of its phases as docs/timing.md writes them from the
+    /// config (a read's data at the controller after ECC and the DRAM port, a program's plane
+    /// free after the DRAM port, bus and tPROG); the serial mode, a multi-plane command of
+    /// one plane and the load estimate (command, array and bus) agree with it.
+    #[test]
+    fn every_path_gives_an_operation_the_same_phases(
+        cmd in 0u64..3_000,
+        t_r in 1u64..100_000,
+        t_prog in 1u64..3_000_000,
+        t_bers in 1u64..6_000_000,
+        ecc in 0u64..20_000,
+        channel in 20u32..2_000,
+        dram in proptest::option::of(200u32..20_000),
+        ready in 0u64..1_000_000,
+    ) {
+        let timing = format!(
+            "cmd_addr_ns = {cmd}\nt_r_ns = {t_r}\nt_prog_ns = {t_prog}\nt_bers_ns = {t_bers}\n\
+             ecc_decode_ns = {ecc}\nchannel_mb_per_s = {channel}.0\ndram_mb_per_s = {}.0\n",
+            dram.unwrap_or(0)
+        );
+        let text = tiny_toml()
+            .replace("cmd_addr_ns = 0\n", "")
+            .replace("channel_mb_per_s = 80.0\n", "")
+            .replace("t_r_ns = 25000\n", "")
+            .replace("t_prog_ns = 200000\n", "")
+            .replace("t_bers_ns = 1500000\n", "")
+            .replace("[timing]", &format!("[timing]\n{timing}"));
+        let cfg = checked(&text, "t").unwrap();
+        let d = cfg.derived();
+        let (xfer, spare, dram_ns, t_cb) = (d.page_transfer_ns, d.spare_transfer_ns, d.dram_page_transfer_ns, d.t_copyback_ns);
+        let expected = [
+            (OpKind::Read, cmd + t_r + xfer + ecc + dram_ns, cmd + t_r + xfer),
+            (OpKind::ReadSpare, cmd + t_r + spare + ecc, cmd + t_r + spare),
+            (OpKind::Program, dram_ns + cmd + xfer + t_prog, cmd + xfer + t_prog),
+            (OpKind::Erase, cmd + t_bers, cmd + t_bers),
+            (OpKind::Copyback, 2 * cmd + t_cb, 2 * cmd + t_cb),
+        ];
+        for (kind, alone, estimate) in expected {
+            let o = op(kind, 32, 48, NO_DEP);
+            let mut s = Scheduler::new(&cfg);
+            s.set_now(ready);
+            proptest::prop_assert_eq!(s.schedule(&[o], ready, Some(0)).end, ready + alone, "{:?} alone", kind);
+            proptest::prop_assert_eq!(s.cost_ns(&o), estimate, "{:?} estimate", kind);
+            let mut serial = Scheduler::new(&cfg);
+            serial.serial = true;
+            serial.set_now(ready);
+            proptest::prop_assert_eq!(serial.schedule(&[o], ready, Some(0)).end, ready + alone, "{:?} serial", kind);
+            if matches!(kind, OpKind::Read | OpKind::Program | OpKind::Erase) {
+                let mut group = Scheduler::new(&cfg);
+                group.set_now(ready);
+                proptest::prop_assert_eq!(group.place_group(&[o], ready), ready + alone, "{:?} as a command of one", kind);
+            }
+        }
+    }
+
     /// Runs of page copies placed together (`place_copy_run`) land exactly where placing
     /// their operations one by one puts them: the same completions, busy time, register hits,
     /// GC extent and free times, batch after batch, among host work and copies that leave
