@@ -15,7 +15,7 @@
 //! (below that, the die's GC lanes first, and a plane with none waits for them), unless
 //! the other lane holds work on one of its blocks (a program never passes the erase or the
 //! earlier programs of its block), and otherwise the oldest front of the two. For that the
-//! backlog counts, per block, the entries of each lane that touch it. Otherwise all work
+//! queues count, per block, the entries of each lane that touch it. Otherwise all work
 //! waits in the host lane, one queue in the order it came (the cheapest to serve).
 //!
 //! An entry is one operation; a controller copy's program is marked `after_prev` so that it
@@ -57,10 +57,10 @@ pub(super) struct Deferred {
     pub cost_ns: u64,
     /// The request that completes with it (a host operation), or `NO_REQUEST`.
     pub request: u32,
-    /// Its place in the order the backlog received work, set by [`GcBacklog::push`]: a die
+    /// Its place in the order the queues received work, set by [`DeferredQueues::push`]: a die
     /// that serves its planes' queues oldest first compares these.
     pub seq: u64,
-    /// Its lane, set by [`GcBacklog::push`].
+    /// Its lane, set by [`DeferredQueues::push`].
     pub lane: Lane,
 }
 
@@ -93,7 +93,7 @@ impl BlockRefs {
 
 /// Queued operations per plane.
 #[derive(Debug, Clone)]
-pub(super) struct GcBacklog {
+pub(super) struct DeferredQueues {
     queues: Vec<[VecDeque<Deferred>; 2]>,
     queued_ns: Vec<u64>,
     /// Planes whose queue is not empty, so that advancing the clock visits only them.
@@ -109,11 +109,11 @@ pub(super) struct GcBacklog {
     block_refs: Option<BlockRefs>,
 }
 
-impl GcBacklog {
-    /// A backlog for `planes` planes; `blocks` = (blocks, pages per block) when lanes may
+impl DeferredQueues {
+    /// Queues for `planes` planes; `blocks` = (blocks, pages per block) when lanes may
     /// pass each other, so that it counts the entries touching each block.
-    pub fn new(planes: u32, blocks: Option<(u32, u32)>) -> GcBacklog {
-        GcBacklog {
+    pub fn new(planes: u32, blocks: Option<(u32, u32)>) -> DeferredQueues {
+        DeferredQueues {
             queues: vec![[VecDeque::new(), VecDeque::new()]; planes as usize],
             queued_ns: vec![0; planes as usize],
             busy: Vec::new(),
@@ -175,7 +175,7 @@ impl GcBacklog {
     }
 
     /// Whether `d` (a front entry) may go ahead of the other lane: no entry there touches
-    /// one of its blocks. Always false when the backlog does not count them.
+    /// one of its blocks. Always false when the queues do not count them.
     pub fn may_pass(&self, d: &Deferred) -> bool {
         let Some(r) = &self.block_refs else { return false };
         let other = &r.refs[d.lane.other() as usize];
