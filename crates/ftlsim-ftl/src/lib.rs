@@ -67,6 +67,6 @@ t_bers_ns = 1500000
 }
 
 pub use registry::{
-    build, build_for, info, memory_estimate, names, resolve, simulator, simulator_for, Capabilities, FtlInfo, FTLS,
-    SECTIONS,
+    build, build_for, ignored_settings, info, memory_estimate, names, resolve, simulator, simulator_for, Capabilities,
+    FtlInfo, FTLS, SECTIONS,
 };

@@ -9,7 +9,7 @@
 use crate::options::{section, Section};
 use crate::{block, cdftl, dftl, dloop, fast, fastgc, hotcold, page, pcftl, rcftl, rcftl_per_page, scftl, threedftl};
 use crate::{ilog, waftl, zns};
-use ftlsim_core::config::{DriveConfig, InvalidTracking, Resolved};
+use ftlsim_core::config::{DriveConfig, GcScope, InvalidTracking, Resolved};
 use ftlsim_core::error::{ConfigError, SimError};
 use ftlsim_core::ftl::Ftl;
 use ftlsim_core::sim::Simulator;
@@ -35,6 +35,16 @@ pub struct Capabilities {
     /// Honours NVMe Flexible Data Placement (`[fdp]`, docs/fdp.md): a write's placement handle
     /// decides its blocks.
     pub placement: bool,
+    /// Keeps a superseded copy of a page valid until a move under way ends (WAFTL: a page
+    /// rewritten into its Buffer Zone, or into a block-mapped block being rewritten, leaves
+    /// its home copy valid until the migration or rewrite completes, seed 002 Sec. III-C):
+    /// the conformance suite's flash check then holds only each page's newest copy to the
+    /// oracle, not the count of copies.
+    pub superseded_valid: bool,
+    /// The shared `[ftl]` keys it does not act on (`background_gc`: no idle-time GC;
+    /// `gc_scope`: its collections hold only their own plane): a run that sets one is told
+    /// so ([`ignored_settings`]), never silently.
+    pub ignores: &'static [&'static str],
     /// The ways of tracking invalid pages it supports (`ftl.invalid_tracking`).
     pub invalid_tracking: &'static [InvalidTracking],
     /// The option sections (`[ftl.NAME]`) it reads.
@@ -148,6 +158,8 @@ const fn recovering(open: fn(&DriveConfig) -> u32) -> Capabilities {
         never_ending_gc: false,
         zoned: false,
         placement: false,
+        superseded_valid: false,
+        ignores: &[],
         invalid_tracking: FLAGS,
         sections: &[],
         default_write_buffer_bytes: 0,
@@ -229,6 +241,7 @@ pub const FTLS: &[FtlInfo] = &[
         build: |c| boxed(waftl::Waftl::new(c)),
         capabilities: Capabilities {
             invalid_tracking: FLAGS,
+            superseded_valid: true,
             fit_drive: waftl::fit_drive,
             ..demand(&["waftl"])
         },
@@ -243,6 +256,7 @@ pub const FTLS: &[FtlInfo] = &[
         build: |c| boxed(threedftl::ThreeDftl::new(c)),
         capabilities: Capabilities {
             invalid_tracking: ANY_TRACKING,
+            ignores: &["background_gc", "gc_scope"],
             fit_drive: threedftl::fit_drive,
             ..recovering(demand_open_blocks)
         },
@@ -294,7 +308,7 @@ pub const FTLS: &[FtlInfo] = &[
         description: "block-level FTL: one physical block per logical block, page updates rewrite the block",
         source: "BFTL of seed 001 Sec. 3.2, Table 5.3",
         build: |c| boxed(block::BlockFtl::new(c)),
-        capabilities: recovering(one_open_block),
+        capabilities: Capabilities { ignores: &["background_gc"], ..recovering(one_open_block) },
         bytes_per_logical_page: 1,
         bytes_per_cache_byte: 0,
     },
@@ -303,7 +317,12 @@ pub const FTLS: &[FtlInfo] = &[
         description: "FAST hybrid FTL: block-mapped data, one SW log block, fully associative RW log blocks",
         source: "Lee et al. TECS'07; seed 001 Sec. 3.2, Table 5.3; seed 002 Sec. V; seed 004 Sec. 4.2",
         build: |c| boxed(fast::FastFtl::new(c)),
-        capabilities: Capabilities { channel_unit: true, sections: &["fast"], ..recovering(one_open_block) },
+        capabilities: Capabilities {
+            channel_unit: true,
+            sections: &["fast"],
+            ignores: &["background_gc"],
+            ..recovering(one_open_block)
+        },
         bytes_per_logical_page: 4,
         bytes_per_cache_byte: 0,
     },
@@ -315,6 +334,7 @@ pub const FTLS: &[FtlInfo] = &[
         capabilities: Capabilities {
             zoned: true,
             sections: &["zns"],
+            ignores: &["background_gc", "gc_scope"],
             fit_drive: zns::fit_drive,
             ..recovering(no_open_blocks)
         },
@@ -331,6 +351,30 @@ pub const FTLS: &[FtlInfo] = &[
         bytes_per_cache_byte: 0,
     },
 ];
+
+/// What `cfg` sets that its FTL does not act on (the FTL's `ignores`), one sentence each
+/// naming the key, its value and the FTL: a run reports them as notices.
+pub fn ignored_settings(cfg: &DriveConfig) -> Vec<String> {
+    let Ok(f) = info(&cfg.ftl.name) else { return Vec::new() };
+    // Each key: its value when set, and why the FTL does not act on it.
+    let set = |key: &str| match key {
+        "background_gc" => (cfg.ftl.background_gc.then(|| "true".to_string()), "it has no idle-time GC"),
+        // A plane's scope is what such an FTL does anyway.
+        "gc_scope" => (
+            cfg.ftl.gc_scope.filter(|&s| s != GcScope::Plane).map(|s| format!("{s:?}").to_lowercase()),
+            "its collections hold only their own plane",
+        ),
+        other => unreachable!("registry lists an unknown [ftl] key {other}"),
+    };
+    f.capabilities
+        .ignores
+        .iter()
+        .filter_map(|&key| {
+            let (value, why) = set(key);
+            value.map(|v| format!("ftl.{key} = {v}: {} does not act on it ({why}); the run goes on without it", f.name))
+        })
+        .collect()
+}
 
 /// The registry entry of an FTL name, or an error listing the names that exist.
 pub fn info(name: &str) -> Result<&'static FtlInfo, ConfigError> {
@@ -472,4 +516,26 @@ pub fn simulator_for(cfg: Resolved, verify: bool) -> Result<Simulator, SimError>
     let mut sim = Simulator::new(cfg, ftl, verify)?;
     sim.add_build_time(ftl_s);
     Ok(sim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_the_ftl_does_not_act_on_is_reported_by_name() {
+        let mut cfg = crate::unit_drive(r#"name = "block""#).into_cfg();
+        assert!(ignored_settings(&cfg).is_empty(), "nothing set, nothing to report");
+        cfg.ftl.background_gc = true;
+        cfg.ftl.gc_scope = Some(GcScope::Die);
+        let said = ignored_settings(&cfg);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].starts_with("ftl.background_gc = true: block does not act on it"), "{said:?}");
+        cfg.ftl.name = "3dftl".into();
+        assert_eq!(ignored_settings(&cfg).len(), 2);
+        cfg.ftl.gc_scope = Some(GcScope::Plane);
+        assert_eq!(ignored_settings(&cfg).len(), 1, "a plane's scope is what 3dftl does");
+        cfg.ftl.name = "page".into();
+        assert!(ignored_settings(&cfg).is_empty(), "the page FTL acts on both");
+    }
 }

@@ -464,6 +464,9 @@ fn replay(
     let cut = spec.power_cut.is_some();
     let memory_estimate = memory::check_drive(&p.cfg, spec.verify, cut, spec.max_memory)?;
     obs.notice(&format!("memory: about {} (estimate)", memory::bytes(memory_estimate)));
+    for ignored in ftlsim_ftl::ignored_settings(&p.cfg) {
+        obs.notice(&ignored);
+    }
     let mut sim = ftlsim_ftl::simulator_for(p.cfg.clone(), spec.verify)?;
     if cut {
         // Recovery reads program stamps from the spare areas; they are written from the start.

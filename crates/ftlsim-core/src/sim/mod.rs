@@ -16,6 +16,7 @@
 //! Same config, requests and seed give bit-for-bit identical reports: time is integer
 //! nanoseconds and every tie resolves in issue order.
 
+mod flash_oracle;
 mod merge_buffer;
 mod pipeline;
 mod placement;
