@@ -494,8 +494,9 @@ impl ReplayLoop {
         let clock0 = sim.dev.sched.now();
         // A request the last run read but did not issue (it was cut first) comes first.
         let mut sqs = sqs;
-        sqs[0].pending = sim.held.take();
-        sqs[0].index = u64::from(sqs[0].pending.is_some());
+        if let Some(held) = sim.held.take() {
+            sqs[0].hold_over(held);
+        }
         let rows = RowState {
             row: IntervalRow::default(),
             lat_sum: 0,
@@ -513,7 +514,7 @@ impl ReplayLoop {
             start: None,
             last_completion: 0,
             first_arrival: None,
-            index: sqs[0].index,
+            index: sqs[0].read_count(),
             sqs,
             arbiter: tenants::arbiter(&opts.tenants, opts.arbitration),
             cut: None,
@@ -532,14 +533,14 @@ impl ReplayLoop {
     ) -> Result<bool, SimError> {
         let before = self.index;
         for (q, source) in sources.iter_mut().enumerate() {
-            while self.sqs[q].wants_request() && !self.sqs[q].source_done {
+            while self.sqs[q].reads_more() {
                 match source.next() {
-                    None => self.sqs[q].source_done = true,
+                    None => self.sqs[q].source_ended(),
                     Some(r) => {
                         let mut r = r?;
                         self.index += 1;
-                        self.sqs[q].index += 1;
-                        let ns = self.sqs[q].namespace;
+                        self.sqs[q].count_read();
+                        let ns = self.sqs[q].namespace();
                         if r.op == IoOp::ZoneResetAll {
                             // Select All: every zone of the namespace.
                             r.offset_sector = 0;
@@ -566,8 +567,7 @@ impl ReplayLoop {
             }
         }
         if self.first_arrival.is_none() {
-            self.first_arrival =
-                self.sqs.iter().filter(|s| !s.closed).filter_map(|s| s.pending.map(|r| r.arrival_ns)).min();
+            self.first_arrival = self.sqs.iter().filter(|s| !s.closed()).filter_map(|s| s.pending_arrival_ns()).min();
         }
         Ok(self.index != before)
     }
@@ -578,7 +578,7 @@ impl ReplayLoop {
     #[inline]
     fn announce_pending(&self, sim: &Simulator) {
         let spp = u64::from(sim.cfg.geometry.sectors_per_page());
-        for r in self.sqs.iter().filter_map(|s| s.pending.as_ref()) {
+        for r in self.sqs.iter().filter_map(Submission::pending) {
             if let Ok(lpn) = Lpn::try_from(r.offset_sector / spp) {
                 sim.ftl.prefetch_write(&sim.dev.flash, lpn, PrefetchStage::Map);
             }
@@ -614,7 +614,7 @@ impl ReplayLoop {
             None => 0,
             Some(a) => {
                 let sqs = &self.sqs;
-                a.next(|i| sqs[i].issue_at == Some(t)).expect("a queue issues first")
+                a.next(|i| sqs[i].issue_at() == Some(t)).expect("a queue issues first")
             }
         };
         let (req, arrival) = self.sqs[q].take_pending();
@@ -637,7 +637,7 @@ impl ReplayLoop {
             end: t,
         };
         let slot = self.queue.occupy(p);
-        let before = self.sqs[q].measured.as_ref().map(|_| sim.host.clone());
+        let before = self.sqs[q].measured().then(|| sim.host.clone());
         sim.dev.placement = self.sqs[q].placement(&req)?;
         let dispatched = sim.dispatch(&req, t, slot);
         sim.dev.placement = 0;
@@ -649,11 +649,7 @@ impl ReplayLoop {
         })?;
         let (done, deferred) = (dispatched.done, dispatched.deferred);
         self.queue.slots[slot as usize].refused = dispatched.refused;
-        let sq = &mut self.sqs[q];
-        sq.outstanding += 1;
-        if let (Some(m), Some(before)) = (sq.measured.as_mut(), before) {
-            m.host.add_since(&sim.host, &before);
-        }
+        self.sqs[q].issued(&sim.host, before);
         self.queue.dispatched(slot, done, deferred);
         self.queue.place_deferred(&mut sim.dev.sched);
         if opts.check_every > 0 && self.index.is_multiple_of(opts.check_every) {
@@ -669,15 +665,15 @@ impl ReplayLoop {
         let mut first: Option<SimTime> = None;
         for q in 0..self.sqs.len() {
             if !self.sqs[q].has_room() || self.sqs[q].stopped(self.now) {
-                self.sqs[q].issue_at = None;
+                self.sqs[q].set_issue_at(None);
                 continue;
             }
             let arrival = self.arrival(q)?;
             if arrival > SIM_TIME_LIMIT_NS {
-                return Err(beyond_time_limit(&self.what(q), arrival, self.sqs[q].closed));
+                return Err(beyond_time_limit(&self.what(q), arrival, self.sqs[q].closed()));
             }
             let t = arrival.max(self.now);
-            self.sqs[q].issue_at = Some(t);
+            self.sqs[q].set_issue_at(Some(t));
             first = Some(first.map_or(t, |f| f.min(t)));
         }
         Ok(first)
@@ -687,27 +683,7 @@ impl ReplayLoop {
     /// time; open loop, its arrival relative to the first request's, scaled.
     #[inline]
     fn arrival(&mut self, q: usize) -> Result<SimTime, SimError> {
-        let sq = &self.sqs[q];
-        if let Some(at) = sq.pending_at {
-            return Ok(at);
-        }
-        let req = sq.pending.as_ref().expect("a queue with room has a request");
-        let at = if sq.closed {
-            // The think time runs from when the slot was free.
-            self.now.saturating_add(req.think_ns)
-        } else {
-            let first = self.first_arrival.expect("an open-loop queue with a request sets the first arrival");
-            let rel = req.arrival_ns.checked_sub(first).ok_or_else(|| {
-                SimError::Request(format!(
-                    "{}: arrival {} ns before the first request's {first} ns (sort the trace)",
-                    self.what(q),
-                    req.arrival_ns
-                ))
-            })?;
-            self.clock0.saturating_add((rel as f64 * sq.scale).round() as u64)
-        };
-        self.sqs[q].pending_at = Some(at);
-        Ok(at)
+        self.sqs[q].arrival(self.now, self.first_arrival, self.clock0)
     }
 
     /// Power-cut step at a request: the cut time if the request issued at `t` is cut.
@@ -747,15 +723,7 @@ impl ReplayLoop {
             return false;
         }
         let at = origin + x;
-        let sq = &mut self.sqs[0];
-        let (closed, first_arrival, scale, clock0) = (sq.closed, self.first_arrival, sq.scale, self.clock0);
-        let arrived = |r: &Request| {
-            closed
-                || first_arrival.is_some_and(|f| {
-                    (r.arrival_ns.saturating_sub(f) as f64 * scale).round() as u64 <= at.saturating_sub(clock0)
-                })
-        };
-        self.cut = Some((at, sq.pending.take_if(|r| arrived(r))));
+        self.cut = Some((at, self.sqs[0].take_arrived_by(at, self.first_arrival, self.clock0)));
         true
     }
 
@@ -769,17 +737,13 @@ impl ReplayLoop {
         obs: &mut dyn Observer,
     ) -> Result<(), SimError> {
         self.now = self.now.max(t);
-        let sq = &mut self.sqs[usize::from(p.queue)];
-        sq.outstanding -= 1;
-        self.last_completion = self.last_completion.max(t);
         // A refused command was counted apart when dispatched (`host.refused`): no response
         // time, no request.
-        if !p.refused {
-            let lat = t - p.arrival;
+        let latency = (!p.refused).then(|| t - p.arrival);
+        self.sqs[usize::from(p.queue)].completed(p.op, latency);
+        self.last_completion = self.last_completion.max(t);
+        if let Some(lat) = latency {
             self.latency.record(p.op, lat);
-            if let Some(m) = sq.measured.as_mut() {
-                m.record(p.op, lat);
-            }
             sim.host.requests += 1;
             self.series.record(sim, (t, self.start.unwrap_or(0)), lat, p, obs)?;
         }
@@ -822,7 +786,7 @@ impl ReplayLoop {
         if let Some((at, next)) = self.cut {
             // Dispatched and not completed: they fail. A request read from the source that
             // had not arrived goes to the next run.
-            sim.held = self.sqs[0].pending.take();
+            sim.held = self.sqs[0].take_unissued();
             let in_flight = self.queue.in_flight();
             let mut cut = sim.power_cut(at, at - origin.min(at), next, in_flight)?;
             cut.queued_operations_dropped += dropped;
@@ -870,10 +834,9 @@ fn submission_queues(
             "tenant {}: namespace checked when planned",
             t.name
         );
-        let mut sq = Submission::new(t.replay, host_depth, ns, Some(t.name.clone()));
-        sq.stop_at = t.stop_after_ns.map(|d| sim.dev.sched.now().saturating_add(d));
-        sq.placer = Placer::new(t.placement.clone(), sim.cfg.fdp.as_ref().map(|f| f.handles));
-        sqs.push(sq);
+        let placer = Placer::new(t.placement.clone(), sim.cfg.fdp.as_ref().map(|f| f.handles));
+        let sq = Submission::new(t.replay, host_depth, ns, Some(t.name.clone()));
+        sqs.push(sq.for_tenant(t.stop_after_ns, sim.dev.sched.now(), placer));
     }
     Ok((host_depth, sqs))
 }

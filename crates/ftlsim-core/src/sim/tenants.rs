@@ -84,35 +84,35 @@ pub struct QueueArbitration {
 /// arrives, what the tenant has outstanding and, with tenants, what it measured.
 pub(super) struct Submission {
     /// The tenant's name (a run without tenants: none).
-    pub name: Option<String>,
-    pub closed: bool,
+    name: Option<String>,
+    closed: bool,
     /// Open loop: the multiplier of inter-arrival times.
-    pub scale: f64,
+    scale: f64,
     /// Its requests issue until this time (a tenant's `duration`).
-    pub stop_at: Option<SimTime>,
+    stop_at: Option<SimTime>,
     /// The SQ's depth: the tenant's requests outstanding at most.
-    pub depth: usize,
-    pub outstanding: usize,
-    pub namespace: Namespace,
+    depth: usize,
+    outstanding: usize,
+    namespace: Namespace,
     /// How its writes pick their FDP placement handle.
-    pub placer: Placer,
+    placer: Placer,
     /// The request read from the source and not yet issued.
-    pub pending: Option<Request>,
+    pending: Option<Request>,
     /// When the pending request arrives, once known (closed loop: a free slot plus its think
     /// time, fixed once so a completion handled meanwhile does not restart it).
-    pub pending_at: Option<SimTime>,
+    pending_at: Option<SimTime>,
     /// A tenant's closed loop submits a request whenever its queue has room, so requests
     /// wait in it for a device slot: those behind the pending one, with their arrivals (a
     /// free slot plus their think time). A run without tenants reads one request at a time.
-    pub read_ahead: bool,
-    pub behind: std::collections::VecDeque<(Request, SimTime)>,
-    pub source_done: bool,
+    read_ahead: bool,
+    behind: std::collections::VecDeque<(Request, SimTime)>,
+    source_done: bool,
     /// When its pending request issues, if it has room: scratch of the dispatch step.
-    pub issue_at: Option<SimTime>,
+    issue_at: Option<SimTime>,
     /// Requests read from this source (1-based number of the last), for messages.
-    pub index: u64,
+    index: u64,
     /// With tenants: what this queue's requests did.
-    pub measured: Option<Box<TenantMeasured>>,
+    measured: Option<Box<TenantMeasured>>,
 }
 
 fn what(name: Option<&str>, index: u64) -> String {
@@ -200,6 +200,152 @@ impl Submission {
             self.pending_at = Some(a);
         }
         (req, at)
+    }
+
+    /// A tenant's queue stops issuing `stop_after_ns` after `now` (its `duration`), and its
+    /// writes pick their placement handles by `placer`.
+    pub fn for_tenant(mut self, stop_after_ns: Option<u64>, now: SimTime, placer: Placer) -> Submission {
+        self.stop_at = stop_after_ns.map(|d| now.saturating_add(d));
+        self.placer = placer;
+        self
+    }
+
+    /// A request the last run read but did not issue (a power cut came first) is pending,
+    /// as the first read.
+    pub fn hold_over(&mut self, held: Request) {
+        assert!(self.pending.is_none() && self.index == 0, "a held-over request comes first");
+        self.pending = Some(held);
+        self.index = 1;
+    }
+
+    /// Its request waiting to issue, if any.
+    #[inline]
+    pub fn pending(&self) -> Option<&Request> {
+        self.pending.as_ref()
+    }
+
+    /// Its request read and not issued, taken to be held over to the next run (a power cut).
+    pub fn take_unissued(&mut self) -> Option<Request> {
+        self.pending.take()
+    }
+
+    /// Requests read from its source so far.
+    #[inline]
+    pub fn read_count(&self) -> u64 {
+        self.index
+    }
+
+    /// The trace arrival time of its pending request, if any.
+    #[inline]
+    pub fn pending_arrival_ns(&self) -> Option<u64> {
+        self.pending.map(|r| r.arrival_ns)
+    }
+
+    /// Should the replay read another request from this queue's source?
+    #[inline]
+    pub fn reads_more(&self) -> bool {
+        self.wants_request() && !self.source_done
+    }
+
+    /// The source has no request left.
+    pub fn source_ended(&mut self) {
+        self.source_done = true;
+    }
+
+    /// A request was read from the source (numbered for messages).
+    #[inline]
+    pub fn count_read(&mut self) {
+        self.index += 1;
+    }
+
+    /// Where its addresses lie on the drive.
+    #[inline]
+    pub fn namespace(&self) -> Namespace {
+        self.namespace
+    }
+
+    /// A closed loop (think times), not arrival times.
+    #[inline]
+    pub fn closed(&self) -> bool {
+        self.closed
+    }
+
+    /// When its pending request issues, if it has room (scratch of the dispatch step).
+    #[inline]
+    pub fn issue_at(&self) -> Option<SimTime> {
+        self.issue_at
+    }
+
+    /// Note when its pending request issues (`None`: not in this step).
+    #[inline]
+    pub fn set_issue_at(&mut self, at: Option<SimTime>) {
+        self.issue_at = at;
+    }
+
+    /// Whether it measures its requests apart (a tenant's queue).
+    #[inline]
+    pub fn measured(&self) -> bool {
+        self.measured.is_some()
+    }
+
+    /// A request of this queue was dispatched; `host` the drive's counters now, `before`
+    /// them before it (measured queues).
+    #[inline]
+    pub fn issued(&mut self, host: &HostCounts, before: Option<HostCounts>) {
+        self.outstanding += 1;
+        if let (Some(m), Some(before)) = (self.measured.as_mut(), before) {
+            m.host.add_since(host, &before);
+        }
+    }
+
+    /// A request of this queue completed, after `latency` (`None`: refused, no response
+    /// time).
+    #[inline]
+    pub fn completed(&mut self, op: IoOp, latency: Option<u64>) {
+        self.outstanding -= 1;
+        if let (Some(m), Some(lat)) = (self.measured.as_mut(), latency) {
+            m.record(op, lat);
+        }
+    }
+
+    /// When its pending request arrives: closed loop, `now` plus its think time (the slot
+    /// was free then); open loop, its arrival relative to the run's first (`first_arrival`),
+    /// scaled, from `clock0`. Fixed once known.
+    #[inline]
+    pub fn arrival(&mut self, now: SimTime, first_arrival: Option<u64>, clock0: SimTime) -> Result<SimTime, SimError> {
+        if let Some(at) = self.pending_at {
+            return Ok(at);
+        }
+        let req = self.pending.as_ref().expect("a queue with room has a request");
+        let at = if self.closed {
+            now.saturating_add(req.think_ns)
+        } else {
+            let first = first_arrival.expect("an open-loop queue with a request sets the first arrival");
+            let rel = req.arrival_ns.checked_sub(first).ok_or_else(|| {
+                SimError::Request(format!(
+                    "{}: arrival {} ns before the first request's {first} ns (sort the trace)",
+                    self.what(),
+                    req.arrival_ns
+                ))
+            })?;
+            clock0.saturating_add((rel as f64 * self.scale).round() as u64)
+        };
+        self.pending_at = Some(at);
+        Ok(at)
+    }
+
+    /// Its pending request, taken if it has arrived by `at` (a power cut's frontier): in a
+    /// closed loop it has (the host keeps the queue full); in an open loop if its scaled
+    /// arrival is.
+    pub fn take_arrived_by(&mut self, at: SimTime, first_arrival: Option<u64>, clock0: SimTime) -> Option<Request> {
+        let (closed, scale) = (self.closed, self.scale);
+        let arrived = |r: &Request| {
+            closed
+                || first_arrival.is_some_and(|f| {
+                    (r.arrival_ns.saturating_sub(f) as f64 * scale).round() as u64 <= at.saturating_sub(clock0)
+                })
+        };
+        self.pending.take_if(|r| arrived(r))
     }
 
     /// Does the SQ have room for its pending request?
