@@ -22,7 +22,7 @@ use crate::arbiter::{Arbiter, Arbitration};
 use crate::error::{RequestError, SimError};
 use crate::ftl::{GcCounts, PrefetchStage, SeriesKind, SeriesValue};
 use crate::geometry::Lpn;
-use crate::host::{check_bounds, IoOp, Request};
+use crate::host::{IoOp, Request};
 use crate::metrics::{r6, IntervalRow, LatencyByOp, LatencyHistogram, Observer, TenantInterval, WriteBufferReport};
 use crate::scheduler::{Scheduler, SimTime, Tag, SIM_TIME_LIMIT_NS, SIM_TIME_LIMIT_TEXT};
 use std::cmp::Reverse;
@@ -537,31 +537,8 @@ impl ReplayLoop {
                 match source.next() {
                     None => self.sqs[q].source_ended(),
                     Some(r) => {
-                        let mut r = r?;
                         self.index += 1;
-                        self.sqs[q].count_read();
-                        let ns = self.sqs[q].namespace();
-                        if r.op == IoOp::ZoneResetAll {
-                            // Select All: every zone of the namespace.
-                            r.offset_sector = 0;
-                            r.sectors = u32::try_from(ns.sectors).map_err(|_| {
-                                SimError::Request(format!(
-                                    "{}: a zone reset of all zones over a namespace of {} sectors (2^32 at most \
-                                     are modelled)",
-                                    self.what(q),
-                                    ns.sectors
-                                ))
-                            })?;
-                        }
-                        if r.op.is_zone_management() && r.op != IoOp::ZoneResetAll {
-                            // One zone, named by its first sector; its length goes to the
-                            // drive, which refuses one that is neither 0 nor the zone's.
-                            check_bounds(r.offset_sector, 1, ns.sectors, || self.what(q))?;
-                        } else {
-                            check_bounds(r.offset_sector, r.sectors, ns.sectors, || self.what(q))?;
-                        }
-                        r.offset_sector += ns.first_sector;
-                        self.sqs[q].submit(r, self.now);
+                        self.sqs[q].admit(r?, self.now)?;
                     }
                 }
             }

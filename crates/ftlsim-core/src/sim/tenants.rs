@@ -17,7 +17,7 @@ use super::report::{performance, Performance, ResponseTimes};
 use super::HostCounts;
 use crate::arbiter::{Arbiter, Arbitration, PriorityClass};
 use crate::error::SimError;
-use crate::host::{IoOp, Request};
+use crate::host::{check_bounds, IoOp, Request};
 use crate::metrics::{r6, LatencyByOp};
 use crate::scheduler::SimTime;
 use serde::Serialize;
@@ -177,6 +177,33 @@ impl Submission {
         }
     }
 
+    /// Admit `r`, read from the source at `now`: placed in the queue's namespace and checked
+    /// against it, then submitted. A zone command names one zone by its first sector (its
+    /// length goes to the drive, which refuses one that is neither 0 nor the zone's); Reset
+    /// Zone with Select All spans the whole namespace.
+    pub fn admit(&mut self, mut r: Request, now: SimTime) -> Result<(), SimError> {
+        self.index += 1;
+        let ns = self.namespace;
+        match r.op {
+            IoOp::ZoneResetAll => {
+                r.offset_sector = 0;
+                r.sectors = u32::try_from(ns.sectors).map_err(|_| {
+                    SimError::Request(format!(
+                        "{}: a zone reset of all zones over a namespace of {} sectors (2^32 at most are modelled)",
+                        self.what(),
+                        ns.sectors
+                    ))
+                })?;
+                check_bounds(r.offset_sector, r.sectors, ns.sectors, || self.what())?;
+            }
+            op if op.is_zone_management() => check_bounds(r.offset_sector, 1, ns.sectors, || self.what())?,
+            _ => check_bounds(r.offset_sector, r.sectors, ns.sectors, || self.what())?,
+        }
+        r.offset_sector += ns.first_sector;
+        self.submit(r, now);
+        Ok(())
+    }
+
     /// Take `r` from the source at `now`: pending if none is, else behind it; a tenant's
     /// closed-loop request arrives now, plus its think time.
     #[inline]
@@ -250,18 +277,6 @@ impl Submission {
     /// The source has no request left.
     pub fn source_ended(&mut self) {
         self.source_done = true;
-    }
-
-    /// A request was read from the source (numbered for messages).
-    #[inline]
-    pub fn count_read(&mut self) {
-        self.index += 1;
-    }
-
-    /// Where its addresses lie on the drive.
-    #[inline]
-    pub fn namespace(&self) -> Namespace {
-        self.namespace
     }
 
     /// A closed loop (think times), not arrival times.
